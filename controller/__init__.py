@@ -1,0 +1,1 @@
+"""lavalog controller package."""

@@ -1,0 +1,96 @@
+"""The `lavalog` command line: a table of subcommands, each in its own module.
+
+Subcommand modules are imported only when their command runs, so `lavalog --help`
+stays fast and a command never pays for the libraries of another (the simulator's
+web server, the broker, the browser UI). A subcommand module exposes:
+
+    HELP: str                                   one line for `lavalog --help`
+    def configure(parser: ArgumentParser) -> None
+    def run(args: Namespace) -> int              the process exit code
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from typing import Protocol, cast
+
+#: command name -> module implementing it. The CLI is the composition root: it is the
+#: only place that may reach the simulated cluster (for `sim` and `demo`).
+COMMANDS: dict[str, str] = {
+    "demo": "controller.commands.demo",
+    "run": "controller.commands.run",
+    "sim": "simulator.cli",
+    "broker": "controller.commands.broker",
+    "job": "controller.commands.job",
+    "replay": "controller.commands.replay",
+    "schema": "controller.commands.schema",
+    "validate": "controller.commands.validate",
+    "jobs": "projections.cli.jobs",
+    "timeline": "projections.cli.timeline",
+    "events": "projections.cli.events",
+    "export": "projections.cli.export",
+    "audit": "projections.cli.audit",
+    "projections": "projections.cli.projections",
+}
+
+
+class SubcommandModule(Protocol):
+    HELP: str
+
+    def configure(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def run(self, args: argparse.Namespace) -> int: ...
+
+
+def _available() -> dict[str, SubcommandModule]:
+    """The commands whose module exists in this installation, in table order."""
+    found: dict[str, SubcommandModule] = {}
+    for name, module_name in COMMANDS.items():
+        try:
+            found[name] = cast(SubcommandModule, importlib.import_module(module_name))
+        except ModuleNotFoundError as exc:
+            if exc.name is None or not module_name.startswith(exc.name):
+                raise
+    return found
+
+
+def _usage(commands: dict[str, SubcommandModule]) -> str:
+    width = max(len(name) for name in commands)
+    lines = [
+        "usage: lavalog COMMAND [options]",
+        "",
+        "Event-sourced lifecycle controller for Volcano batch jobs (batch.volcano.sh/v1alpha1).",
+        "",
+        "commands:",
+    ]
+    lines += [f"  {name.ljust(width)}  {module.HELP}" for name, module in commands.items()]
+    lines += ["", "Run `lavalog COMMAND --help` for the options of one command."]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `lavalog` console script."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help", "help"):
+        print(_usage(_available()))
+        return 0
+    name = args[0]
+    module_name = COMMANDS.get(name)
+    if module_name is None:
+        print(f"lavalog: unknown command {name!r}\n\n{_usage(_available())}", file=sys.stderr)
+        return 2
+    module = cast(SubcommandModule, importlib.import_module(module_name))
+    parser = argparse.ArgumentParser(
+        prog=f"lavalog {name}",
+        description=module.HELP,
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    module.configure(parser)
+    return module.run(parser.parse_args(args[1:]))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""lavalog events package."""

@@ -1,0 +1,197 @@
+"""Volcano's job API (`batch.volcano.sh/v1alpha1`) as msgspec Structs.
+
+Only the parts the lifecycle needs are typed; pod templates and volumes stay raw JSON so
+that a YAML which runs under Volcano decodes here unchanged. Field names follow the
+Kubernetes camelCase JSON names. Values that admission must judge (events, actions,
+durations) are kept as plain strings so that a bad value becomes a precise validation
+message instead of a decoding error.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+import msgspec
+
+API_VERSION = "batch.volcano.sh/v1alpha1"
+KIND = "Job"
+
+
+class JobPhase(StrEnum):
+    """The ten phases of a Volcano job (`status.state.phase`)."""
+
+    PENDING = "Pending"
+    RUNNING = "Running"
+    RESTARTING = "Restarting"
+    COMPLETING = "Completing"
+    COMPLETED = "Completed"
+    ABORTING = "Aborting"
+    ABORTED = "Aborted"
+    TERMINATING = "Terminating"
+    TERMINATED = "Terminated"
+    FAILED = "Failed"
+
+
+#: Phases from which no pod is ever created again (Volcano's `finishedState`).
+FINISHED_PHASES = frozenset({JobPhase.COMPLETED, JobPhase.TERMINATED, JobPhase.FAILED})
+
+
+class Event(StrEnum):
+    """Lifecycle events a policy can name (`bus.volcano.sh/v1alpha1` Event)."""
+
+    ANY = "*"
+    POD_PENDING = "PodPending"
+    POD_RUNNING = "PodRunning"
+    POD_FAILED = "PodFailed"
+    POD_EVICTED = "PodEvicted"
+    UNKNOWN = "Unknown"
+    TASK_COMPLETED = "TaskCompleted"
+    TASK_FAILED = "TaskFailed"
+    # internal: never matched by a policy
+    OUT_OF_SYNC = "OutOfSync"
+    COMMAND_ISSUED = "CommandIssued"
+    JOB_UPDATED = "JobUpdated"
+
+
+class Action(StrEnum):
+    """Actions the controller takes (`bus.volcano.sh/v1alpha1` Action)."""
+
+    ABORT_JOB = "AbortJob"
+    RESTART_JOB = "RestartJob"
+    RESTART_TASK = "RestartTask"
+    RESTART_POD = "RestartPod"
+    TERMINATE_JOB = "TerminateJob"
+    COMPLETE_JOB = "CompleteJob"
+    RESUME_JOB = "ResumeJob"
+    # internal: never written in a policy
+    SYNC_JOB = "SyncJob"
+    ENQUEUE_JOB = "EnqueueJob"
+    DELETE_JOB = "DeleteJob"
+
+
+class PodPhase(StrEnum):
+    """Kubernetes pod phases."""
+
+    PENDING = "Pending"
+    RUNNING = "Running"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+    UNKNOWN = "Unknown"
+
+
+class LifecyclePolicy(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
+    """One `{event | events | exitCode, action, timeout}` entry of `policies`."""
+
+    action: str = ""
+    event: str = ""
+    events: tuple[str, ...] = ()
+    exit_code: int | None = None
+    #: a Go duration ("30s", "5m", "1h30m"); the action is delayed by it
+    timeout: str | None = None
+
+    def event_names(self) -> tuple[str, ...]:
+        """`events` plus the single `event`, as Volcano's `getEventlist` merges them."""
+        return (*self.events, self.event) if self.event else self.events
+
+
+class DependsOn(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
+    """Tasks this task waits for; `iteration` is `any` or `all` (the default)."""
+
+    name: tuple[str, ...] = ()
+    iteration: str = ""
+
+
+class TaskSpec(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
+    """One task (a set of identical replicas) of a job."""
+
+    name: str = ""
+    replicas: int = 0
+    min_available: int | None = None
+    max_retry: int = 0
+    policies: tuple[LifecyclePolicy, ...] = ()
+    depends_on: DependsOn | None = None
+    topology_policy: str = ""
+    #: the pod template (`v1.PodTemplateSpec`), kept as the user wrote it
+    template: dict[str, Any] = {}
+
+
+class JobSpec(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
+    """`spec` of a Volcano Job."""
+
+    scheduler_name: str = ""
+    min_available: int = 0
+    min_success: int | None = None
+    max_retry: int = 0
+    queue: str = ""
+    priority_class_name: str = ""
+    ttl_seconds_after_finished: int | None = None
+    policies: tuple[LifecyclePolicy, ...] = ()
+    plugins: dict[str, list[str]] = {}
+    tasks: tuple[TaskSpec, ...] = ()
+    volumes: tuple[dict[str, Any], ...] = ()
+    running_estimate: str | None = None
+    network_topology: dict[str, Any] | None = None
+
+    def task(self, name: str) -> TaskSpec | None:
+        """The task called `name`, if the job has one."""
+        for task in self.tasks:
+            if task.name == name:
+                return task
+        return None
+
+    @property
+    def total_replicas(self) -> int:
+        return sum(task.replicas for task in self.tasks)
+
+
+class JobState(msgspec.Struct, frozen=True, rename="camel"):
+    """`status.state`."""
+
+    phase: str = ""
+    reason: str = ""
+    message: str = ""
+    last_transition_time: str | None = None
+
+
+class TaskState(msgspec.Struct, frozen=True, rename="camel"):
+    """`status.taskStatusCount[task]`: pods of one task by pod phase."""
+
+    phase: dict[str, int] = {}
+
+
+class JobCondition(msgspec.Struct, frozen=True, rename="camel"):
+    """One entry of `status.conditions`: the phase entered and when."""
+
+    status: str
+    last_transition_time: str | None = None
+
+
+class JobStatus(msgspec.Struct, frozen=True, rename="camel"):
+    """`status` of a Volcano Job, as the controller writes it (every field explicit, so that
+    a merge patch also resets counts that fell to zero)."""
+
+    state: JobState = JobState()
+    min_available: int = 0
+    task_status_count: dict[str, TaskState] = {}
+    pending: int = 0
+    running: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    terminating: int = 0
+    unknown: int = 0
+    version: int = 0
+    retry_count: int = 0
+    #: a Go duration string, as `metav1.Duration` serializes
+    running_duration: str | None = None
+    conditions: tuple[JobCondition, ...] = ()
+
+
+class FieldError(msgspec.Struct, frozen=True):
+    """One admission failure: the field path (`spec.tasks[1].policies[0].exitCode`) and why."""
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"

@@ -1,0 +1,1 @@
+"""lavalog projections package."""

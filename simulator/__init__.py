@@ -1,0 +1,1 @@
+"""lavalog simulator package."""

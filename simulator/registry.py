@@ -1,0 +1,128 @@
+"""The resource table: every kind the simulated API serves, described once.
+
+Routing, discovery, storage and watch are generic over this table, so adding a kind
+is one row here rather than a new handler.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+#: Field selectors every kind supports, as on a real API server.
+_META_FIELDS = frozenset({"metadata.name", "metadata.namespace"})
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceType:
+    """One served resource: where it lives in the API and which subresources it has."""
+
+    group: str
+    version: str
+    kind: str
+    plural: str
+    namespaced: bool
+    short_names: tuple[str, ...] = ()
+    subresources: frozenset[str] = frozenset()
+    extra_fields: frozenset[str] = frozenset()
+    #: Custom resources (CRDs) follow CRD rules: no strategic merge patch, and an
+    #: update must name the resourceVersion it replaces.
+    custom: bool = False
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def group_version(self) -> tuple[str, str]:
+        return (self.group, self.version)
+
+    @property
+    def has_status(self) -> bool:
+        return "status" in self.subresources
+
+    @property
+    def field_labels(self) -> frozenset[str]:
+        return _META_FIELDS | self.extra_fields
+
+    @property
+    def verbs(self) -> list[str]:
+        return ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+
+
+def _core(
+    kind: str,
+    plural: str,
+    *,
+    namespaced: bool = True,
+    short_names: tuple[str, ...] = (),
+    subresources: frozenset[str] = frozenset(),
+    extra_fields: frozenset[str] = frozenset(),
+) -> ResourceType:
+    return ResourceType(
+        "", "v1", kind, plural, namespaced, short_names, subresources, extra_fields
+    )
+
+
+NAMESPACE = _core(
+    "Namespace", "namespaces", namespaced=False, short_names=("ns",),
+    subresources=frozenset({"status"}), extra_fields=frozenset({"status.phase"}),
+)
+NODE = _core(
+    "Node", "nodes", namespaced=False, short_names=("no",), subresources=frozenset({"status"})
+)
+POD = _core(
+    "Pod", "pods", short_names=("po",),
+    subresources=frozenset({"status", "eviction", "binding", "log"}),
+    extra_fields=frozenset({"status.phase", "spec.nodeName", "spec.schedulerName"}),
+)
+SERVICE = _core("Service", "services", short_names=("svc",), subresources=frozenset({"status"}))
+CONFIGMAP = _core("ConfigMap", "configmaps", short_names=("cm",))
+SECRET = _core("Secret", "secrets", extra_fields=frozenset({"type"}))
+EVENT = _core(
+    "Event", "events", short_names=("ev",),
+    extra_fields=frozenset({
+        "involvedObject.kind", "involvedObject.name", "involvedObject.namespace",
+        "involvedObject.uid", "reason", "type",
+    }),
+)
+JOB = ResourceType(
+    "batch.volcano.sh", "v1alpha1", "Job", "jobs", True, short_names=("vcjob", "vj"),
+    subresources=frozenset({"status"}), custom=True,
+)
+PODGROUP = ResourceType(
+    "scheduling.volcano.sh", "v1beta1", "PodGroup", "podgroups", True, short_names=("pg",),
+    subresources=frozenset({"status"}), custom=True,
+)
+QUEUE = ResourceType(
+    "scheduling.volcano.sh", "v1beta1", "Queue", "queues", False, short_names=("q",),
+    subresources=frozenset({"status"}), custom=True,
+)
+COMMAND = ResourceType("bus.volcano.sh", "v1alpha1", "Command", "commands", True, custom=True)
+LEASE = ResourceType("coordination.k8s.io", "v1", "Lease", "leases", True)
+
+RESOURCES: tuple[ResourceType, ...] = (
+    NAMESPACE, NODE, POD, SERVICE, CONFIGMAP, SECRET, EVENT, JOB, PODGROUP, QUEUE, COMMAND, LEASE,
+)
+
+_BY_PATH: dict[tuple[str, str, str], ResourceType] = {
+    (r.group, r.version, r.plural): r for r in RESOURCES
+}
+
+
+def lookup(group: str, version: str, plural: str) -> ResourceType | None:
+    return _BY_PATH.get((group, version, plural))
+
+
+def group_versions() -> dict[str, list[str]]:
+    """API group name -> its versions, in table order ("" is the core group)."""
+    found: dict[str, list[str]] = {}
+    for r in RESOURCES:
+        versions = found.setdefault(r.group, [])
+        if r.version not in versions:
+            versions.append(r.version)
+    return found
+
+
+def in_group_version(group: str, version: str) -> Iterable[ResourceType]:
+    return (r for r in RESOURCES if r.group == group and r.version == version)

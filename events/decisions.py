@@ -1,0 +1,160 @@
+"""Decisions: what the decider concluded, written to `lavalog.decisions`.
+
+They say exactly what to create, kill and write, so the actuator needs no lifecycle
+logic, and they say why (trigger, matched policy), so an audit can replay them. The
+envelope adds `cause`, the id of the observation that led to the decision; a decision's
+own `id` is derived from it (`<cause>#<n>`), so a re-run produces the same ids.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from events.observations import SCHEMA_VERSION
+from events.volcano import FieldError, JobStatus
+
+
+class Decision(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+    """Envelope fields shared by every decision."""
+
+    v: int = SCHEMA_VERSION
+    id: str
+    key: str
+    job_uid: str
+    time: float
+    cause: str
+
+
+class PolicyRef(msgspec.Struct, frozen=True, kw_only=True):
+    """Which policy matched: job level or a task's, and its position in that list."""
+
+    level: str  # "task" or "job"
+    index: int
+    task: str = ""
+
+
+class PodRef(msgspec.Struct, frozen=True, kw_only=True):
+    """A pod by name; `uid` (when known) makes a delete hit only that incarnation."""
+
+    name: str
+    task: str
+    index: int
+    uid: str = ""
+
+
+class ActionDecided(Decision, frozen=True, kw_only=True, tag="ActionDecided"):
+    """The action taken on an event, the event that triggered it and the policy that chose it."""
+
+    action: str
+    trigger: str
+    phase: str
+    task: str = ""
+    pod: str = ""
+    exit_code: int | None = None
+    policy: PolicyRef | None = None
+    #: set when a delayed action (policy timeout) is carried out now
+    timer_id: str = ""
+
+
+class PhaseChanged(Decision, frozen=True, kw_only=True, tag="PhaseChanged"):
+    """The job entered a new phase."""
+
+    previous: str
+    phase: str
+    reason: str = ""
+    message: str = ""
+    retry_count: int = 0
+    version: int = 0
+
+
+class PodGroupCreate(Decision, frozen=True, kw_only=True, tag="PodGroupCreate"):
+    """Create the job's PodGroup so that the gang scheduler can admit it as a whole."""
+
+    podgroup: str
+    min_member: int
+    queue: str
+    priority_class_name: str = ""
+    min_task_member: dict[str, int] = {}
+
+
+class PodGroupDelete(Decision, frozen=True, kw_only=True, tag="PodGroupDelete"):
+    """Delete the job's PodGroup: the job finished and must stop holding its queue share."""
+
+    podgroup: str
+
+
+class PluginResourcesEnsure(Decision, frozen=True, kw_only=True, tag="PluginResourcesEnsure"):
+    """Create or update what the job's plugins need (services, hosts ConfigMap, ssh Secret)."""
+
+    plugins: dict[str, list[str]]
+    task_replicas: dict[str, int]
+
+
+class PodsCreate(Decision, frozen=True, kw_only=True, tag="PodsCreate"):
+    """Create these pods from their task templates, labelled with `job_version`."""
+
+    job_version: int
+    podgroup: str
+    pods: tuple[PodRef, ...]
+
+
+class PodsKill(Decision, frozen=True, kw_only=True, tag="PodsKill"):
+    """Delete these pods (precondition on uid when given)."""
+
+    reason: str
+    pods: tuple[PodRef, ...]
+
+
+class StatusWrite(Decision, frozen=True, kw_only=True, tag="StatusWrite"):
+    """Write the Job's `status` (the whole of it)."""
+
+    status: JobStatus
+
+
+class TimerScheduled(Decision, frozen=True, kw_only=True, tag="TimerScheduled"):
+    """A durable timer: at `fire_at` the decider service observes TimerFired(timer_id)."""
+
+    timer_id: str
+    fire_at: float
+    action: str
+    trigger: str
+    task: str = ""
+    pod: str = ""
+    exit_code: int | None = None
+    policy: PolicyRef | None = None
+
+
+class TimerCancelled(Decision, frozen=True, kw_only=True, tag="TimerCancelled"):
+    """A pending timer will not act: its cause went away or the job moved on."""
+
+    timer_id: str
+    reason: str
+
+
+class JobRejected(Decision, frozen=True, kw_only=True, tag="JobRejected"):
+    """The Job spec (or an update of it) breaks an admission rule; nothing else happens to it."""
+
+    generation: int
+    errors: tuple[FieldError, ...]
+
+
+class JobDelete(Decision, frozen=True, kw_only=True, tag="JobDelete"):
+    """Delete the Job (ttlSecondsAfterFinished elapsed)."""
+
+    reason: str
+
+
+AnyDecision = (
+    ActionDecided
+    | PhaseChanged
+    | PodGroupCreate
+    | PodGroupDelete
+    | PluginResourcesEnsure
+    | PodsCreate
+    | PodsKill
+    | StatusWrite
+    | TimerScheduled
+    | TimerCancelled
+    | JobRejected
+    | JobDelete
+)

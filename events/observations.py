@@ -1,0 +1,117 @@
+"""Observations: the facts written to `lavalog.observed`, keyed by job.
+
+Watchers turn Kubernetes object changes into these; the decider service adds the
+firing of durable timers. Each carries the envelope: a deterministic `id` (so that a
+re-observation after a crash is recognisable), the job `key` (`namespace/name`, the
+Kafka partition key), the job `uid` (which tells apart two jobs reusing one name) and
+the event `time` that the decider takes as "now".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+#: Version of the envelope and payload layout; bumped only with an upcaster in `codec`.
+SCHEMA_VERSION = 1
+
+
+class Observation(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+    """Envelope fields shared by every observation."""
+
+    v: int = SCHEMA_VERSION
+    id: str
+    key: str
+    job_uid: str
+    #: seconds since the epoch; the decider's only clock
+    time: float
+
+
+class JobObserved(Observation, frozen=True, kw_only=True, tag="JobObserved"):
+    """A Job was created or its spec changed (a new `generation`)."""
+
+    generation: int = 1
+    #: the `spec` exactly as the API server holds it; admission decodes and judges it
+    spec: dict[str, Any]
+    deleting: bool = False
+
+
+class JobDeleted(Observation, frozen=True, kw_only=True, tag="JobDeleted"):
+    """The Job object is gone; Kubernetes garbage-collects what it owned."""
+
+
+class PodObserved(Observation, frozen=True, kw_only=True, tag="PodObserved"):
+    """A pod controlled by the job changed in a way that matters to its lifecycle."""
+
+    pod: str
+    pod_uid: str
+    task: str
+    index: int
+    #: `volcano.sh/job-version` of the pod: the job version it was created for
+    job_version: int
+    phase: str
+    #: exit code of the first terminated container of a failed pod
+    exit_code: int | None = None
+    #: Kubernetes' reason: Evicted, OOMKilled, NodeLost, Error, Completed...
+    reason: str = ""
+    message: str = ""
+    node: str = ""
+    #: highest restart count among the pod's containers (Volcano's TaskFailed test)
+    restart_count: int = 0
+    #: deletionTimestamp is set: someone asked for the pod to go
+    deleting: bool = False
+    created: float | None = None
+    scheduled: float | None = None
+    started: float | None = None
+    finished: float | None = None
+
+
+class PodDeleted(Observation, frozen=True, kw_only=True, tag="PodDeleted"):
+    """A pod controlled by the job no longer exists."""
+
+    pod: str
+    pod_uid: str
+    task: str
+    index: int
+    job_version: int
+    phase: str
+    exit_code: int | None = None
+    reason: str = ""
+
+
+class PodGroupObserved(Observation, frozen=True, kw_only=True, tag="PodGroupObserved"):
+    """The job's PodGroup changed phase (Pending, Inqueue, Running, Unknown) or was deleted."""
+
+    podgroup: str
+    podgroup_uid: str
+    phase: str
+    reason: str = ""
+    message: str = ""
+    deleted: bool = False
+
+
+class CommandIssued(Observation, frozen=True, kw_only=True, tag="CommandIssued"):
+    """A `bus.volcano.sh/v1alpha1` Command targeting the job (what `vcctl job suspend` makes)."""
+
+    command: str
+    action: str
+    reason: str = ""
+    message: str = ""
+
+
+class TimerFired(Observation, frozen=True, kw_only=True, tag="TimerFired"):
+    """A durable timer scheduled by an earlier decision came due."""
+
+    timer_id: str
+
+
+AnyObservation = (
+    JobObserved
+    | JobDeleted
+    | PodObserved
+    | PodDeleted
+    | PodGroupObserved
+    | CommandIssued
+    | TimerFired
+)

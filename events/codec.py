@@ -18,9 +18,9 @@ from events.observations import AnyObservation
 LogEvent = AnyObservation | AnyDecision
 
 _encoder = msgspec.json.Encoder()
-_observation_decoder = msgspec.json.Decoder(AnyObservation)
-_decision_decoder = msgspec.json.Decoder(AnyDecision)
-_event_decoder = msgspec.json.Decoder(LogEvent)
+_observation_decoder: msgspec.json.Decoder[AnyObservation] = msgspec.json.Decoder(AnyObservation)
+_decision_decoder: msgspec.json.Decoder[AnyDecision] = msgspec.json.Decoder(AnyDecision)
+_event_decoder: msgspec.json.Decoder[LogEvent] = msgspec.json.Decoder(LogEvent)
 
 
 class DecodeError(ValueError):

@@ -1,0 +1,120 @@
+"""`step`, `decide`: one observation in, the decisions it leads to out.
+
+The order is Volcano's job worker: derive the event, pick the action with the
+policies (or delay it), let the current phase's handler execute it, and after every
+phase change sync once more in the new phase (Volcano re-queues the job when its
+status changes). Finally the status is written if it changed.
+"""
+
+from __future__ import annotations
+
+from controller.decider.counts import count_pods, job_status
+from controller.decider.phases import HANDLERS
+from controller.decider.policies import SYNC, apply_policies
+from controller.decider.request import SYNC_REQUEST, ActionRequest
+from controller.decider.state import JobState
+from controller.decider.step import Step
+from controller.decider.timers import cancel_all_timers, cancel_resolved_timers, schedule_delayed
+from controller.decider.transitions import Transition, enter_phase
+from controller.decider.triggers import Trigger, derive_trigger, timer_trigger
+from events.decisions import ActionDecided, AnyDecision, JobDelete, JobRejected, StatusWrite
+from events.observations import AnyObservation, JobDeleted, JobObserved, TimerFired
+from events.volcano import Action, JobPhase
+
+#: phase changes followed within one step; Volcano's chains are at most four long
+_MAX_FOLLOW_UPS = 8
+
+
+def step(state: JobState, observation: AnyObservation) -> tuple[JobState, list[AnyDecision]]:
+    """The state after `observation` and the decisions it led to, in one pass."""
+    current = Step(state, observation)
+    if current.state.uid != observation.job_uid:
+        return state, []  # about another incarnation of this job name
+    _decide(current)
+    return current.state, current.decisions
+
+
+def decide(state: JobState, observation: AnyObservation) -> list[AnyDecision]:
+    """The decisions `observation` leads to, given the job's state before it."""
+    return step(state, observation)[1]
+
+
+def _decide(step: Step) -> None:
+    observation = step.observation
+    if isinstance(observation, JobDeleted):
+        cancel_all_timers(step, reason="job deleted")
+        return
+    if isinstance(observation, JobObserved) and _rejected_now(step, observation):
+        return
+    state = step.state
+    if state.spec is None or state.deleting:
+        return  # Volcano leaves a job that is being deleted alone
+    trigger = _trigger(step)
+    if trigger is None:
+        return
+    cancel_resolved_timers(step)
+    resolution = apply_policies(state.spec, state.version, trigger)
+    if resolution.delay > 0:
+        schedule_delayed(step, trigger, resolution)
+        resolution = SYNC
+    request = ActionRequest(action=resolution.action, trigger=trigger, policy=resolution.policy)
+    if request.action != Action.SYNC_JOB:
+        step.emit(
+            ActionDecided,
+            action=request.action,
+            trigger=trigger.event,
+            phase=step.state.phase,
+            task=trigger.task,
+            pod=trigger.pod,
+            exit_code=trigger.exit_code,
+            policy=request.policy,
+            timer_id=trigger.timer_id,
+        )
+    _execute(step, request)
+    _write_status(step)
+
+
+def _trigger(step: Step) -> Trigger | None:
+    """What happened; None for a timer that no longer exists or deletes the job."""
+    observation = step.observation
+    if not isinstance(observation, TimerFired):
+        return derive_trigger(step.before, step.state, observation)
+    timer = step.before.timers.get(observation.timer_id)
+    if timer is None:
+        return None  # cancelled before it fired
+    if timer.action == Action.DELETE_JOB:
+        if not step.state.delete_requested:
+            step.emit(JobDelete, reason="ttlSecondsAfterFinished elapsed")
+        return None
+    return timer_trigger(timer)
+
+
+def _execute(step: Step, request: ActionRequest) -> None:
+    for _ in range(_MAX_FOLLOW_UPS):
+        phase = step.state.phase
+        HANDLERS[phase](step, request)
+        if step.state.phase == phase:
+            return
+        request = SYNC_REQUEST
+
+
+def _rejected_now(step: Step, observation: JobObserved) -> bool:
+    """Report a spec that admission refused; a job never admitted ends Failed."""
+    state = step.state
+    if not state.rejected or step.before.generation == observation.generation:
+        return False
+    step.emit(JobRejected, generation=observation.generation, errors=state.rejected)
+    if state.spec is None and not state.phase:
+        message = "; ".join(str(error) for error in state.rejected)
+        enter_phase(step, Transition(JobPhase.FAILED, reason="InvalidSpec", message=message))
+        _write_status(step)
+    return True
+
+
+def _write_status(step: Step) -> None:
+    state = step.state
+    if not state.phase:
+        return
+    status = job_status(state, count_pods(state.pods.values()))
+    if status != state.status:
+        step.emit(StatusWrite, status=status)

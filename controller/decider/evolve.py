@@ -1,0 +1,238 @@
+"""`evolve(state, event) -> state`: fold one observation or decision into a job's state.
+
+Pure and total: every event type has a rule, events of another incarnation of the job
+(another uid) leave the state as it is, and nothing here reads a clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from msgspec.structs import replace
+
+from controller.admission import Admitted, admit_job, admit_update
+from controller.decider.state import JobState, PendingTimer, PodGroupRecord, PodRecord
+from events.decisions import (
+    ActionDecided,
+    AnyDecision,
+    JobDelete,
+    JobRejected,
+    PhaseChanged,
+    PluginResourcesEnsure,
+    PodGroupCreate,
+    PodGroupDelete,
+    PodsCreate,
+    PodsKill,
+    StatusWrite,
+    TimerCancelled,
+    TimerScheduled,
+)
+from events.observations import (
+    AnyObservation,
+    CommandIssued,
+    JobDeleted,
+    JobObserved,
+    PodDeleted,
+    PodGroupObserved,
+    PodObserved,
+    TimerFired,
+)
+from events.timestamps import to_rfc3339
+from events.volcano import JobCondition, JobPhase
+
+LogEvent = AnyObservation | AnyDecision
+
+
+def evolve(state: JobState, event: LogEvent) -> JobState:
+    """The state after `event`."""
+    if isinstance(event, JobObserved):
+        return _job_observed(state, event)
+    if event.job_uid != state.uid:
+        return state
+    rule = _RULES.get(type(event))
+    return rule(state, event) if rule is not None else state
+
+
+def _job_observed(state: JobState, event: JobObserved) -> JobState:
+    if state.uid and event.job_uid != state.uid:
+        state = JobState(key=state.key)  # a new job reusing the name
+    if not state.uid:
+        state = replace(state, uid=event.job_uid)
+    if event.generation <= state.generation:
+        return replace(state, deleting=True) if event.deleting else state
+    result = admit_job(event.spec) if state.spec is None else admit_update(state.spec, event.spec)
+    if isinstance(result, Admitted):
+        return replace(
+            state,
+            generation=event.generation,
+            spec=result.spec,
+            rejected=(),
+            deleting=event.deleting,
+        )
+    return replace(
+        state, generation=event.generation, rejected=result.errors, deleting=event.deleting
+    )
+
+
+def _job_deleted(state: JobState, event: JobDeleted) -> JobState:
+    return replace(state, deleted=True, deleting=True)
+
+
+def _pod_observed(state: JobState, event: PodObserved) -> JobState:
+    known = state.pods.get(event.pod)
+    killed = known is not None and known.killed and known.uid in ("", event.pod_uid)
+    record = PodRecord(
+        name=event.pod,
+        task=event.task,
+        index=event.index,
+        version=event.job_version,
+        uid=event.pod_uid,
+        phase=event.phase,
+        exit_code=event.exit_code,
+        restart_count=event.restart_count,
+        deleting=event.deleting or killed,
+        killed=killed,
+    )
+    return replace(state, pods={**state.pods, event.pod: record})
+
+
+def _pod_deleted(state: JobState, event: PodDeleted) -> JobState:
+    known = state.pods.get(event.pod)
+    if known is None or known.uid not in ("", event.pod_uid):
+        return state
+    pods = dict(state.pods)
+    del pods[event.pod]
+    return replace(state, pods=pods)
+
+
+def _podgroup_observed(state: JobState, event: PodGroupObserved) -> JobState:
+    if event.podgroup_uid == state.retired_podgroup_uid:
+        return state
+    if event.deleted:
+        if state.podgroup is not None and state.podgroup.uid in ("", event.podgroup_uid):
+            return replace(state, podgroup=None)
+        return state
+    record = PodGroupRecord(name=event.podgroup, uid=event.podgroup_uid, phase=event.phase)
+    return replace(state, podgroup=record)
+
+
+def _timer_fired(state: JobState, event: TimerFired) -> JobState:
+    if event.timer_id not in state.timers:
+        return state
+    timers = dict(state.timers)
+    del timers[event.timer_id]
+    return replace(state, timers=timers)
+
+
+def _phase_changed(state: JobState, event: PhaseChanged) -> JobState:
+    running_seconds, running_since = state.running_seconds, state.running_since
+    if running_since is not None:
+        running_seconds += event.time - running_since
+        running_since = None
+    if event.phase == JobPhase.RUNNING:
+        running_since = event.time
+    condition = JobCondition(status=event.phase, last_transition_time=to_rfc3339(event.time))
+    return replace(
+        state,
+        phase=event.phase,
+        reason=event.reason,
+        message=event.message,
+        last_transition=event.time,
+        retry_count=event.retry_count,
+        version=event.version,
+        conditions=(*state.conditions, condition),
+        running_seconds=running_seconds,
+        running_since=running_since,
+    )
+
+
+def _podgroup_create(state: JobState, event: PodGroupCreate) -> JobState:
+    if state.podgroup is not None and state.podgroup.name == event.podgroup:
+        return state  # an update of the PodGroup we have
+    return replace(state, podgroup=PodGroupRecord(name=event.podgroup))
+
+
+def _podgroup_delete(state: JobState, event: PodGroupDelete) -> JobState:
+    retired = state.podgroup.uid if state.podgroup is not None else ""
+    return replace(state, podgroup=None, retired_podgroup_uid=retired)
+
+
+def _resources_ensured(state: JobState, event: PluginResourcesEnsure) -> JobState:
+    return replace(state, resources_for=dict(event.task_replicas))
+
+
+def _pods_create(state: JobState, event: PodsCreate) -> JobState:
+    pods = dict(state.pods)
+    for ref in event.pods:
+        pods[ref.name] = PodRecord(
+            name=ref.name, task=ref.task, index=ref.index, version=event.job_version
+        )
+    return replace(state, pods=pods)
+
+
+def _pods_kill(state: JobState, event: PodsKill) -> JobState:
+    pods = dict(state.pods)
+    for ref in event.pods:
+        record = pods.get(ref.name)
+        if record is None:
+            continue
+        if record.observed:
+            pods[ref.name] = replace(record, deleting=True, killed=True)
+        else:
+            del pods[ref.name]  # never seen: nothing will report its deletion
+    return replace(state, pods=pods)
+
+
+def _status_write(state: JobState, event: StatusWrite) -> JobState:
+    return replace(state, status=event.status)
+
+
+def _timer_scheduled(state: JobState, event: TimerScheduled) -> JobState:
+    timer = PendingTimer(
+        timer_id=event.timer_id,
+        fire_at=event.fire_at,
+        action=event.action,
+        trigger=event.trigger,
+        task=event.task,
+        pod=event.pod,
+        exit_code=event.exit_code,
+        policy=event.policy,
+    )
+    return replace(state, timers={**state.timers, event.timer_id: timer})
+
+
+def _timer_cancelled(state: JobState, event: TimerCancelled) -> JobState:
+    timers = dict(state.timers)
+    timers.pop(event.timer_id, None)
+    return replace(state, timers=timers)
+
+
+def _job_delete(state: JobState, event: JobDelete) -> JobState:
+    return replace(state, delete_requested=True)
+
+
+def _unchanged(state: JobState, event: Any) -> JobState:
+    return state
+
+
+_RULES: dict[type, Callable[[JobState, Any], JobState]] = {
+    JobDeleted: _job_deleted,
+    PodObserved: _pod_observed,
+    PodDeleted: _pod_deleted,
+    PodGroupObserved: _podgroup_observed,
+    CommandIssued: _unchanged,
+    TimerFired: _timer_fired,
+    ActionDecided: _unchanged,
+    PhaseChanged: _phase_changed,
+    PodGroupCreate: _podgroup_create,
+    PodGroupDelete: _podgroup_delete,
+    PluginResourcesEnsure: _resources_ensured,
+    PodsCreate: _pods_create,
+    PodsKill: _pods_kill,
+    StatusWrite: _status_write,
+    TimerScheduled: _timer_scheduled,
+    TimerCancelled: _timer_cancelled,
+    JobRejected: _unchanged,
+    JobDelete: _job_delete,
+}

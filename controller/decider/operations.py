@@ -1,0 +1,165 @@
+"""The three things a phase handler does, as in Volcano: kill the job, kill a target, sync.
+
+Each ends the same way: count the pods and ask the handler's status callback whether
+the job enters a new phase (`UpdateStatus`, Volcano's `UpdateStatusFn`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from controller.decider.counts import PodCounts, count_pods
+from controller.decider.request import ActionRequest
+from controller.decider.state import JobState, PodRecord
+from controller.decider.step import Step
+from controller.decider.transitions import CREATING_PHASES, Transition, enter_phase
+from events.decisions import PluginResourcesEnsure, PodGroupCreate, PodRef, PodsCreate, PodsKill
+from events.topics import split_job_key
+from events.volcano import Action, DependsOn, JobPhase, JobSpec, PodPhase
+
+UpdateStatus = Callable[[Step, PodCounts], Transition | None]
+
+RETAIN_NONE: frozenset[str] = frozenset()
+#: finished pods are kept (their logs and exit codes stay visible)
+RETAIN_SOFT = frozenset({PodPhase.SUCCEEDED, PodPhase.FAILED})
+_READY = frozenset({PodPhase.RUNNING, PodPhase.SUCCEEDED})
+
+
+def kill_job(
+    step: Step, retain: frozenset[str], update: UpdateStatus | None, *, reason: str
+) -> None:
+    """Delete every pod not in a `retain` phase; on the last retry keep finished pods."""
+    state = step.state
+    if state.deleting:
+        return
+    if state.retry_count >= step.spec.max_retry - 1:
+        retain = RETAIN_SOFT
+    victims = [pod for pod in state.pods.values() if not pod.deleting and pod.phase not in retain]
+    _kill(step, victims, reason=reason)
+    settle(step, update)
+
+
+def kill_target(step: Step, request: ActionRequest, update: UpdateStatus) -> None:
+    """RestartTask kills every pod of the task; RestartPod kills the one pod."""
+    state = step.state
+    if state.deleting:
+        return
+    trigger = request.trigger
+    if request.action == Action.RESTART_POD:
+        victims = [pod for pod in state.pods.values() if pod.name == trigger.pod]
+    else:
+        victims = [pod for pod in state.pods.values() if pod.task == trigger.task]
+    _kill(step, [pod for pod in victims if not pod.deleting], reason=request.action)
+    settle(step, update)
+
+
+def sync_job(step: Step, update: UpdateStatus | None) -> None:
+    """Create what is missing, delete what is surplus, then update the phase.
+
+    Pods are created only once the gang scheduler has admitted the PodGroup (its phase
+    is past Pending), and never when the job is about to leave the phases that run pods:
+    a job whose retries are exhausted gets no new pods (volcano#1718).
+    """
+    state = step.state
+    if state.deleting:
+        return
+    if state.phase in ("", JobPhase.PENDING) and state.podgroup is None:
+        _initiate(step)
+    spec = step.spec
+    replicas = {task.name: task.replicas for task in spec.tasks}
+    if spec.plugins and step.state.resources_for != replicas:
+        step.emit(PluginResourcesEnsure, plugins=spec.plugins, task_replicas=replicas)
+    transition = update(step, count_pods(step.state.pods.values())) if update else None
+    if transition is None or transition.phase in CREATING_PHASES:
+        podgroup = step.state.podgroup
+        if podgroup is not None and podgroup.phase not in ("", "Pending"):
+            _create_missing(step, podgroup.name)
+        _kill(step, _surplus(step.state, spec), reason="ScaleDown")
+    if transition is not None:
+        enter_phase(step, transition)
+
+
+def settle(step: Step, update: UpdateStatus | None) -> None:
+    """Apply the status callback to the pods as they are now."""
+    if update is None:
+        return
+    transition = update(step, count_pods(step.state.pods.values()))
+    if transition is not None:
+        enter_phase(step, transition)
+
+
+def podgroup_name(state: JobState) -> str:
+    """`<job>-<uid>`, as current Volcano names it, so a reused job name gets a new gang."""
+    return f"{split_job_key(state.key)[1]}-{state.uid}"
+
+
+def _initiate(step: Step) -> None:
+    if not step.state.phase:
+        enter_phase(step, Transition(JobPhase.PENDING, reason="JobAccepted"))
+    spec = step.spec
+    step.emit(
+        PodGroupCreate,
+        podgroup=podgroup_name(step.state),
+        min_member=spec.min_available,
+        queue=spec.queue,
+        priority_class_name=spec.priority_class_name,
+        min_task_member={
+            task.name: task.replicas if task.min_available is None else task.min_available
+            for task in spec.tasks
+        },
+    )
+
+
+def _create_missing(step: Step, podgroup: str) -> None:
+    state, spec = step.state, step.spec
+    job_name = split_job_key(state.key)[1]
+    refs: list[PodRef] = []
+    for task in spec.tasks:
+        if task.depends_on is not None and not _dependencies_ready(state, spec, task.depends_on):
+            continue
+        for index in range(task.replicas):
+            name = f"{job_name}-{task.name}-{index}"
+            if name not in state.pods:
+                refs.append(PodRef(name=name, task=task.name, index=index))
+    if refs:
+        step.emit(PodsCreate, job_version=state.version, podgroup=podgroup, pods=tuple(refs))
+
+
+def _dependencies_ready(state: JobState, spec: JobSpec, depends_on: DependsOn) -> bool:
+    """Volcano's dependsOn: a task is ready when minAvailable of its pods run or succeeded."""
+    ready = [_task_ready(state, spec, name) for name in depends_on.name]
+    if depends_on.iteration == "any" and len(ready) > 1:
+        return any(ready)
+    return all(ready)
+
+
+def _task_ready(state: JobState, spec: JobSpec, task_name: str) -> bool:
+    task = spec.task(task_name)
+    if task is None:
+        return False
+    needed = task.replicas if task.min_available is None else task.min_available
+    ready = sum(
+        1
+        for pod in state.pods.values()
+        if pod.task == task_name and not pod.deleting and pod.phase in _READY
+    )
+    return ready >= needed
+
+
+def _surplus(state: JobState, spec: JobSpec) -> list[PodRecord]:
+    replicas = {task.name: task.replicas for task in spec.tasks}
+    return [
+        pod
+        for pod in state.pods.values()
+        if not pod.deleting and pod.index >= replicas.get(pod.task, 0)
+    ]
+
+
+def _kill(step: Step, victims: list[PodRecord], *, reason: str) -> None:
+    if not victims:
+        return
+    refs = tuple(
+        PodRef(name=pod.name, task=pod.task, index=pod.index, uid=pod.uid)
+        for pod in sorted(victims, key=lambda pod: pod.name)
+    )
+    step.emit(PodsKill, reason=reason, pods=refs)

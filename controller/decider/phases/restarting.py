@@ -1,0 +1,48 @@
+"""Restarting: waiting for the killed pods to go, or failing when retries are exhausted
+(`state/restarting.go`)."""
+
+from __future__ import annotations
+
+from controller.decider.counts import PodCounts
+from controller.decider.operations import RETAIN_NONE, kill_job, kill_target, sync_job
+from controller.decider.phases.common import start_kill
+from controller.decider.request import ActionRequest
+from controller.decider.step import Step
+from controller.decider.transitions import Transition
+from events.volcano import Action, JobPhase
+
+#: a user or policy may still stop a restarting job (Volcano would restart it anyway)
+_STOPS = frozenset({Action.ABORT_JOB, Action.TERMINATE_JOB, Action.COMPLETE_JOB})
+
+
+def handle(step: Step, request: ActionRequest) -> None:
+    action = request.action
+    if action in _STOPS:
+        start_kill(step, request)
+    elif action in (Action.RESTART_TASK, Action.RESTART_POD):
+        kill_target(step, request, _update)
+    elif action == Action.RESTART_JOB and _has_live_pods(step):
+        kill_job(step, RETAIN_NONE, _update, reason=action)
+    else:
+        sync_job(step, _update)
+
+
+def _has_live_pods(step: Step) -> bool:
+    return any(not pod.deleting for pod in step.state.pods.values())
+
+
+def _update(step: Step, counts: PodCounts) -> Transition | None:
+    spec, state = step.spec, step.state
+    if state.retry_count >= spec.max_retry:
+        return Transition(
+            JobPhase.FAILED,
+            reason="RetriesExhausted",
+            message=f"the job ran {state.retry_count} times; maxRetry is {spec.max_retry}",
+        )
+    if spec.total_replicas - counts.terminating >= spec.min_available:
+        return Transition(
+            JobPhase.PENDING,
+            reason="Restarted",
+            message=f"pods of version {state.version} can be created",
+        )
+    return None

@@ -1,0 +1,84 @@
+"""Which action an event leads to: Volcano's `applyPolicies`, in its order.
+
+1. an action already chosen (a command, a delayed action coming due) is taken as is;
+2. internal events (OutOfSync, JobUpdated) only sync;
+3. an event from a pod of an older job version only syncs;
+4. the task's policies, then the job's; the first that matches wins;
+5. otherwise sync.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from controller.decider.triggers import Trigger
+from events.decisions import PolicyRef
+from events.durations import parse_duration
+from events.volcano import Action, Event, JobSpec, LifecyclePolicy
+
+#: what `*` stands for: Volcano's own events; PodPending/PodRunning must be named
+WILDCARD_EVENTS = frozenset(
+    {Event.POD_FAILED, Event.POD_EVICTED, Event.UNKNOWN, Event.TASK_COMPLETED, Event.TASK_FAILED}
+)
+_NEVER_MATCHED = frozenset({Event.OUT_OF_SYNC, Event.JOB_UPDATED, Event.COMMAND_ISSUED})
+
+
+class Resolution(msgspec.Struct, frozen=True):
+    """The action to take, the policy that chose it and how long to wait first."""
+
+    action: str
+    policy: PolicyRef | None = None
+    delay: float = 0.0
+
+
+SYNC = Resolution(action=Action.SYNC_JOB)
+
+
+def apply_policies(spec: JobSpec, job_version: int, trigger: Trigger) -> Resolution:
+    if trigger.action:
+        return Resolution(action=trigger.action, policy=trigger.policy)
+    if trigger.event in _NEVER_MATCHED:
+        return SYNC
+    if trigger.job_version is not None and trigger.job_version < job_version:
+        return SYNC
+    if trigger.task:
+        task = spec.task(trigger.task)
+        if task is not None:
+            found = _first_match(task.policies, trigger)
+            if found is not None:
+                index, policy = found
+                return _resolution(policy, PolicyRef(level="task", index=index, task=task.name))
+    found = _first_match(spec.policies, trigger)
+    if found is not None:
+        index, policy = found
+        return _resolution(policy, PolicyRef(level="job", index=index))
+    return SYNC
+
+
+def _first_match(
+    policies: tuple[LifecyclePolicy, ...], trigger: Trigger
+) -> tuple[int, LifecyclePolicy] | None:
+    for index, policy in enumerate(policies):
+        if _matches(policy, trigger):
+            return index, policy
+    return None
+
+
+def _matches(policy: LifecyclePolicy, trigger: Trigger) -> bool:
+    names = policy.event_names()
+    if names and (
+        trigger.event in names or (Event.ANY in names and trigger.event in WILDCARD_EVENTS)
+    ):
+        return True
+    # exit code 0 is not an error code and is refused by admission
+    return (
+        policy.exit_code is not None
+        and trigger.exit_code is not None
+        and trigger.event == Event.POD_FAILED
+        and policy.exit_code == trigger.exit_code
+    )
+
+
+def _resolution(policy: LifecyclePolicy, ref: PolicyRef) -> Resolution:
+    delay = parse_duration(policy.timeout) if policy.timeout else 0.0
+    return Resolution(action=policy.action, policy=ref, delay=max(delay, 0.0))

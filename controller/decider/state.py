@@ -1,0 +1,94 @@
+"""What the decider remembers about one job: a fold of its observations and decisions.
+
+Frozen Structs: `evolve` returns new values and never mutates, so a state can be kept,
+compared and replayed. Pods are keyed by name; a record without a uid is a pod the
+decider asked for and has not seen yet.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from events.decisions import PolicyRef
+from events.volcano import FieldError, JobCondition, JobSpec, JobStatus
+
+
+class PodRecord(msgspec.Struct, frozen=True):
+    """One pod of the job, as last observed (or as requested, before it is observed)."""
+
+    name: str
+    task: str
+    index: int
+    version: int
+    uid: str = ""
+    #: "" while requested and not yet observed
+    phase: str = ""
+    exit_code: int | None = None
+    restart_count: int = 0
+    #: deletion has been asked for, by anyone
+    deleting: bool = False
+    #: the decider asked for the deletion, so it is not an eviction
+    killed: bool = False
+
+    @property
+    def observed(self) -> bool:
+        return bool(self.uid)
+
+
+class PodGroupRecord(msgspec.Struct, frozen=True):
+    """The job's PodGroup: requested, then observed with the scheduler's phase."""
+
+    name: str
+    uid: str = ""
+    phase: str = ""
+
+
+class PendingTimer(msgspec.Struct, frozen=True):
+    """A delayed action (policy timeout) or the TTL deletion, waiting for `fire_at`."""
+
+    timer_id: str
+    fire_at: float
+    action: str
+    trigger: str
+    task: str = ""
+    pod: str = ""
+    exit_code: int | None = None
+    policy: PolicyRef | None = None
+
+
+class JobState(msgspec.Struct, frozen=True):
+    """Everything the lifecycle of one job incarnation depends on."""
+
+    key: str
+    uid: str = ""
+    generation: int = 0
+    #: the admitted spec, defaults applied; None until a valid spec was seen
+    spec: JobSpec | None = None
+    #: admission errors of the latest generation, if it was rejected
+    rejected: tuple[FieldError, ...] = ()
+    deleting: bool = False
+    deleted: bool = False
+    phase: str = ""
+    reason: str = ""
+    message: str = ""
+    last_transition: float = 0.0
+    version: int = 0
+    retry_count: int = 0
+    conditions: tuple[JobCondition, ...] = ()
+    running_since: float | None = None
+    running_seconds: float = 0.0
+    pods: dict[str, PodRecord] = {}
+    podgroup: PodGroupRecord | None = None
+    #: uid of the PodGroup the decider deleted; late news of it is ignored
+    retired_podgroup_uid: str = ""
+    #: task replicas the plugin resources were last ensured for
+    resources_for: dict[str, int] = {}
+    timers: dict[str, PendingTimer] = {}
+    #: the status last written, so that unchanged status is not written again
+    status: JobStatus | None = None
+    delete_requested: bool = False
+
+
+def initial_state(key: str) -> JobState:
+    """The state of a job the decider has never heard of."""
+    return JobState(key=key)

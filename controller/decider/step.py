@@ -1,0 +1,56 @@
+"""One observation being decided: the working state and the decisions made so far.
+
+Every decision is folded into the working state as soon as it is made (with the same
+`evolve` that rebuilds state from the log), so later rules in the same step see its
+effect, and the state at the end equals `fold(evolve, state, [observation, *decisions])`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from controller.decider.evolve import evolve
+from controller.decider.state import JobState
+from events.decisions import AnyDecision
+from events.observations import AnyObservation
+from events.volcano import JobSpec
+
+D = TypeVar("D", bound=AnyDecision)
+
+
+class Step:
+    """The context every rule of the decider works on."""
+
+    __slots__ = ("before", "decisions", "observation", "state")
+
+    def __init__(self, state: JobState, observation: AnyObservation) -> None:
+        self.before = state
+        self.observation = observation
+        self.state = evolve(state, observation)
+        self.decisions: list[AnyDecision] = []
+
+    @property
+    def now(self) -> float:
+        """The event time: the decider's only clock."""
+        return self.observation.time
+
+    @property
+    def spec(self) -> JobSpec:
+        spec = self.state.spec
+        assert spec is not None, "rules run only for admitted jobs"
+        return spec
+
+    def emit(self, kind: type[D], **fields: Any) -> D:
+        """Make a decision with a deterministic id derived from its cause, and fold it in."""
+        observation = self.observation
+        decision = kind(
+            id=f"{observation.id}#{len(self.decisions)}",
+            key=observation.key,
+            job_uid=self.state.uid,
+            time=observation.time,
+            cause=observation.id,
+            **fields,
+        )
+        self.decisions.append(decision)
+        self.state = evolve(self.state, decision)
+        return decision

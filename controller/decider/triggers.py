@@ -1,0 +1,127 @@
+"""Turn an observation into the Volcano event it means for the job (the `Request`).
+
+As Volcano's `job_controller_handler.go` does with old/new object pairs, but with the
+decider's own record of each pod as "old": a pod first seen already Failed still fires
+PodFailed (volcano#3967), and a deletion the decider itself asked for is not an
+eviction.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from controller.decider.state import JobState, PendingTimer, PodRecord
+from events.decisions import PolicyRef
+from events.observations import (
+    AnyObservation,
+    CommandIssued,
+    JobObserved,
+    PodDeleted,
+    PodGroupObserved,
+    PodObserved,
+)
+from events.volcano import Event, PodPhase
+
+
+class Trigger(msgspec.Struct, frozen=True):
+    """What happened, in Volcano's vocabulary, and to which task and pod."""
+
+    event: str
+    task: str = ""
+    pod: str = ""
+    exit_code: int | None = None
+    #: job version of the pod the event came from; older than the job's means stale
+    job_version: int | None = None
+    #: set when the action is already chosen (a command, a delayed action coming due)
+    action: str = ""
+    policy: PolicyRef | None = None
+    timer_id: str = ""
+
+
+OUT_OF_SYNC = Trigger(event=Event.OUT_OF_SYNC)
+
+
+def derive_trigger(before: JobState, after: JobState, observation: AnyObservation) -> Trigger:
+    if isinstance(observation, PodObserved):
+        return _pod_changed(before.pods.get(observation.pod), after, observation)
+    if isinstance(observation, PodDeleted):
+        return _pod_gone(before.pods.get(observation.pod), observation)
+    if isinstance(observation, PodGroupObserved):
+        previous = before.podgroup.phase if before.podgroup is not None else ""
+        if observation.phase == "Unknown" and previous != "Unknown" and not observation.deleted:
+            return Trigger(event=Event.UNKNOWN)
+        return OUT_OF_SYNC
+    if isinstance(observation, CommandIssued):
+        return Trigger(event=Event.COMMAND_ISSUED, action=observation.action)
+    if isinstance(observation, JobObserved):
+        spec_changed = before.spec is not None and after.spec != before.spec
+        return Trigger(event=Event.JOB_UPDATED) if spec_changed else OUT_OF_SYNC
+    return OUT_OF_SYNC
+
+
+def timer_trigger(timer: PendingTimer) -> Trigger:
+    """The trigger of a delayed action coming due: the original event, action decided."""
+    return Trigger(
+        event=timer.trigger,
+        task=timer.task,
+        pod=timer.pod,
+        exit_code=timer.exit_code,
+        action=timer.action,
+        policy=timer.policy,
+        timer_id=timer.timer_id,
+    )
+
+
+def _pod_changed(old: PodRecord | None, job: JobState, pod: PodObserved) -> Trigger:
+    if old is not None and old.uid not in ("", pod.pod_uid):
+        old = None  # another incarnation of the same name
+    base = Trigger(event=Event.OUT_OF_SYNC, task=pod.task, pod=pod.pod, job_version=pod.job_version)
+    if pod.deleting:
+        if old is not None and (old.deleting or old.killed):
+            return base
+        return msgspec.structs.replace(base, event=Event.POD_EVICTED)
+    old_phase = old.phase if old is not None else ""
+    if pod.phase == PodPhase.FAILED:
+        if old_phase != PodPhase.FAILED:
+            return msgspec.structs.replace(base, event=Event.POD_FAILED, exit_code=pod.exit_code)
+        return base
+    if pod.phase == PodPhase.SUCCEEDED:
+        if old_phase != PodPhase.SUCCEEDED and _task_completed(job, pod.task):
+            return msgspec.structs.replace(base, event=Event.TASK_COMPLETED)
+        return base
+    if pod.phase in (PodPhase.PENDING, PodPhase.RUNNING):
+        old_restarts = old.restart_count if old is not None else 0
+        if _restarts_exhausted(job, pod.task, old_restarts, pod.restart_count):
+            return msgspec.structs.replace(base, event=Event.TASK_FAILED)
+        if pod.phase != old_phase:
+            event = Event.POD_PENDING if pod.phase == PodPhase.PENDING else Event.POD_RUNNING
+            return msgspec.structs.replace(base, event=event)
+    return base
+
+
+def _pod_gone(old: PodRecord | None, pod: PodDeleted) -> Trigger:
+    event = Event.POD_EVICTED
+    if old is None or old.killed or old.deleting:
+        event = Event.OUT_OF_SYNC  # ours, or its eviction was already reported
+    return Trigger(event=event, task=pod.task, pod=pod.pod, job_version=pod.job_version)
+
+
+def _task_completed(job: JobState, task_name: str) -> bool:
+    """Volcano's TaskCompleted: every replica of the task has succeeded."""
+    task = job.spec.task(task_name) if job.spec is not None else None
+    if task is None or task.replicas <= 0:
+        return False
+    succeeded = sum(
+        1
+        for pod in job.pods.values()
+        if pod.task == task_name and pod.phase == PodPhase.SUCCEEDED and not pod.deleting
+    )
+    return succeeded >= task.replicas
+
+
+def _restarts_exhausted(job: JobState, task_name: str, before: int, now: int) -> bool:
+    """Volcano's TaskFailed: a container restarted in place `maxRetry` times (fired once)."""
+    task = job.spec.task(task_name) if job.spec is not None else None
+    if task is None or task.max_retry <= 0:
+        return False
+    return before < task.max_retry <= now

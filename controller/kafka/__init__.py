@@ -1,0 +1,15 @@
+"""Kafka plumbing shared by every Kafka-facing part of lavalog: settings, topics, clients."""
+
+from controller.kafka.clients import create_consumer, create_producer
+from controller.kafka.settings import KafkaSettings
+from controller.kafka.topics import ensure_topics, partitions, topic_name, topic_specs
+
+__all__ = [
+    "KafkaSettings",
+    "create_consumer",
+    "create_producer",
+    "ensure_topics",
+    "partitions",
+    "topic_name",
+    "topic_specs",
+]

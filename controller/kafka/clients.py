@@ -1,0 +1,45 @@
+"""Configured aiokafka producers and consumers: lavalog's delivery choices in one place.
+
+Producers wait for all in-sync replicas and batch (`linger_ms`); keys are job keys, so
+aiokafka's default partitioner (murmur2, as Java's) puts every fact about a job on one
+partition. Consumers commit by hand, after their effects are durable (at-least-once),
+and start from the beginning of a partition that has no committed offset.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+
+from controller.kafka.settings import KafkaSettings
+
+
+def create_producer(settings: KafkaSettings, **options: Any) -> AIOKafkaProducer:
+    """An unstarted producer; `options` are further AIOKafkaProducer arguments."""
+    return AIOKafkaProducer(
+        bootstrap_servers=settings.bootstrap_servers,
+        client_id=settings.client_id,
+        acks=settings.acks,
+        linger_ms=settings.linger_ms,
+        max_batch_size=settings.max_batch_size,
+        enable_idempotence=settings.enable_idempotence,
+        **options,
+    )
+
+
+def create_consumer(
+    settings: KafkaSettings, *, group_id: str | None, **options: Any
+) -> AIOKafkaConsumer:
+    """An unstarted consumer with manual commits, for `subscribe` (with a group) or `assign`.
+
+    `options` are further AIOKafkaConsumer arguments, e.g. `max_poll_records`.
+    """
+    return AIOKafkaConsumer(
+        bootstrap_servers=settings.bootstrap_servers,
+        client_id=settings.client_id,
+        group_id=group_id,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+        **options,
+    )

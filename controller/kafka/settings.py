@@ -1,0 +1,112 @@
+"""How lavalog talks to Kafka: one frozen settings value, with `LAVALOG_*` defaults.
+
+Every Kafka-facing part (watchers, decider, actuator, projections, tests) builds its
+clients and topics from one `KafkaSettings`, so a deployment changes a partition count
+or a client option in one place. The defaults suit both tansu and Apache Kafka, except
+that production should set `LAVALOG_REPLICATION_FACTOR=3` and may set
+`LAVALOG_ENABLE_IDEMPOTENCE=true` (tansu lacks it; see docs/kafka.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Acks = Literal[0, 1, "all"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class KafkaSettings:
+    """Kafka connection, topic layout and producer options.
+
+    Each field's environment variable is `LAVALOG_` + its name in capitals, e.g.
+    `LAVALOG_BOOTSTRAP_SERVERS`, `LAVALOG_OBSERVED_PARTITIONS`.
+    """
+
+    bootstrap_servers: str = "127.0.0.1:9092"
+    #: prepended to every topic name, so that tests and tenants can share one broker
+    topic_prefix: str = ""
+    observed_partitions: int = 12
+    decisions_partitions: int = 12
+    #: compacted decider snapshots; co-partitioned with `observed` (same count)
+    state_partitions: int = 12
+    deadletter_partitions: int = 1
+    #: 1 on the development broker; 3 on a production cluster
+    replication_factor: int = 1
+    client_id: str = "lavalog"
+    acks: Acks = "all"
+    #: how long the producer waits to fill a batch: throughput for a little latency
+    linger_ms: int = 5
+    max_batch_size: int = 256 * 1024
+    #: off by default: tansu does not implement InitProducerId
+    enable_idempotence: bool = False
+
+    def __post_init__(self) -> None:
+        for name in (
+            "observed_partitions",
+            "decisions_partitions",
+            "state_partitions",
+            "deadletter_partitions",
+            "replication_factor",
+            "max_batch_size",
+        ):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, not {getattr(self, name)}")
+        if self.linger_ms < 0:
+            raise ValueError(f"linger_ms must not be negative, not {self.linger_ms}")
+        if self.acks not in (0, 1, "all"):
+            raise ValueError(f"acks must be 0, 1 or 'all', not {self.acks!r}")
+        if self.enable_idempotence and self.acks != "all":
+            raise ValueError("an idempotent producer needs acks='all'")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> KafkaSettings:
+        """Settings from `LAVALOG_*` variables; fields without one keep their default.
+
+        Override single fields afterwards with `dataclasses.replace`.
+        """
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for field in dataclasses.fields(cls):
+            variable = env_var(field.name)
+            if variable in env:
+                parse = _PARSERS.get(field.name, type(field.default))
+                try:
+                    values[field.name] = parse(env[variable])
+                except ValueError as exc:
+                    raise ValueError(f"{variable}={env[variable]!r}: {exc}") from exc
+        return cls(**values)
+
+
+def env_var(field_name: str) -> str:
+    """The environment variable behind one settings field."""
+    return f"LAVALOG_{field_name.upper()}"
+
+
+def _parse_bool(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError("expected true or false")
+
+
+def _parse_acks(text: str) -> Acks:
+    lowered = text.strip().lower()
+    if lowered in ("all", "-1"):
+        return "all"
+    if lowered == "0":
+        return 0
+    if lowered == "1":
+        return 1
+    raise ValueError("expected 0, 1 or all")
+
+
+_PARSERS: dict[str, Callable[[str], Any]] = {
+    "enable_idempotence": _parse_bool,
+    "acks": _parse_acks,
+}

@@ -1,0 +1,75 @@
+"""lavalog's topics on a broker: their names under a prefix, and creating them.
+
+The partition counts and the compaction of `lavalog.state` come from `KafkaSettings`,
+so the development broker, the tests and a production cluster get the same layout.
+"""
+
+from __future__ import annotations
+
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import TopicAlreadyExistsError, for_code
+
+from controller.kafka.settings import KafkaSettings
+from events import topics
+
+
+def topic_name(settings: KafkaSettings, base: str) -> str:
+    """The broker-side name of one of `events.topics`' topics, e.g. `OBSERVED`."""
+    if base not in topics.ALL_TOPICS:
+        raise ValueError(f"{base!r} is not a lavalog topic; expected one of {topics.ALL_TOPICS}")
+    return settings.topic_prefix + base
+
+
+def partitions(settings: KafkaSettings, base: str) -> int:
+    """How many partitions one of lavalog's topics is created with."""
+    counts = {
+        topics.OBSERVED: settings.observed_partitions,
+        topics.DECISIONS: settings.decisions_partitions,
+        topics.STATE: settings.state_partitions,
+        topics.DEADLETTER: settings.deadletter_partitions,
+    }
+    if base not in counts:
+        raise ValueError(f"{base!r} is not a lavalog topic; expected one of {topics.ALL_TOPICS}")
+    return counts[base]
+
+
+def topic_specs(settings: KafkaSettings) -> list[NewTopic]:
+    """Every lavalog topic as the broker should hold it."""
+    return [
+        NewTopic(
+            topic_name(settings, base),
+            num_partitions=partitions(settings, base),
+            replication_factor=settings.replication_factor,
+            # Snapshots: only the latest per partition key matters.
+            topic_configs={"cleanup.policy": "compact"} if base == topics.STATE else {},
+        )
+        for base in topics.ALL_TOPICS
+    ]
+
+
+async def ensure_topics(settings: KafkaSettings) -> list[str]:
+    """Create the lavalog topics that do not exist yet; the names it created.
+
+    Idempotent, and safe when several processes race to create the same topics. An
+    existing topic is left as it is, even if its partition count differs.
+    """
+    admin = AIOKafkaAdminClient(
+        bootstrap_servers=settings.bootstrap_servers, client_id=settings.client_id
+    )
+    await admin.start()
+    try:
+        existing = set(await admin.list_topics())
+        missing = [spec for spec in topic_specs(settings) if spec.name not in existing]
+        if not missing:
+            return []
+        response = await admin.create_topics(missing)
+    finally:
+        await admin.close()
+    created = []
+    for topic, code, *detail in response.topic_errors:
+        error = for_code(code)
+        if code == 0:
+            created.append(topic)
+        elif error is not TopicAlreadyExistsError:  # already exists: a concurrent creator won
+            raise error(f"cannot create topic {topic!r}: {detail[0] if detail else ''}")
+    return created

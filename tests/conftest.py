@@ -1,0 +1,56 @@
+"""Fixtures shared by every test package.
+
+Kafka:
+
+- `kafka_broker` (session, sync): the bootstrap address of one development broker
+  (tansu) for the whole run. It is a *sync* fixture on purpose: the broker is a child
+  process, not a coroutine, so no event loop owns it and every test can use it from
+  its own function-scoped loop (pytest-asyncio's default here) without any
+  `loop_scope` markers. Set `LAVALOG_TEST_BOOTSTRAP_SERVERS` to run the suite against
+  an existing broker (e.g. Apache Kafka) instead.
+- `kafka_settings` (function, async): `KafkaSettings` for that broker with a random
+  `topic_prefix`, its topics already created, so tests never see each other's
+  messages, consumer offsets aside (choose a unique group id too; the prefix is handy).
+
+    @pytest.mark.integration
+    async def test_something(kafka_settings: KafkaSettings) -> None:
+        async with create_producer(kafka_settings) as producer:
+            await producer.send_and_wait(topic_name(kafka_settings, OBSERVED), b"...")
+
+Keep this file to fixtures that several test packages share; put the rest in the
+package's own conftest.py.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from controller.broker import DevelopmentBroker
+from controller.kafka import KafkaSettings, ensure_topics
+
+
+@pytest.fixture(scope="session")
+def kafka_broker() -> Iterator[str]:
+    """The bootstrap address of the session's development broker."""
+    external = os.environ.get("LAVALOG_TEST_BOOTSTRAP_SERVERS")
+    if external:
+        yield external
+        return
+    with DevelopmentBroker() as broker:
+        yield broker.bootstrap_servers
+
+
+@pytest.fixture
+async def kafka_settings(kafka_broker: str) -> KafkaSettings:
+    """Settings for the session broker under a prefix of this test's own; topics created."""
+    settings = KafkaSettings(
+        bootstrap_servers=kafka_broker,
+        topic_prefix=f"test-{uuid.uuid4().hex[:12]}.",
+        client_id="lavalog-test",
+    )
+    await ensure_topics(settings)
+    return settings

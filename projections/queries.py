@@ -1,0 +1,233 @@
+"""The read side of the store: what the API, the CLI and `/metrics` ask of it.
+
+A reader has its own connection (WAL lets it read while the writer writes) and a lock,
+since the API calls it from worker threads.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from events.volcano import JobPhase
+from projections.history import JobHistory
+from projections.store import connect
+from projections.summary import RESTART_ACTIONS, JobSummary
+from projections.timeline import Timeline, build_timeline
+
+_history_decoder = msgspec.msgpack.Decoder(JobHistory)
+_SUMMARY_COLUMNS = ", ".join(JobSummary.__struct_fields__)
+_SORT = "COALESCE(submitted, updated)"
+#: Phases whose reason counts as a job failure reason.
+FAILED_PHASES = (JobPhase.FAILED, JobPhase.ABORTED, JobPhase.TERMINATED)
+
+
+class JobFilter(msgspec.Struct, frozen=True, kw_only=True):
+    """Which jobs a list shows; `since`/`until` keep jobs alive at some point in between."""
+
+    namespace: str = ""
+    queue: str = ""
+    phases: tuple[str, ...] = ()
+    since: float | None = None
+    until: float | None = None
+    #: a substring of `namespace/name`
+    search: str = ""
+
+    def where(self) -> tuple[str, list[Any]]:
+        clauses: list[str] = []
+        values: list[Any] = []
+        if self.namespace:
+            clauses.append("namespace = ?")
+            values.append(self.namespace)
+        if self.queue:
+            clauses.append("queue = ?")
+            values.append(self.queue)
+        if self.phases:
+            clauses.append(f"phase IN ({', '.join('?' for _ in self.phases)})")
+            values.extend(self.phases)
+        if self.since is not None:
+            clauses.append("(ended IS NULL OR ended >= ?)")
+            values.append(self.since)
+        if self.until is not None:
+            clauses.append(f"{_SORT} <= ?")
+            values.append(self.until)
+        if self.search:
+            clauses.append("key LIKE ? ESCAPE '\\'")
+            escaped = self.search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            values.append(f"%{escaped}%")
+        return (" WHERE " + " AND ".join(clauses) if clauses else ""), values
+
+
+class Page(msgspec.Struct, frozen=True, kw_only=True):
+    """Jobs newest first; `next` is the cursor of the following page (None: last page)."""
+
+    jobs: tuple[JobSummary, ...]
+    total: int
+    next: str | None
+
+
+class StoredEvent(msgspec.Struct, frozen=True, kw_only=True):
+    seq: int
+    kind: str
+    type: str
+    body: bytes
+
+
+class Histogram(msgspec.Struct, frozen=True, kw_only=True):
+    """Cumulative counts per upper bound, the count and the sum: Prometheus' shape."""
+
+    buckets: tuple[tuple[float, int], ...]
+    count: int
+    total: float
+
+
+class Queries:
+    """Read-only questions to one store file."""
+
+    def __init__(self, path: Path) -> None:
+        self._db = connect(path)
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def _all(self, sql: str, values: Sequence[Any] = ()) -> list[Any]:
+        with self._lock:
+            return self._db.execute(sql, values).fetchall()
+
+    def jobs(self, where: JobFilter, *, limit: int = 50, after: str | None = None) -> Page:
+        clause, values = where.where()
+        total = self._all(f"SELECT COUNT(*) FROM jobs{clause}", values)[0][0]
+        if after is not None:
+            sort_value, _, uid = after.partition("|")
+            clause += " AND " if clause else " WHERE "
+            clause += f"({_SORT}, uid) < (?, ?)"
+            values = [*values, float(sort_value), uid]
+        rows = self._all(
+            f"SELECT {_SUMMARY_COLUMNS}, {_SORT} FROM jobs{clause}"
+            f" ORDER BY {_SORT} DESC, uid DESC LIMIT ?",
+            [*values, limit + 1],
+        )
+        jobs = tuple(_summary(row) for row in rows[:limit])
+        more = len(rows) > limit
+        next_cursor = f"{rows[limit - 1][-1]!r}|{jobs[-1].uid}" if more and jobs else None
+        return Page(jobs=jobs, total=total, next=next_cursor)
+
+    def incarnations(self, key: str) -> list[JobSummary]:
+        """Every job ever called `key`, oldest first."""
+        rows = self._all(
+            f"SELECT {_SUMMARY_COLUMNS} FROM jobs WHERE key = ? ORDER BY incarnation", (key,)
+        )
+        return [_summary(row) for row in rows]
+
+    def timeline(self, key: str, *, incarnation: int | None = None) -> Timeline | None:
+        """The timeline of `key`'s latest incarnation, or of the one numbered `incarnation`."""
+        sql = "SELECT history, incarnation FROM jobs WHERE key = ?"
+        values: list[Any] = [key]
+        if incarnation is not None:
+            sql += " AND incarnation = ?"
+            values.append(incarnation)
+        rows = self._all(sql + " ORDER BY incarnation DESC LIMIT 1", values)
+        if not rows:
+            return None
+        return build_timeline(_history_decoder.decode(rows[0][0]), incarnation=rows[0][1])
+
+    def events(self, key: str, *, after: int = 0, uid: str | None = None) -> list[StoredEvent]:
+        """The raw events of every incarnation of `key` (or one uid), in log order."""
+        if uid is None:
+            sql = (
+                "SELECT seq, kind, type, body FROM events WHERE job_uid IN"
+                " (SELECT uid FROM jobs WHERE key = ?) AND seq > ? ORDER BY seq"
+            )
+            values: tuple[Any, ...] = (key, after)
+        else:
+            sql = "SELECT seq, kind, type, body FROM events WHERE job_uid = ? AND seq > ?"
+            sql += " ORDER BY seq"
+            values = (uid, after)
+        return [
+            StoredEvent(seq=seq, kind=kind, type=type_, body=body)
+            for seq, kind, type_, body in self._all(sql, values)
+        ]
+
+    def keys(self) -> list[str]:
+        return [row[0] for row in self._all("SELECT DISTINCT key FROM jobs ORDER BY key")]
+
+    def counts(self, where: JobFilter) -> dict[str, Any]:
+        """Jobs by phase and by queue and phase, and the top failure reasons."""
+        clause, values = where.where()
+        by_phase = self._all(
+            f"SELECT phase, COUNT(*) FROM jobs{clause} GROUP BY phase ORDER BY phase", values
+        )
+        by_queue = self._all(
+            f"SELECT queue, phase, COUNT(*) FROM jobs{clause} GROUP BY queue, phase"
+            " ORDER BY queue, phase",
+            values,
+        )
+        queues: dict[str, dict[str, int]] = {}
+        for queue, phase, count in by_queue:
+            queues.setdefault(queue, {})[phase] = count
+        failed_clause = clause + (" AND " if clause else " WHERE ")
+        failed_clause += f"phase IN ({', '.join('?' for _ in FAILED_PHASES)})"
+        job_reasons = self._all(
+            f"SELECT reason, COUNT(*) AS n FROM jobs{failed_clause}"
+            " GROUP BY reason ORDER BY n DESC, reason LIMIT 10",
+            [*values, *FAILED_PHASES],
+        )
+        pod_reasons = self._all(
+            "SELECT reason, COUNT(*) AS n FROM pod_failures WHERE job_uid IN"
+            f" (SELECT uid FROM jobs{clause}) GROUP BY reason ORDER BY n DESC, reason LIMIT 10",
+            values,
+        )
+        return {
+            "by_phase": dict(by_phase),
+            "by_queue": queues,
+            "job_failure_reasons": [{"reason": r, "count": n} for r, n in job_reasons],
+            "pod_failure_reasons": [{"reason": r, "count": n} for r, n in pod_reasons],
+        }
+
+    def jobs_by_phase_and_queue(self) -> list[tuple[str, str, int]]:
+        return [
+            (phase, queue, count)
+            for phase, queue, count in self._all(
+                "SELECT phase, queue, COUNT(*) FROM jobs GROUP BY phase, queue"
+            )
+        ]
+
+    def restarts(self) -> list[tuple[str, str, int]]:
+        """(action, trigger event, count) of every restart decided."""
+        marks = ", ".join("?" for _ in RESTART_ACTIONS)
+        return [
+            (action, trigger, count)
+            for action, trigger, count in self._all(
+                f"SELECT action, trigger, COUNT(*) FROM actions WHERE action IN ({marks})"
+                " GROUP BY action, trigger",
+                sorted(RESTART_ACTIONS),
+            )
+        ]
+
+    def histogram(self, column: str, bounds: Sequence[float], *, finished: bool) -> Histogram:
+        """Counts of `queue_wait` or `run_time` per bucket, over finished jobs if asked."""
+        if column not in ("queue_wait", "run_time"):
+            raise ValueError(f"no histogram of {column!r}")
+        sums = ", ".join(f"SUM({column} <= ?)" for _ in bounds)
+        where = f" WHERE {column} IS NOT NULL" + (" AND finished IS NOT NULL" if finished else "")
+        row = self._all(f"SELECT {sums}, COUNT({column}), SUM({column}) FROM jobs{where}", bounds)[
+            0
+        ]
+        return Histogram(
+            buckets=tuple((bound, row[i] or 0) for i, bound in enumerate(bounds)),
+            count=row[-2] or 0,
+            total=row[-1] or 0.0,
+        )
+
+    def last_seq(self) -> int:
+        return int(self._all("SELECT COALESCE(MAX(seq), 0) FROM events")[0][0])
+
+
+def _summary(row: Sequence[Any]) -> JobSummary:
+    return JobSummary(**dict(zip(JobSummary.__struct_fields__, row, strict=False)))

@@ -1,0 +1,293 @@
+"""The timeline of one job incarnation: its history joined across the two topics.
+
+`projections.history` keeps each topic's contribution apart; here they meet: which
+decision created a pod attempt, which one killed it, which created its replacement,
+what event and policy drove each phase change. The join is recomputed on each read:
+it is cheap for one job and it keeps the stored history independent of the order in
+which the two topics were consumed.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from enum import StrEnum
+
+import msgspec
+
+from events.topics import split_job_key
+from events.volcano import PodPhase
+from projections.history import (
+    CommandRecord,
+    DecisionMark,
+    JobHistory,
+    PodAttempt,
+    PodCreate,
+    PodGroupPoint,
+    PodKill,
+    Revision,
+)
+
+#: Kubernetes reasons that mean the pod was pushed off its node, not that it failed.
+EVICTION_REASONS = frozenset({"Evicted", "NodeLost", "Preempted", "NodeShutdown"})
+
+
+class Outcome(StrEnum):
+    """How a pod attempt ended (or where it is): the colour of its bar."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    EVICTED = "evicted"
+    KILLED = "killed"
+
+
+class AttemptView(msgspec.Struct, frozen=True, kw_only=True):
+    """One pod attempt with the decisions around it."""
+
+    uid: str
+    name: str
+    task: str
+    index: int
+    job_version: int
+    outcome: Outcome
+    phase: str
+    node: str
+    first_seen: float
+    created: float | None
+    scheduled: float | None
+    started: float | None
+    finished: float | None
+    deleted: float | None
+    exit_code: int | None
+    reason: str
+    message: str
+    restart_count: int
+    #: the PodsCreate decision that asked for this pod
+    created_by: str = ""
+    #: the PodsKill decision that deleted it, its reason and the action behind it
+    ended_by: str = ""
+    end_reason: str = ""
+    end_action: str = ""
+    #: the decision that created the next attempt of the same task index
+    replaced_by: str = ""
+
+
+class IndexView(msgspec.Struct, frozen=True, kw_only=True):
+    """Every attempt of one task index, oldest first."""
+
+    index: int
+    attempts: tuple[AttemptView, ...]
+
+
+class TaskView(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    replicas: int
+    indexes: tuple[IndexView, ...]
+
+
+class PhaseView(msgspec.Struct, frozen=True, kw_only=True):
+    """A phase interval and what moved the job into it."""
+
+    phase: str
+    start: float
+    end: float | None
+    previous: str
+    reason: str
+    message: str
+    cause: str
+    #: the event (PodFailed, CommandIssued, ...) and action behind the change, if any
+    trigger: str = ""
+    action: str = ""
+
+
+class Timeline(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything known about one job incarnation, ready to show."""
+
+    uid: str
+    key: str
+    namespace: str
+    name: str
+    incarnation: int
+    queue: str
+    phase: str
+    reason: str
+    submitted: float | None
+    updated: float
+    finished: float | None
+    deleted: float | None
+    generation: int
+    retry_count: int
+    version: int
+    queue_wait: float | None
+    run_time: float
+    running_since: float | None
+    events: int
+    phases: tuple[PhaseView, ...]
+    revisions: tuple[Revision, ...]
+    tasks: tuple[TaskView, ...]
+    decisions: tuple[DecisionMark, ...]
+    podgroup: tuple[PodGroupPoint, ...]
+    commands: tuple[CommandRecord, ...]
+
+
+def build_timeline(history: JobHistory, *, incarnation: int = 1) -> Timeline:
+    """The timeline view of a folded history."""
+    namespace, name = split_job_key(history.key)
+    actions = {mark.cause: mark for mark in history.marks if mark.type == "ActionDecided"}
+    attempts = _attempt_views(history, actions)
+    return Timeline(
+        uid=history.uid,
+        key=history.key,
+        namespace=namespace,
+        name=name,
+        incarnation=incarnation,
+        queue=history.queue,
+        phase=history.phase,
+        reason=history.phases[-1].reason if history.phases else "",
+        submitted=history.submitted,
+        updated=history.updated,
+        finished=history.finished,
+        deleted=history.deleted,
+        generation=history.generation,
+        retry_count=history.retry_count,
+        version=history.version,
+        queue_wait=history.queue_wait,
+        run_time=history.run_time,
+        running_since=history.running_since,
+        events=history.events,
+        phases=tuple(
+            PhaseView(
+                phase=interval.phase,
+                start=interval.start,
+                end=interval.end,
+                previous=interval.previous,
+                reason=interval.reason,
+                message=interval.message,
+                cause=interval.cause,
+                trigger=actions[interval.cause].trigger if interval.cause in actions else "",
+                action=actions[interval.cause].action if interval.cause in actions else "",
+            )
+            for interval in history.phases
+        ),
+        revisions=tuple(history.revisions),
+        tasks=_task_views(history, attempts),
+        decisions=tuple(history.marks),
+        podgroup=tuple(history.podgroup),
+        commands=tuple(history.commands),
+    )
+
+
+def outcome(attempt: PodAttempt, *, killed: bool) -> Outcome:
+    """The outcome of an attempt: eviction first, then the pod's own verdict, then ours."""
+    if attempt.reason in EVICTION_REASONS:
+        return Outcome.EVICTED
+    if attempt.phase == PodPhase.SUCCEEDED:
+        return Outcome.SUCCEEDED
+    if attempt.phase == PodPhase.FAILED:
+        return Outcome.FAILED
+    if killed:
+        return Outcome.KILLED
+    if attempt.deleted is not None:
+        return Outcome.EVICTED  # deleted by someone else: Volcano's PodEvicted
+    if attempt.phase == PodPhase.RUNNING:
+        return Outcome.RUNNING
+    return Outcome.PENDING
+
+
+def _kills_by_attempt(history: JobHistory) -> dict[str, PodKill]:
+    """The first kill that targeted each attempt: by uid, or by name at the kill's time."""
+    by_name: dict[str, list[PodAttempt]] = defaultdict(list)
+    for attempt in history.attempts.values():
+        by_name[attempt.name].append(attempt)
+    found: dict[str, PodKill] = {}
+    for kill in history.kills:
+        for ref in kill.pods:
+            if ref.uid:
+                target = history.attempts.get(ref.uid)
+            else:
+                earlier = [a for a in by_name.get(ref.name, ()) if a.first_seen <= kill.time]
+                target = earlier[-1] if earlier else None
+            if target is not None:
+                found.setdefault(target.uid, kill)
+    return found
+
+
+def _creator(creates: list[PodCreate], attempt: PodAttempt) -> str:
+    """The latest PodsCreate for this pod name and version decided before it was seen."""
+    creator = ""
+    for create in creates:
+        if create.time > attempt.first_seen:
+            break
+        if create.job_version == attempt.job_version and attempt.name in create.pods:
+            creator = create.decision
+    return creator
+
+
+def _attempt_views(history: JobHistory, actions: dict[str, DecisionMark]) -> list[AttemptView]:
+    kills = _kills_by_attempt(history)
+    views: list[AttemptView] = []
+    for attempt in history.attempts.values():
+        kill = kills.get(attempt.uid)
+        action = actions.get(kill.cause) if kill is not None else None
+        views.append(
+            AttemptView(
+                uid=attempt.uid,
+                name=attempt.name,
+                task=attempt.task,
+                index=attempt.index,
+                job_version=attempt.job_version,
+                outcome=outcome(attempt, killed=kill is not None),
+                phase=attempt.phase,
+                node=attempt.node,
+                first_seen=attempt.first_seen,
+                created=attempt.created,
+                scheduled=attempt.scheduled,
+                started=attempt.started,
+                finished=attempt.finished,
+                deleted=attempt.deleted,
+                exit_code=attempt.exit_code,
+                reason=attempt.reason,
+                message=attempt.message,
+                restart_count=attempt.restart_count,
+                created_by=_creator(history.creates, attempt),
+                ended_by=kill.decision if kill is not None else "",
+                end_reason=kill.reason if kill is not None else "",
+                end_action=action.action if action is not None else "",
+            )
+        )
+    return views
+
+
+def _task_views(history: JobHistory, attempts: list[AttemptView]) -> tuple[TaskView, ...]:
+    """Tasks in spec order (then any only seen in pods), each index with its attempts."""
+    by_index: dict[str, dict[int, list[AttemptView]]] = defaultdict(lambda: defaultdict(list))
+    for view in sorted(attempts, key=lambda v: v.first_seen):
+        by_index[view.task][view.index].append(view)
+    names = list(history.tasks) + sorted(set(by_index) - set(history.tasks))
+    tasks: list[TaskView] = []
+    for name in names:
+        replicas = history.tasks.get(name, 0)
+        seen = by_index.get(name, {})
+        indexes = sorted(set(range(replicas)) | set(seen))
+        tasks.append(
+            TaskView(
+                name=name,
+                replicas=replicas,
+                indexes=tuple(
+                    IndexView(index=index, attempts=_chain(seen.get(index, [])))
+                    for index in indexes
+                ),
+            )
+        )
+    return tuple(tasks)
+
+
+def _chain(attempts: list[AttemptView]) -> tuple[AttemptView, ...]:
+    """Attempts of one index, each pointing at the decision that created its successor."""
+    return tuple(
+        msgspec.structs.replace(attempt, replaced_by=attempts[i + 1].created_by)
+        if i + 1 < len(attempts)
+        else attempt
+        for i, attempt in enumerate(attempts)
+    )

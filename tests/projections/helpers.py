@@ -1,0 +1,33 @@
+"""Helpers shared by the projections tests: files of events and store snapshots."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from events.codec import LogEvent, write_jsonl
+
+
+def write_events(path: Path, events: Iterable[LogEvent]) -> Path:
+    path.write_bytes(b"".join(write_jsonl(events)))
+    return path
+
+
+def snapshot(path: Path) -> dict[str, Any]:
+    """Everything a store holds, without the log sequence numbers (they follow the
+    interleaving of the two topics, which legitimately differs between consumptions)."""
+    db = sqlite3.connect(path)
+    try:
+        return {
+            "jobs": db.execute("SELECT * FROM jobs ORDER BY uid").fetchall(),
+            "events": sorted(
+                db.execute("SELECT id, kind, type, key, job_uid, time, body FROM events")
+            ),
+            "actions": db.execute("SELECT * FROM actions ORDER BY id").fetchall(),
+            "pod_failures": db.execute("SELECT * FROM pod_failures ORDER BY pod_uid").fetchall(),
+            "pruned": db.execute("SELECT * FROM pruned ORDER BY uid").fetchall(),
+        }
+    finally:
+        db.close()

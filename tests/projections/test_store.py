@@ -1,0 +1,142 @@
+"""The SQLite store: idempotent batches, positions in the transaction, retention, incarnations."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from events.observations import JobObserved
+from projections.feed import Position, Sourced
+from projections.file_source import file_source, read_file
+from projections.history import new_history, record
+from projections.queries import Queries
+from projections.store import Store, load
+from projections.timeline import build_timeline
+from tests.projections.helpers import snapshot, write_events
+from tests.projections.story import Story, failing_job, tf_job
+from tests.projections.test_timeline import interleave
+
+
+class Crash(Exception):
+    pass
+
+
+@pytest.fixture
+def log_file(tmp_path):
+    events = interleave(tf_job().events, 1) + interleave(failing_job().events, 2)
+    return write_events(tmp_path / "log.jsonl", events)
+
+
+def test_stored_timeline_is_the_folded_one(tmp_path, log_file):
+    store = Store(tmp_path / "s.sqlite")
+    load(store, read_file(log_file), batch_size=7)
+    queries = Queries(store.path)
+    expected = new_history(tf_job().events[0])
+    for event in tf_job().events:
+        record(expected, event)
+    assert msgspec.json.encode(queries.timeline("team-a/tf-mnist")) == msgspec.json.encode(
+        build_timeline(expected)
+    )
+    assert queries.timeline("team-a/nope") is None
+
+
+def test_a_duplicate_is_a_no_op(tmp_path, log_file):
+    store = Store(tmp_path / "s.sqlite")
+    items = list(read_file(log_file))
+    assert load(store, items) == len(items)
+    before = snapshot(store.path)
+    again = [Sourced(i.event, i.raw, Position("replayed", 0, n)) for n, i in enumerate(items)]
+    assert store.apply(again) == []
+    assert snapshot(store.path) == before
+
+
+def test_a_crash_between_write_and_commit_neither_loses_nor_doubles(tmp_path, log_file):
+    clean = Store(tmp_path / "clean.sqlite")
+    load(clean, read_file(log_file), batch_size=10)
+
+    commits = 0
+
+    def crash_on_third_commit() -> None:
+        nonlocal commits
+        commits += 1
+        if commits == 3:
+            raise Crash
+
+    crashing = Store(tmp_path / "crash.sqlite", before_commit=crash_on_third_commit)
+    with pytest.raises(Crash):
+        load(crashing, read_file(log_file), batch_size=10)
+    crashing.close()
+
+    resumed = Store(tmp_path / "crash.sqlite")
+    start = resumed.positions(file_source(log_file))[0]
+    assert start == 20  # two batches of ten lines committed, the third rolled back
+    load(resumed, read_file(log_file, start=start), batch_size=10)
+    assert snapshot(resumed.path) == snapshot(clean.path)
+
+
+def test_a_rolled_back_batch_leaves_no_trace_in_memory(tmp_path, log_file):
+    fail = True
+
+    def maybe_crash() -> None:
+        if fail:
+            raise Crash
+
+    store = Store(tmp_path / "s.sqlite", before_commit=maybe_crash)
+    items = list(read_file(log_file))
+    with pytest.raises(Crash):
+        store.apply(items[:30])
+    fail = False
+    load(store, items)
+    clean = Store(tmp_path / "clean.sqlite")
+    load(clean, items)
+    assert snapshot(store.path) == snapshot(clean.path)
+
+
+def test_incarnations_of_a_reused_name_are_kept_apart(tmp_path):
+    first = tf_job(uid="u-1", start=1000.0)
+    second = Story("team-a/tf-mnist", "u-2", start=5000.0)
+    second.observe(JobObserved, spec={"queue": "other", "tasks": []})
+    path = write_events(tmp_path / "log.jsonl", first.events + second.events)
+    store = Store(tmp_path / "s.sqlite")
+    load(store, read_file(path))
+    queries = Queries(store.path)
+    assert [(j.uid, j.incarnation, j.queue) for j in queries.incarnations("team-a/tf-mnist")] == [
+        ("u-1", 1, "research"),
+        ("u-2", 2, "other"),
+    ]
+    latest = queries.timeline("team-a/tf-mnist")
+    oldest = queries.timeline("team-a/tf-mnist", incarnation=1)
+    assert latest is not None and oldest is not None
+    assert (latest.uid, oldest.uid, oldest.phase) == ("u-2", "u-1", "Completed")
+    assert {e.seq for e in queries.events("team-a/tf-mnist", uid="u-2")} < {
+        e.seq for e in queries.events("team-a/tf-mnist")
+    }
+
+
+def test_retention_forgets_finished_jobs_and_their_late_events(tmp_path):
+    done = tf_job(start=1000.0)  # Completed at 1102
+    later = failing_job(start=2000.0)  # events up to 2021
+    store = Store(tmp_path / "s.sqlite", retention=500.0)
+    path = write_events(tmp_path / "log.jsonl", done.events + later.events)
+    load(store, read_file(path))
+    queries = Queries(store.path)
+    assert [j.key for j in queries.incarnations("team-a/tf-mnist")] == []
+    assert [j.key for j in queries.incarnations("team-b/mpi-run")] == ["team-b/mpi-run"]
+    late = done.at(2500.0)
+    late.observe(JobObserved, spec={}, deleting=True)
+    assert (
+        store.apply(list(read_file(write_events(tmp_path / "late.jsonl", late.events[-1:])))) == []
+    )
+    assert queries.events("team-a/tf-mnist") == []
+
+
+def test_positions_are_per_source_and_partition(tmp_path, log_file):
+    store = Store(tmp_path / "s.sqlite")
+    items = list(read_file(log_file))
+    store.apply(
+        [Sourced(i.event, i.raw, Position("topic-a", n % 2, n)) for n, i in enumerate(items)]
+    )
+    last_even = max(n for n in range(len(items)) if n % 2 == 0)
+    last_odd = max(n for n in range(len(items)) if n % 2 == 1)
+    assert store.positions("topic-a") == {0: last_even + 1, 1: last_odd + 1}
+    assert store.positions("topic-b") == {}

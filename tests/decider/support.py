@@ -1,0 +1,120 @@
+"""Given/when/then helpers for decider tests: build a state, send one observation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controller.admission import Admitted, admit_job
+from controller.decider import JobState, PodGroupRecord, PodRecord, step
+from events.decisions import AnyDecision, PhaseChanged, PodsCreate, PodsKill, StatusWrite
+from events.observations import AnyObservation, CommandIssued, PodGroupObserved
+from events.volcano import JobSpec
+
+KEY = "default/job"
+UID = "uid-1"
+T0 = 1_767_225_600.0
+
+
+def worker_spec(**overrides: Any) -> dict[str, Any]:
+    """One task `worker` of three replicas, minAvailable 3, maxRetry 3, unless overridden."""
+    task = {
+        "name": "worker",
+        "replicas": 3,
+        "template": {"spec": {"containers": [{"name": "main", "image": "busybox"}]}},
+    }
+    task.update(overrides.pop("task", {}))
+    spec: dict[str, Any] = {"minAvailable": 3, "maxRetry": 3, "tasks": [task]}
+    spec.update(overrides)
+    return spec
+
+
+def admitted(raw: dict[str, Any]) -> JobSpec:
+    result = admit_job(raw)
+    assert isinstance(result, Admitted), result
+    return result.spec
+
+
+def pod(
+    task: str,
+    index: int,
+    phase: str,
+    *,
+    version: int = 0,
+    deleting: bool = False,
+    restarts: int = 0,
+) -> PodRecord:
+    name = f"job-{task}-{index}"
+    return PodRecord(
+        name=name,
+        task=task,
+        index=index,
+        version=version,
+        uid=f"{name}-uid",
+        phase=phase,
+        restart_count=restarts,
+        deleting=deleting,
+        killed=deleting,
+    )
+
+
+def given(
+    phase: str,
+    pods: list[PodRecord] | tuple[PodRecord, ...] = (),
+    *,
+    spec: dict[str, Any] | None = None,
+    retry_count: int = 0,
+    version: int = 0,
+    podgroup_phase: str = "Running",
+) -> JobState:
+    """A job in `phase` with these pods, its PodGroup admitted by the scheduler."""
+    return JobState(
+        key=KEY,
+        uid=UID,
+        generation=1,
+        spec=admitted(spec or worker_spec()),
+        phase=phase,
+        version=version,
+        retry_count=retry_count,
+        pods={record.name: record for record in pods},
+        podgroup=PodGroupRecord(name=f"job-{UID}", uid="pg-uid", phase=podgroup_phase),
+    )
+
+
+def command(action: str, *, at: float = T0) -> CommandIssued:
+    return CommandIssued(
+        id=f"cmd-{action}", key=KEY, job_uid=UID, time=at, command="cmd", action=action
+    )
+
+
+def nudge(*, phase: str = "Running", at: float = T0) -> PodGroupObserved:
+    """An observation that changes nothing: the job just syncs."""
+    return PodGroupObserved(
+        id="nudge",
+        key=KEY,
+        job_uid=UID,
+        time=at,
+        podgroup=f"job-{UID}",
+        podgroup_uid="pg-uid",
+        phase=phase,
+    )
+
+
+def when(state: JobState, observation: AnyObservation) -> tuple[JobState, list[AnyDecision]]:
+    return step(state, observation)
+
+
+def phases(decisions: list[AnyDecision]) -> list[str]:
+    return [d.phase for d in decisions if isinstance(d, PhaseChanged)]
+
+
+def killed(decisions: list[AnyDecision]) -> list[str]:
+    return [ref.name for d in decisions if isinstance(d, PodsKill) for ref in d.pods]
+
+
+def created(decisions: list[AnyDecision]) -> list[str]:
+    return [ref.name for d in decisions if isinstance(d, PodsCreate) for ref in d.pods]
+
+
+def last_status(decisions: list[AnyDecision]) -> StatusWrite | None:
+    writes = [d for d in decisions if isinstance(d, StatusWrite)]
+    return writes[-1] if writes else None

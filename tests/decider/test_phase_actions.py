@@ -20,217 +20,42 @@ def _workers(*phases: str, deleting: bool = False) -> list[PodRecord]:
     return [pod("worker", i, phase, deleting=deleting) for i, phase in enumerate(phases)]
 
 
+# fmt: off
 CASES = [
     # phase, pods, action, expected phase, killed indices, retry +, version +
-    pytest.param(
-        "Pending",
-        _workers(R, R, P),
-        "RestartJob",
-        "Restarting",
-        [0, 1, 2],
-        1,
-        1,
-        id="pending-restart",
-    ),
-    pytest.param(
-        "Pending",
-        _workers(R, S, F),
-        "AbortJob",
-        "Aborting",
-        [0],
-        0,
-        1,
-        id="pending-abort-keeps-finished",
-    ),
-    pytest.param(
-        "Pending",
-        _workers(R, P, P),
-        "CompleteJob",
-        "Completing",
-        [0, 1, 2],
-        0,
-        1,
-        id="pending-complete",
-    ),
-    pytest.param(
-        "Pending",
-        _workers(R, P, P),
-        "TerminateJob",
-        "Terminating",
-        [0, 1, 2],
-        0,
-        1,
-        id="pending-terminate",
-    ),
-    pytest.param(
-        "Pending", _workers(R, R, S), SYNC, "Running", [], 0, 0, id="pending-minavailable-reached"
-    ),
-    pytest.param(
-        "Pending",
-        _workers(R, R, P),
-        SYNC,
-        "Pending",
-        [],
-        0,
-        0,
-        id="pending-minavailable-not-reached",
-    ),
-    pytest.param(
-        "Pending",
-        _workers(R, R, P),
-        "ResumeJob",
-        "Pending",
-        [],
-        0,
-        0,
-        id="pending-resume-only-syncs",
-    ),
-    pytest.param(
-        "Running",
-        _workers(R, R, R),
-        "RestartJob",
-        "Restarting",
-        [0, 1, 2],
-        1,
-        1,
-        id="running-restart",
-    ),
-    pytest.param(
-        "Running", _workers(R, S, R), "AbortJob", "Aborting", [0, 2], 0, 1, id="running-abort"
-    ),
-    pytest.param(
-        "Running",
-        _workers(R, R, F),
-        "TerminateJob",
-        "Terminating",
-        [0, 1],
-        0,
-        1,
-        id="running-terminate",
-    ),
-    pytest.param(
-        "Running", _workers(R, S, S), "CompleteJob", "Completing", [0], 0, 1, id="running-complete"
-    ),
-    pytest.param(
-        "Running", _workers(S, S, S), SYNC, "Completed", [], 0, 0, id="running-all-succeeded"
-    ),
-    pytest.param(
-        "Running", _workers(S, S, F), SYNC, "Failed", [], 0, 0, id="running-task-below-minavailable"
-    ),
-    pytest.param(
-        "Running", _workers(S, R, R), SYNC, "Running", [], 0, 0, id="running-still-running"
-    ),
-    pytest.param(
-        "Running",
-        _workers(R, R, R),
-        "ResumeJob",
-        "Running",
-        [],
-        0,
-        0,
-        id="running-resume-only-syncs",
-    ),
-    pytest.param(
-        "Restarting",
-        _workers(R, R, R, deleting=True),
-        SYNC,
-        "Restarting",
-        [],
-        0,
-        0,
-        id="restarting-waits-for-pods-to-go",
-    ),
+    pytest.param("Pending", _workers(R, R, P), "RestartJob", "Restarting", [0, 1, 2], 1, 1, id="pending-restart"),
+    pytest.param("Pending", _workers(R, S, F), "AbortJob", "Aborting", [0], 0, 1, id="pending-abort-keeps-finished"),
+    pytest.param("Pending", _workers(R, P, P), "CompleteJob", "Completing", [0, 1, 2], 0, 1, id="pending-complete"),
+    pytest.param("Pending", _workers(R, P, P), "TerminateJob", "Terminating", [0, 1, 2], 0, 1, id="pending-terminate"),
+    pytest.param("Pending", _workers(R, R, S), SYNC, "Running", [], 0, 0, id="pending-minavailable-reached"),
+    pytest.param("Pending", _workers(R, R, P), SYNC, "Pending", [], 0, 0, id="pending-minavailable-not-reached"),
+    pytest.param("Pending", _workers(R, R, P), "ResumeJob", "Pending", [], 0, 0, id="pending-resume-only-syncs"),
+    pytest.param("Running", _workers(R, R, R), "RestartJob", "Restarting", [0, 1, 2], 1, 1, id="running-restart"),
+    pytest.param("Running", _workers(R, S, R), "AbortJob", "Aborting", [0, 2], 0, 1, id="running-abort"),
+    pytest.param("Running", _workers(R, R, F), "TerminateJob", "Terminating", [0, 1], 0, 1, id="running-terminate"),
+    pytest.param("Running", _workers(R, S, S), "CompleteJob", "Completing", [0], 0, 1, id="running-complete"),
+    pytest.param("Running", _workers(S, S, S), SYNC, "Completed", [], 0, 0, id="running-all-succeeded"),
+    pytest.param("Running", _workers(S, S, F), SYNC, "Failed", [], 0, 0, id="running-task-below-minavailable"),
+    pytest.param("Running", _workers(S, R, R), SYNC, "Running", [], 0, 0, id="running-still-running"),
+    pytest.param("Running", _workers(R, R, R), "ResumeJob", "Running", [], 0, 0, id="running-resume-only-syncs"),
+    pytest.param("Restarting", _workers(R, R, R, deleting=True), SYNC, "Restarting", [], 0, 0, id="restarting-waits-for-pods-to-go"),
     pytest.param("Restarting", [], SYNC, "Pending", [], 0, 0, id="restarting-pods-gone"),
-    pytest.param(
-        "Restarting",
-        _workers(R, R, R),
-        "RestartJob",
-        "Restarting",
-        [0, 1, 2],
-        0,
-        0,
-        id="restarting-restart-kills-again",
-    ),
-    pytest.param(
-        "Restarting",
-        _workers(R, R, R),
-        "AbortJob",
-        "Aborting",
-        [0, 1, 2],
-        0,
-        1,
-        id="restarting-abort-is-honoured",
-    ),
-    pytest.param(
-        "Aborting", _workers(R, S, F), SYNC, "Aborting", [0], 0, 0, id="aborting-kills-live-pods"
-    ),
-    pytest.param(
-        "Aborting", _workers(S, F, F), SYNC, "Aborted", [], 0, 0, id="aborting-all-released"
-    ),
-    pytest.param(
-        "Aborting", _workers(R, S, F), "ResumeJob", "Restarting", [0], 0, 1, id="aborting-resume"
-    ),
+    pytest.param("Restarting", _workers(R, R, R), "RestartJob", "Restarting", [0, 1, 2], 0, 0, id="restarting-restart-kills-again"),
+    pytest.param("Restarting", _workers(R, R, R), "AbortJob", "Aborting", [0, 1, 2], 0, 1, id="restarting-abort-is-honoured"),
+    pytest.param("Aborting", _workers(R, S, F), SYNC, "Aborting", [0], 0, 0, id="aborting-kills-live-pods"),
+    pytest.param("Aborting", _workers(S, F, F), SYNC, "Aborted", [], 0, 0, id="aborting-all-released"),
+    pytest.param("Aborting", _workers(R, S, F), "ResumeJob", "Restarting", [0], 0, 1, id="aborting-resume"),
     pytest.param("Aborted", _workers(R), SYNC, "Aborted", [0], 0, 0, id="aborted-kills-stragglers"),
-    pytest.param(
-        "Aborted",
-        _workers(S, F),
-        "ResumeJob",
-        "Pending",
-        [],
-        0,
-        1,
-        id="aborted-resume-no-retry-counted",
-    ),
-    pytest.param(
-        "Completing",
-        _workers(R, S, S),
-        SYNC,
-        "Completing",
-        [0],
-        0,
-        0,
-        id="completing-kills-live-pods",
-    ),
-    pytest.param(
-        "Completing", _workers(S, S, F), SYNC, "Completed", [], 0, 0, id="completing-done"
-    ),
-    pytest.param(
-        "Terminating",
-        _workers(S, R, R, deleting=True),
-        SYNC,
-        "Terminating",
-        [],
-        0,
-        0,
-        id="terminating-waits",
-    ),
-    pytest.param(
-        "Terminating", _workers(S, F), SYNC, "Terminated", [], 0, 0, id="terminating-done"
-    ),
-    pytest.param(
-        "Completed",
-        _workers(R, S),
-        "RestartJob",
-        "Completed",
-        [0],
-        0,
-        0,
-        id="completed-never-restarts",
-    ),
-    pytest.param(
-        "Failed", _workers(R, F), "ResumeJob", "Failed", [0], 0, 0, id="failed-never-resumes"
-    ),
-    pytest.param(
-        "Terminated",
-        _workers(P, S),
-        SYNC,
-        "Terminated",
-        [0],
-        0,
-        0,
-        id="terminated-kills-stragglers",
-    ),
+    pytest.param("Aborted", _workers(S, F), "ResumeJob", "Pending", [], 0, 1, id="aborted-resume-no-retry-counted"),
+    pytest.param("Completing", _workers(R, S, S), SYNC, "Completing", [0], 0, 0, id="completing-kills-live-pods"),
+    pytest.param("Completing", _workers(S, S, F), SYNC, "Completed", [], 0, 0, id="completing-done"),
+    pytest.param("Terminating", _workers(S, R, R, deleting=True), SYNC, "Terminating", [], 0, 0, id="terminating-waits"),
+    pytest.param("Terminating", _workers(S, F), SYNC, "Terminated", [], 0, 0, id="terminating-done"),
+    pytest.param("Completed", _workers(R, S), "RestartJob", "Completed", [0], 0, 0, id="completed-never-restarts"),
+    pytest.param("Failed", _workers(R, F), "ResumeJob", "Failed", [0], 0, 0, id="failed-never-resumes"),
+    pytest.param("Terminated", _workers(P, S), SYNC, "Terminated", [0], 0, 0, id="terminated-kills-stragglers"),
 ]
+# fmt: on
 
 
 @pytest.mark.parametrize(

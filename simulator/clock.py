@@ -8,6 +8,8 @@ back-off) reads this clock, so a test can run a `sleep 60` container in 0.6 s at
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import math
 import time
 from datetime import UTC, datetime, timedelta
 
@@ -40,10 +42,9 @@ class SimClock:
         deadline = self.seconds() + seconds
         while (remaining := deadline - self.seconds()) > 0:
             jumped = self._jumped
-            try:
-                await asyncio.wait_for(jumped.wait(), remaining / self.time_scale)
-            except TimeoutError:
-                pass
+            timeout = None if math.isinf(remaining) else remaining / self.time_scale
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(jumped.wait(), timeout)
 
     def advance(self, seconds: float) -> None:
         """Jump simulated time forward; sleepers whose deadline passed wake now."""

@@ -67,7 +67,10 @@ def bad_request(message: str) -> ApiError:
 
 def invalid(kind: str, name: str, message: str) -> ApiError:
     return ApiError(
-        422, "Invalid", f'{kind} "{name}" is invalid: {message}', details={"name": name, "kind": kind}
+        422,
+        "Invalid",
+        f'{kind} "{name}" is invalid: {message}',
+        details={"name": name, "kind": kind},
     )
 
 

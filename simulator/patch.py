@@ -136,7 +136,12 @@ def apply(content_type: str, target: dict[str, Any], body: Any) -> dict[str, Any
             raise bad_request("merge patch body must be a JSON object")
         result = merge_patch(target, body, strategic=content_type == STRATEGIC)
     else:
-        raise ApiError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - accepted media types include: {', '.join(KINDS)}")
+        raise ApiError(
+            415,
+            "UnsupportedMediaType",
+            "the body of the request was in an unknown format - "
+            f"accepted media types include: {', '.join(KINDS)}",
+        )
     if not isinstance(result, dict):
         raise ApiError(422, "Invalid", "patch result is not an object")
     return result

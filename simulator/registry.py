@@ -59,20 +59,24 @@ def _core(
     subresources: frozenset[str] = frozenset(),
     extra_fields: frozenset[str] = frozenset(),
 ) -> ResourceType:
-    return ResourceType(
-        "", "v1", kind, plural, namespaced, short_names, subresources, extra_fields
-    )
+    return ResourceType("", "v1", kind, plural, namespaced, short_names, subresources, extra_fields)
 
 
 NAMESPACE = _core(
-    "Namespace", "namespaces", namespaced=False, short_names=("ns",),
-    subresources=frozenset({"status"}), extra_fields=frozenset({"status.phase"}),
+    "Namespace",
+    "namespaces",
+    namespaced=False,
+    short_names=("ns",),
+    subresources=frozenset({"status"}),
+    extra_fields=frozenset({"status.phase"}),
 )
 NODE = _core(
     "Node", "nodes", namespaced=False, short_names=("no",), subresources=frozenset({"status"})
 )
 POD = _core(
-    "Pod", "pods", short_names=("po",),
+    "Pod",
+    "pods",
+    short_names=("po",),
     subresources=frozenset({"status", "eviction", "binding", "log"}),
     extra_fields=frozenset({"status.phase", "spec.nodeName", "spec.schedulerName"}),
 )
@@ -80,29 +84,66 @@ SERVICE = _core("Service", "services", short_names=("svc",), subresources=frozen
 CONFIGMAP = _core("ConfigMap", "configmaps", short_names=("cm",))
 SECRET = _core("Secret", "secrets", extra_fields=frozenset({"type"}))
 EVENT = _core(
-    "Event", "events", short_names=("ev",),
-    extra_fields=frozenset({
-        "involvedObject.kind", "involvedObject.name", "involvedObject.namespace",
-        "involvedObject.uid", "reason", "type",
-    }),
+    "Event",
+    "events",
+    short_names=("ev",),
+    extra_fields=frozenset(
+        {
+            "involvedObject.kind",
+            "involvedObject.name",
+            "involvedObject.namespace",
+            "involvedObject.uid",
+            "reason",
+            "type",
+        }
+    ),
 )
 JOB = ResourceType(
-    "batch.volcano.sh", "v1alpha1", "Job", "jobs", True, short_names=("vcjob", "vj"),
-    subresources=frozenset({"status"}), custom=True,
+    "batch.volcano.sh",
+    "v1alpha1",
+    "Job",
+    "jobs",
+    True,
+    short_names=("vcjob", "vj"),
+    subresources=frozenset({"status"}),
+    custom=True,
 )
 PODGROUP = ResourceType(
-    "scheduling.volcano.sh", "v1beta1", "PodGroup", "podgroups", True, short_names=("pg",),
-    subresources=frozenset({"status"}), custom=True,
+    "scheduling.volcano.sh",
+    "v1beta1",
+    "PodGroup",
+    "podgroups",
+    True,
+    short_names=("pg",),
+    subresources=frozenset({"status"}),
+    custom=True,
 )
 QUEUE = ResourceType(
-    "scheduling.volcano.sh", "v1beta1", "Queue", "queues", False, short_names=("q",),
-    subresources=frozenset({"status"}), custom=True,
+    "scheduling.volcano.sh",
+    "v1beta1",
+    "Queue",
+    "queues",
+    False,
+    short_names=("q",),
+    subresources=frozenset({"status"}),
+    custom=True,
 )
 COMMAND = ResourceType("bus.volcano.sh", "v1alpha1", "Command", "commands", True, custom=True)
 LEASE = ResourceType("coordination.k8s.io", "v1", "Lease", "leases", True)
 
 RESOURCES: tuple[ResourceType, ...] = (
-    NAMESPACE, NODE, POD, SERVICE, CONFIGMAP, SECRET, EVENT, JOB, PODGROUP, QUEUE, COMMAND, LEASE,
+    NAMESPACE,
+    NODE,
+    POD,
+    SERVICE,
+    CONFIGMAP,
+    SECRET,
+    EVENT,
+    JOB,
+    PODGROUP,
+    QUEUE,
+    COMMAND,
+    LEASE,
 )
 
 _BY_PATH: dict[tuple[str, str, str], ResourceType] = {
@@ -126,3 +167,8 @@ def group_versions() -> dict[str, list[str]]:
 
 def in_group_version(group: str, version: str) -> Iterable[ResourceType]:
     return (r for r in RESOURCES if r.group == group and r.version == version)
+
+
+def by_kind(api_version: str, kind: str) -> ResourceType | None:
+    """The served resource of an ownerReference's apiVersion and kind."""
+    return next((r for r in RESOURCES if r.api_version == api_version and r.kind == kind), None)

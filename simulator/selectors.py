@@ -140,4 +140,3 @@ def parse(
     label_selector: str | None, field_selector: str | None, allowed_fields: frozenset[str]
 ) -> Selector:
     return Selector(parse_labels(label_selector), parse_fields(field_selector, allowed_fields))
-

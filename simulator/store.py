@@ -167,8 +167,11 @@ class Store:
         entry = Entry(obj, encode(obj))
         table.index(key, entry, old)
         self._index_owners(resource, key, old.obj if old else None, obj)
-        return self._record(Change(self.rv, "MODIFIED" if old else "ADDED", resource, entry,
-                                   old.obj if old else None))
+        return self._record(
+            Change(
+                self.rv, "MODIFIED" if old else "ADDED", resource, entry, old.obj if old else None
+            )
+        )
 
     def remove(self, resource: ResourceType, obj: Obj) -> Change:
         """Delete an object; `obj` is its final state, sent in the DELETED event."""
@@ -181,7 +184,9 @@ class Store:
         self._index_owners(resource, key, old.obj, None)
         return self._record(Change(self.rv, "DELETED", resource, Entry(obj, encode(obj)), old.obj))
 
-    def _index_owners(self, resource: ResourceType, key: Key, old: Obj | None, new: Obj | None) -> None:
+    def _index_owners(
+        self, resource: ResourceType, key: Key, old: Obj | None, new: Obj | None
+    ) -> None:
         for obj, add in ((old, False), (new, True)):
             for ref in (obj or {}).get("metadata", {}).get("ownerReferences") or ():
                 deps = self._owners.setdefault(ref["uid"], set())

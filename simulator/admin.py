@@ -1,0 +1,154 @@
+"""Fault injection and test control, in process (`cluster.admin`) and over HTTP (`/sim/...`).
+
+Each method is one fault a controller must survive or one lever a test needs; the HTTP
+routes are thin wrappers so that out-of-process tests and `lavalog demo` can use them.
+
+    POST /sim/pods/{namespace}/{name}/evict     evict a pod (graceful delete)
+    POST /sim/nodes/{name}/lose                 node loss: NotReady, pods fail NodeLost
+    POST /sim/nodes/{name}/restore              the node comes back
+    POST /sim/watches/drop                      close every open watch
+    POST /sim/watches/expire                    compact history: old resourceVersions get 410
+    POST /sim/clock/advance   {"seconds": N}    jump simulated time forward
+    GET  /sim/faults  | PUT /sim/faults  {"latency": s, "error_rate": p, "throttle_rate": p}
+    GET  /sim/state                             resourceVersion, object counts, time
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from aiohttp import web
+
+from simulator import registry
+from simulator.errors import ApiError, bad_request
+from simulator.faults import ApiFaults
+from simulator.kubelet import Kubelet
+from simulator.objects import Objects
+from simulator.store import decode, encode
+
+_FAULT_FIELDS = ("latency", "error_rate", "throttle_rate")
+
+
+class Admin:
+    """The levers of the simulated cluster."""
+
+    def __init__(self, objects: Objects, kubelet: Kubelet, faults: ApiFaults) -> None:
+        self.objects = objects
+        self.kubelet = kubelet
+        self.faults = faults
+
+    def evict(self, namespace: str, name: str) -> None:
+        """Evict a pod as the eviction API does: a graceful delete."""
+        self.objects.delete(registry.POD, namespace, name)
+
+    def lose_node(self, name: str) -> None:
+        self.kubelet.lose_node(name)
+
+    def restore_node(self, name: str) -> None:
+        self.kubelet.restore_node(name)
+
+    def drop_watches(self) -> None:
+        """Close every open watch; clients must resume from their last resourceVersion."""
+        self.objects.store.drop_watches()
+
+    def expire_history(self) -> None:
+        """Forget the watch history: resuming from any earlier version answers 410 Gone."""
+        self.objects.store.compact()
+
+    def advance(self, seconds: float) -> None:
+        """Jump simulated time forward (running `sleep`s and grace periods end sooner)."""
+        self.objects.clock.advance(seconds)
+
+    def set_api_faults(
+        self,
+        *,
+        latency: float | None = None,
+        error_rate: float | None = None,
+        throttle_rate: float | None = None,
+    ) -> None:
+        for field, value in zip(_FAULT_FIELDS, (latency, error_rate, throttle_rate), strict=True):
+            if value is not None:
+                if value < 0:
+                    raise bad_request(f"{field} must not be negative")
+                setattr(self.faults, field, float(value))
+
+    def state(self) -> dict[str, Any]:
+        store = self.objects.store
+        return {
+            "resourceVersion": store.rv,
+            "oldestWatchableVersion": store.compacted_rv,
+            "simulatedSeconds": self.objects.clock.seconds(),
+            "now": self.objects.clock.timestamp(),
+            "counts": {r.plural: store.count(r) for r in registry.RESOURCES},
+            "faults": {f: getattr(self.faults, f) for f in _FAULT_FIELDS},
+        }
+
+    # HTTP ---------------------------------------------------------------------------------
+
+    def routes(self) -> list[web.RouteDef]:
+        return [
+            web.post("/sim/pods/{namespace}/{name}/evict", self._evict),
+            web.post("/sim/nodes/{name}/lose", self._lose),
+            web.post("/sim/nodes/{name}/restore", self._restore),
+            web.post("/sim/watches/drop", self._drop),
+            web.post("/sim/watches/expire", self._expire),
+            web.post("/sim/clock/advance", self._advance),
+            web.get("/sim/faults", self._get_faults),
+            web.put("/sim/faults", self._put_faults),
+            web.get("/sim/state", self._state),
+        ]
+
+    async def _evict(self, request: web.Request) -> web.Response:
+        self.evict(request.match_info["namespace"], request.match_info["name"])
+        return _ok()
+
+    async def _lose(self, request: web.Request) -> web.Response:
+        self.lose_node(request.match_info["name"])
+        return _ok()
+
+    async def _restore(self, request: web.Request) -> web.Response:
+        self.restore_node(request.match_info["name"])
+        return _ok()
+
+    async def _drop(self, request: web.Request) -> web.Response:
+        self.drop_watches()
+        return _ok()
+
+    async def _expire(self, request: web.Request) -> web.Response:
+        self.expire_history()
+        return _ok()
+
+    async def _advance(self, request: web.Request) -> web.Response:
+        body = await _json(request)
+        self.advance(float(body.get("seconds", 0)))
+        return _ok()
+
+    async def _get_faults(self, request: web.Request) -> web.Response:
+        return web.Response(body=encode(self.state()["faults"]), content_type="application/json")
+
+    async def _put_faults(self, request: web.Request) -> web.Response:
+        body = await _json(request)
+        unknown = set(body) - set(_FAULT_FIELDS)
+        if unknown:
+            raise bad_request(f"unknown fault settings: {sorted(unknown)}")
+        self.set_api_faults(**{k: float(v) for k, v in body.items()})
+        return await self._get_faults(request)
+
+    async def _state(self, request: web.Request) -> web.Response:
+        return web.Response(body=encode(self.state()), content_type="application/json")
+
+
+def _ok() -> web.Response:
+    return web.Response(body=b'{"status":"ok"}', content_type="application/json")
+
+
+async def _json(request: web.Request) -> dict[str, Any]:
+    raw = await request.read()
+    try:
+        body = decode(raw) if raw else {}
+    except msgspec.DecodeError as exc:
+        raise bad_request(f"invalid JSON: {exc}") from exc
+    if not isinstance(body, dict):
+        raise ApiError(400, "BadRequest", "expected a JSON object")
+    return body

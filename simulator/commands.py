@@ -1,0 +1,125 @@
+"""What a simulated container does, read from its `command` and `args`.
+
+`sleep N`, `exit N`, `true`, `false`, `echo ...` and sequences joined by `;`, `&&` or
+`||` (directly or under `sh -c "..."`) behave as in a shell; any other command runs
+for the cluster's default time and succeeds. That is enough to script every lifecycle
+a controller must handle: success, failure with a chosen exit code, and timing.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shlex
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+_SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh"})
+_CONNECTORS = frozenset({";", "&&", "||"})
+_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One simple command and the connector that joins it to the previous one."""
+
+    connector: str  # ";" for the first step
+    argv: tuple[str, ...]
+
+
+Program = tuple[Step, ...]
+
+
+def parse(command: Sequence[str] | None, args: Sequence[str] | None) -> Program:
+    argv = [*(command or ()), *(args or ())]
+    if not argv:
+        return (Step(";", ()),)
+    if os.path.basename(argv[0]) in _SHELLS and "-c" in argv[1:]:
+        at = argv.index("-c", 1)
+        return parse_script(argv[at + 1] if len(argv) > at + 1 else "")
+    return (Step(";", tuple(argv)),)
+
+
+def parse_script(script: str) -> Program:
+    lexer = shlex.shlex(script.replace("\n", ";"), posix=True, punctuation_chars=";&|")
+    lexer.whitespace_split = True
+    steps: list[Step] = []
+    connector, current = ";", list[str]()
+    for token in lexer:
+        if token in _CONNECTORS:
+            if current:
+                steps.append(Step(connector, tuple(current)))
+            connector, current = token, []
+        else:
+            current.append(token)
+    if current:
+        steps.append(Step(connector, tuple(current)))
+    return tuple(steps) or (Step(";", ("true",)),)
+
+
+def _duration(text: str) -> float:
+    if text in ("inf", "infinity"):
+        return math.inf
+    unit = _UNITS.get(text[-1:], 0.0)
+    return float(text[:-1]) * unit if unit else float(text)
+
+
+class Exit(Exception):
+    """`exit N`: ends the whole program."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+async def run(
+    program: Program,
+    *,
+    sleep: Callable[[float], Awaitable[None]],
+    log: Callable[[str], None],
+    default_seconds: float,
+) -> int:
+    """Run `program` on simulated time; return its exit code."""
+    status = 0
+    try:
+        for step in program:
+            if (step.connector == "&&" and status != 0) or (step.connector == "||" and status == 0):
+                continue
+            status = await _step(
+                step.argv, status, sleep=sleep, log=log, default_seconds=default_seconds
+            )
+    except Exit as done:
+        return done.code
+    return status
+
+
+async def _step(
+    argv: tuple[str, ...],
+    status: int,
+    *,
+    sleep: Callable[[float], Awaitable[None]],
+    log: Callable[[str], None],
+    default_seconds: float,
+) -> int:
+    name = os.path.basename(argv[0]) if argv else ""
+    if name == "sleep":
+        try:
+            total = sum(_duration(a) for a in argv[1:])
+        except ValueError:
+            return 1
+        await sleep(total)
+        return 0
+    if name == "exit":
+        try:
+            raise Exit(int(argv[1]) & 0xFF if len(argv) > 1 else status)
+        except ValueError:
+            raise Exit(2) from None
+    if name in ("true", ":"):
+        return 0
+    if name == "false":
+        return 1
+    if name == "echo":
+        log(" ".join(argv[1:]))
+        return 0
+    await sleep(default_seconds)
+    return 0

@@ -1,0 +1,86 @@
+"""What the API server fills in on create, per kind, as defaulting and PrepareForCreate do.
+
+Clients read these fields back (a new pod is `Pending` with `restartPolicy: Always`;
+a new PodGroup is `Pending`), so the simulator must set them like the real server.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+from simulator import registry
+
+Obj = dict[str, Any]
+
+_cluster_ips = itertools.count(1)
+
+
+def _pod(obj: Obj) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("schedulerName", "default-scheduler")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    for container in spec.get("initContainers", []) + spec.get("containers", []):
+        container.setdefault("imagePullPolicy", "IfNotPresent")
+        container.setdefault("terminationMessagePath", "/dev/termination-log")
+        container.setdefault("resources", {})
+    obj["status"] = {"phase": "Pending", "qosClass": _qos_class(spec)}
+
+
+def _qos_class(spec: Obj) -> str:
+    resources = [c.get("resources") or {} for c in spec.get("containers", [])]
+    if not any(r.get("requests") or r.get("limits") for r in resources):
+        return "BestEffort"
+    guaranteed = all(
+        r.get("limits") and (r.get("requests") or r["limits"]) == r["limits"] for r in resources
+    )
+    return "Guaranteed" if guaranteed else "Burstable"
+
+
+def _service(obj: Obj) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("type", "ClusterIP")
+    if "clusterIP" not in spec:
+        n = next(_cluster_ips)
+        spec["clusterIP"] = f"10.96.{n // 250 % 250}.{n % 250 + 1}"
+    spec.setdefault("clusterIPs", [spec["clusterIP"]])
+    spec.setdefault("sessionAffinity", "None")
+    obj["status"] = {"loadBalancer": {}}
+
+
+def _namespace(obj: Obj) -> None:
+    obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
+    obj["status"] = {"phase": "Active"}
+
+
+def _secret(obj: Obj) -> None:
+    obj.setdefault("type", "Opaque")
+
+
+def _status(**fields: Any) -> Callable[[Obj], None]:
+    def apply(obj: Obj) -> None:
+        obj["status"] = dict(fields)
+
+    return apply
+
+
+_DEFAULTS: dict[registry.ResourceType, Callable[[Obj], None]] = {
+    registry.POD: _pod,
+    registry.SERVICE: _service,
+    registry.NAMESPACE: _namespace,
+    registry.SECRET: _secret,
+    registry.PODGROUP: _status(phase="Pending"),
+    registry.QUEUE: _status(state="Open"),
+}
+
+
+def apply(resource: registry.ResourceType, obj: Obj) -> None:
+    """Fill in defaults for a new object (in place)."""
+    if resource.has_status:
+        obj.pop("status", None)  # status is not settable on create
+    fill = _DEFAULTS.get(resource)
+    if fill is not None:
+        fill(obj)

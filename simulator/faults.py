@@ -1,0 +1,55 @@
+"""API-level faults: added latency and a share of 500 / 429 answers.
+
+They are an aiohttp middleware on the Kubernetes API paths only; the `/sim` admin
+endpoints stay reliable so a test can always turn the faults off again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from aiohttp import web
+
+from simulator.errors import ApiError
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@dataclass(slots=True)
+class ApiFaults:
+    """Current fault settings; change the attributes at any time."""
+
+    latency: float = 0.0  #: real seconds added before every API answer
+    error_rate: float = 0.0  #: share of API requests answered 500 InternalError
+    throttle_rate: float = 0.0  #: share of API requests answered 429 TooManyRequests
+    seed: int | None = None
+    _random: random.Random = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._random = random.Random(self.seed)
+
+    def check(self) -> None:
+        """Raise the injected failure for this request, if one is drawn."""
+        draw = self._random.random()
+        if draw < self.error_rate:
+            raise ApiError(
+                500, "InternalError", "Internal error occurred: injected by the simulator"
+            )
+        if draw < self.error_rate + self.throttle_rate:
+            raise ApiError(
+                429,
+                "TooManyRequests",
+                "the server has received too many requests and has asked us to try again later",
+                details={"retryAfterSeconds": 1},
+            )
+
+    @web.middleware
+    async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.path.startswith(("/api", "/version")):
+            if self.latency > 0:
+                await asyncio.sleep(self.latency)
+            self.check()
+        return await handler(request)

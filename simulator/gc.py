@@ -1,0 +1,128 @@
+"""Garbage collection: owner references, foreground deletion and namespace cleanup.
+
+As in Kubernetes, this runs after the fact: deleting a Job removes the Job at once and
+its pods, PodGroup, Services, ConfigMaps and Secrets shortly after, each through a
+normal (graceful) delete, so watchers see the same sequence a real cluster produces.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from simulator import registry
+from simulator.errors import ApiError
+from simulator.objects import Objects
+from simulator.selectors import Selector
+from simulator.store import Change, Obj
+
+FOREGROUND = "foregroundDeletion"
+_EVERYTHING = Selector()
+
+
+class GarbageCollector:
+    """Reacts to store changes; call `start()` inside the event loop, `stop()` to end."""
+
+    def __init__(self, objects: Objects) -> None:
+        self.objects = objects
+        self._queue: asyncio.Queue[Change] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        objects.store.subscribe(self._observe)
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="simulator-gc")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    def _observe(self, change: Change) -> None:
+        meta = change.entry.obj["metadata"]
+        if change.type == "DELETED" or (
+            meta.get("deletionTimestamp")
+            and (
+                change.resource is registry.NAMESPACE
+                or FOREGROUND in (meta.get("finalizers") or ())
+            )
+        ):
+            self._queue.put_nowait(change)
+
+    async def _run(self) -> None:
+        while True:
+            change = await self._queue.get()
+            # ApiError: the object changed meanwhile; a later change brings us back
+            with contextlib.suppress(ApiError):
+                self._handle(change)
+
+    def _handle(self, change: Change) -> None:
+        obj = change.entry.obj
+        meta = obj["metadata"]
+        if change.type == "DELETED":
+            self._delete_dependents(meta["uid"])
+            self._release_owners(obj)
+            if meta.get("namespace"):
+                self._finish_namespace(meta["namespace"])
+        elif meta.get("deletionTimestamp"):
+            if change.resource is registry.NAMESPACE:
+                self._empty_namespace(meta["name"])
+            elif FOREGROUND in (meta.get("finalizers") or ()):
+                self._delete_dependents(meta["uid"])
+                self._release_owners(obj)
+
+    def _delete_dependents(self, owner_uid: str) -> None:
+        for resource, (namespace, name) in self.objects.store.dependents(owner_uid):
+            self._delete(resource, namespace, name)
+
+    def _release_owners(self, dependent: Obj) -> None:
+        """Drop the foreground finalizer of owners whose last dependent is gone."""
+        namespace = dependent["metadata"].get("namespace", "")
+        for ref in dependent["metadata"].get("ownerReferences") or ():
+            resource = registry.by_kind(ref.get("apiVersion", ""), ref.get("kind", ""))
+            if resource is None:
+                continue
+            owner = self.objects.find(
+                resource, namespace if resource.namespaced else "", ref["name"]
+            )
+            if owner is None or owner["metadata"]["uid"] != ref["uid"]:
+                continue
+            if FOREGROUND in (
+                owner["metadata"].get("finalizers") or ()
+            ) and not self.objects.store.dependents(ref["uid"]):
+                self.objects.mutate(resource, namespace, ref["name"], _drop_foreground)
+
+    def _empty_namespace(self, namespace: str) -> None:
+        self.objects.mutate(registry.NAMESPACE, "", namespace, _terminating)
+        for resource in registry.RESOURCES:
+            if resource.namespaced:
+                for entry in list(self.objects.store.scan(resource, namespace, _EVERYTHING)):
+                    self._delete(resource, namespace, entry.obj["metadata"]["name"])
+        self._finish_namespace(namespace)
+
+    def _finish_namespace(self, namespace: str) -> None:
+        ns = self.objects.find(registry.NAMESPACE, "", namespace)
+        if ns is None or not ns["metadata"].get("deletionTimestamp"):
+            return
+        for resource in registry.RESOURCES:
+            if resource.namespaced and next(
+                self.objects.store.scan(resource, namespace, _EVERYTHING), None
+            ):
+                return
+        self.objects.mutate(registry.NAMESPACE, "", namespace, _drop_spec_finalizers)
+
+    def _delete(self, resource: registry.ResourceType, namespace: str, name: str) -> None:
+        with contextlib.suppress(ApiError):
+            self.objects.delete(resource, namespace, name)
+
+
+def _drop_foreground(obj: Obj) -> None:
+    obj["metadata"]["finalizers"] = [f for f in obj["metadata"]["finalizers"] if f != FOREGROUND]
+
+
+def _terminating(obj: Obj) -> None:
+    obj.setdefault("status", {})["phase"] = "Terminating"
+
+
+def _drop_spec_finalizers(obj: Obj) -> None:
+    obj.setdefault("spec", {})["finalizers"] = []

@@ -1,0 +1,492 @@
+"""The kubelets of all simulated nodes: run bound pods and report their status.
+
+A pod goes Pending (ContainerCreating) -> Running -> Succeeded/Failed with the
+conditions, container states, exit codes, restart counts and timestamps a real kubelet
+reports; its containers' behaviour comes from `commands.py`. Deletion honours the
+grace period (a container that does not finish in time is killed with exit code 137)
+and then removes the pod, as the kubelet's final delete does. Losing a node stops its
+pods and fails them with reason NodeLost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from simulator import commands, registry
+from simulator.errors import ApiError
+from simulator.objects import Objects
+from simulator.pods import is_terminal, set_condition
+from simulator.selectors import Selector
+from simulator.store import Change, Obj, clone
+
+LOG_LINES = 1000
+KILLED = 137
+MAX_BACKOFF = 300.0
+
+
+class _Gone(Exception):
+    """The pod this run belongs to no longer exists (or was replaced)."""
+
+
+@dataclass(slots=True)
+class _Node:
+    name: str
+    index: int
+    alive: bool = True
+    pod_ips: itertools.count[int] = field(default_factory=lambda: itertools.count(2))
+
+    @property
+    def ip(self) -> str:
+        return f"10.0.{self.index // 250}.{self.index % 250 + 1}"
+
+
+class Kubelet:
+    """Runs every pod bound to one of its nodes; nodes are added with `add_node`."""
+
+    def __init__(
+        self, objects: Objects, *, default_run_seconds: float = 5.0, start_delay: float = 1.0
+    ) -> None:
+        self.objects = objects
+        self.default_run_seconds = default_run_seconds
+        self.start_delay = start_delay
+        self._nodes: dict[str, _Node] = {}
+        self._runs: dict[str, _PodRun] = {}
+        self._logs: dict[str, deque[str]] = {}
+        self._running = False
+        objects.store.subscribe(self._observe)
+
+    # nodes ---------------------------------------------------------------------------
+
+    def add_node(self, name: str, capacity: Mapping[str, str]) -> None:
+        node = _Node(name, len(self._nodes))
+        self._nodes[name] = node
+        now = self.objects.clock.timestamp()
+        self.objects.create(
+            registry.NODE,
+            "",
+            {
+                "metadata": {
+                    "name": name,
+                    "labels": {
+                        "kubernetes.io/hostname": name,
+                        "kubernetes.io/os": "linux",
+                        "kubernetes.io/arch": "amd64",
+                        "node.kubernetes.io/instance-type": "simulated",
+                    },
+                },
+                "spec": {"podCIDR": f"10.244.{node.index}.0/24"},
+            },
+        )
+
+        def status(obj: Obj) -> None:
+            obj["status"] = {
+                "capacity": dict(capacity),
+                "allocatable": dict(capacity),
+                "addresses": [
+                    {"type": "InternalIP", "address": node.ip},
+                    {"type": "Hostname", "address": name},
+                ],
+                "nodeInfo": {
+                    "architecture": "amd64",
+                    "bootID": node.ip,
+                    "containerRuntimeVersion": "sim://1.0",
+                    "kernelVersion": "6.1.0",
+                    "kubeProxyVersion": "v1.30.0",
+                    "kubeletVersion": "v1.30.0",
+                    "machineID": name,
+                    "operatingSystem": "linux",
+                    "osImage": "lavalog simulated node",
+                    "systemUUID": name,
+                },
+                "phase": "Running",
+            }
+            set_condition(
+                obj,
+                "Ready",
+                True,
+                now,
+                reason="KubeletReady",
+                message="kubelet is posting ready status",
+            )
+
+        self.objects.mutate(registry.NODE, "", name, status)
+
+    def lose_node(self, name: str) -> None:
+        """The node stops answering: it turns NotReady and its pods fail with NodeLost."""
+        node = self._node(name)
+        node.alive = False
+        now = self.objects.clock.timestamp()
+
+        def unreachable(obj: Obj) -> None:
+            set_condition(
+                obj,
+                "Ready",
+                False,
+                now,
+                reason="NodeStatusUnknown",
+                message="Kubelet stopped posting node status.",
+            )
+            obj["status"]["conditions"][-1]["status"] = "Unknown"
+            obj["spec"]["taints"] = [
+                {"key": "node.kubernetes.io/unreachable", "effect": "NoExecute", "timeAdded": now}
+            ]
+
+        self.objects.mutate(registry.NODE, "", name, unreachable)
+        for run in [r for r in self._runs.values() if r.node is node]:
+            run.task.cancel()
+            del self._runs[run.uid]
+            with contextlib.suppress(_Gone):
+                run.lost()
+
+    def restore_node(self, name: str) -> None:
+        node = self._node(name)
+        node.alive = True
+        now = self.objects.clock.timestamp()
+
+        def ready(obj: Obj) -> None:
+            set_condition(
+                obj,
+                "Ready",
+                True,
+                now,
+                reason="KubeletReady",
+                message="kubelet is posting ready status",
+            )
+            obj["spec"].pop("taints", None)
+
+        self.objects.mutate(registry.NODE, "", name, ready)
+
+    def _node(self, name: str) -> _Node:
+        node = self._nodes.get(name)
+        if node is None:
+            raise ApiError(404, "NotFound", f'nodes "{name}" not found')
+        return node
+
+    # pods ------------------------------------------------------------------------------
+
+    def logs(self, pod: Obj) -> str:
+        lines = self._logs.get(pod["metadata"]["uid"], ())
+        return "".join(line + "\n" for line in lines)
+
+    def start(self) -> None:
+        self._running = True
+        for entry in list(self.objects.store.scan(registry.POD, None, _ALL)):
+            self._consider(entry.obj)
+
+    async def stop(self) -> None:
+        self._running = False
+        runs = list(self._runs.values())
+        self._runs.clear()
+        for run in runs:
+            run.task.cancel()
+        await asyncio.gather(*(r.task for r in runs), return_exceptions=True)
+
+    def _observe(self, change: Change) -> None:
+        if change.resource is not registry.POD:
+            return
+        obj = change.entry.obj
+        if change.type == "DELETED":
+            run = self._runs.pop(obj["metadata"]["uid"], None)
+            if run is not None:
+                run.task.cancel()
+            self._logs.pop(obj["metadata"]["uid"], None)
+            return
+        self._consider(obj)
+
+    def _consider(self, pod: Obj) -> None:
+        uid = pod["metadata"]["uid"]
+        run = self._runs.get(uid)
+        if run is None:
+            node = self._nodes.get(pod["spec"].get("nodeName") or "")
+            if not self._running or node is None or not node.alive or is_terminal(pod):
+                return
+            run = self._runs[uid] = _PodRun(self, node, pod)
+        if pod["metadata"].get("deletionTimestamp"):
+            run.terminate(pod["metadata"].get("deletionGracePeriodSeconds") or 0)
+
+    def _finished(self, run: _PodRun) -> None:
+        if self._runs.get(run.uid) is run:
+            del self._runs[run.uid]
+
+    def _log(self, uid: str, line: str) -> None:
+        self._logs.setdefault(uid, deque(maxlen=LOG_LINES)).append(line)
+
+
+class _PodRun:
+    """One pod's life on a node, as a task that writes the pod's status as it goes."""
+
+    def __init__(self, kubelet: Kubelet, node: _Node, pod: Obj) -> None:
+        self.kubelet = kubelet
+        self.objects = kubelet.objects
+        self.clock = kubelet.objects.clock
+        self.node = node
+        meta = pod["metadata"]
+        self.namespace, self.name, self.uid = meta["namespace"], meta["name"], meta["uid"]
+        self.spec: Obj = pod["spec"]
+        self.status: Obj = clone(pod.get("status") or {})
+        self._terminating = asyncio.Event()
+        self._killed = asyncio.Event()
+        self._killer: asyncio.Task[None] | None = None
+        self.task = asyncio.create_task(self._main(), name=f"kubelet {self.namespace}/{self.name}")
+
+    def terminate(self, grace: int) -> None:
+        if self._terminating.is_set():
+            if grace == 0:
+                self._killed.set()
+            return
+        self._terminating.set()
+        self._killer = asyncio.create_task(self._kill_after(grace))
+
+    async def _kill_after(self, grace: float) -> None:
+        await self.clock.sleep(grace)
+        self._killed.set()
+
+    async def _main(self) -> None:
+        try:
+            await self._start()
+            if await self._run_init_containers():
+                await asyncio.gather(
+                    *(
+                        self._run_container(c, "containerStatuses", init=False)
+                        for c in self.spec.get("containers", [])
+                    )
+                )
+            if self._terminating.is_set():
+                self.objects.delete(
+                    registry.POD,
+                    self.namespace,
+                    self.name,
+                    grace_period=0,
+                    preconditions={"uid": self.uid},
+                )
+        except (_Gone, ApiError):
+            pass
+        finally:
+            if self._killer is not None:
+                self._killer.cancel()
+            self.kubelet._finished(self)
+
+    # lifecycle steps ---------------------------------------------------------------------
+
+    async def _start(self) -> None:
+        now = self.clock.timestamp()
+        status = self.status
+        status.update(
+            phase="Pending",
+            hostIP=self.node.ip,
+            startTime=now,
+            podIP=f"10.244.{self.node.index}.{next(self.node.pod_ips) % 250 + 2}",
+        )
+        status["podIPs"] = [{"ip": status["podIP"]}]
+        inits = self.spec.get("initContainers", [])
+        set_condition(
+            status_holder(status),
+            "Initialized",
+            not inits,
+            now,
+            reason="ContainersNotInitialized" if inits else "",
+        )
+        if inits:
+            status["initContainerStatuses"] = [_waiting(c, "PodInitializing") for c in inits]
+        waiting = "PodInitializing" if inits else "ContainerCreating"
+        status["containerStatuses"] = [
+            _waiting(c, waiting) for c in self.spec.get("containers", [])
+        ]
+        self._settle()
+        await self._sleep(self.kubelet.start_delay)
+
+    async def _run_init_containers(self) -> bool:
+        for container in self.spec.get("initContainers", []):
+            if not await self._run_container(container, "initContainerStatuses", init=True):
+                return False
+        if self.spec.get("initContainers"):
+            set_condition(status_holder(self.status), "Initialized", True, self.clock.timestamp())
+        return not self._terminating.is_set()
+
+    async def _run_container(self, container: Obj, key: str, *, init: bool) -> bool:
+        """Run one container until it is done for good; True if it exited 0."""
+        policy = self.spec.get("restartPolicy", "Always")
+        restarts = 0
+        program = commands.parse(container.get("command"), container.get("args"))
+        while True:
+            started = self.clock.timestamp()
+            self._set(
+                key,
+                container,
+                {"state": {"running": {"startedAt": started}}, "ready": not init, "started": True},
+            )
+            code = await self._execute(program)
+            finished = self.clock.timestamp()
+            terminated = {
+                "exitCode": code,
+                "reason": "Completed" if code == 0 else "Error",
+                "startedAt": started,
+                "finishedAt": finished,
+                "containerID": _container_id(self.uid, container["name"], restarts),
+            }
+            again = not self._terminating.is_set() and (
+                (policy == "Always" and not init) or (policy != "Never" and code != 0)
+            )
+            if not again:
+                self._set(
+                    key,
+                    container,
+                    {"state": {"terminated": terminated}, "ready": False, "started": False},
+                )
+                return code == 0
+            restarts += 1
+            backoff = min(10.0 * 2 ** (restarts - 1), MAX_BACKOFF)
+            self._set(
+                key,
+                container,
+                {
+                    "state": {
+                        "waiting": {
+                            "reason": "CrashLoopBackOff",
+                            "message": f"back-off {int(backoff)}s restarting failed container",
+                        }
+                    },
+                    "lastState": {"terminated": terminated},
+                    "ready": False,
+                    "started": False,
+                    "restartCount": restarts,
+                },
+            )
+            await self._sleep(backoff)
+            if self._terminating.is_set():
+                return code == 0
+
+    async def _execute(self, program: commands.Program) -> int:
+        uid = self.uid
+        run = asyncio.create_task(
+            commands.run(
+                program,
+                sleep=self.clock.sleep,
+                log=lambda line: self.kubelet._log(uid, line),
+                default_seconds=self.kubelet.default_run_seconds,
+            )
+        )
+        killed = asyncio.create_task(self._killed.wait())
+        try:
+            await asyncio.wait({run, killed}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            killed.cancel()
+            if not run.done():
+                run.cancel()
+        return run.result() if run.done() and not run.cancelled() else KILLED
+
+    async def _sleep(self, seconds: float) -> None:
+        """Sleep simulated time, cut short when the pod is being deleted."""
+        sleeping = asyncio.create_task(self.clock.sleep(seconds))
+        stopping = asyncio.create_task(self._terminating.wait())
+        try:
+            await asyncio.wait({sleeping, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            sleeping.cancel()
+            stopping.cancel()
+
+    # status --------------------------------------------------------------------------
+
+    def _set(self, key: str, container: Obj, fields: Obj) -> None:
+        for status in self.status.get(key, []):
+            if status["name"] == container["name"]:
+                if (
+                    "lastState" not in fields
+                    and "terminated" in status.get("state", {})
+                    and "running" in fields["state"]
+                ):
+                    status["lastState"] = {"terminated": status["state"]["terminated"]}
+                status.update(fields)
+                status["containerID"] = _container_id(
+                    self.uid, container["name"], status.get("restartCount", 0)
+                )
+        self._settle()
+
+    def _settle(self) -> None:
+        """Derive phase and conditions from the container states, then write."""
+        statuses = self.status.get("containerStatuses", [])
+        states = [next(iter(s["state"])) for s in statuses]
+        init_failed = any(
+            "terminated" in s["state"]
+            and s["state"]["terminated"]["exitCode"] != 0
+            and self.spec.get("restartPolicy", "Always") == "Never"
+            for s in self.status.get("initContainerStatuses", [])
+        )
+        if init_failed:
+            self.status["phase"] = "Failed"
+        elif states and all(s == "terminated" for s in states):
+            codes = [s["state"]["terminated"]["exitCode"] for s in statuses]
+            self.status["phase"] = "Succeeded" if all(c == 0 for c in codes) else "Failed"
+        elif any(s == "running" for s in states) or any(s.get("restartCount") for s in statuses):
+            self.status["phase"] = "Running"
+        self._readiness()
+        self._write()
+
+    def _readiness(self) -> None:
+        now = self.clock.timestamp()
+        statuses = self.status.get("containerStatuses", [])
+        unready = [s["name"] for s in statuses if not s.get("ready")]
+        holder = status_holder(self.status)
+        if self.status.get("phase") in ("Succeeded", "Failed"):
+            for kind in ("Ready", "ContainersReady"):
+                set_condition(holder, kind, False, now, reason="PodCompleted")
+        elif unready:
+            message = f"containers with unready status: [{' '.join(unready)}]"
+            set_condition(
+                holder, "ContainersReady", False, now, reason="ContainersNotReady", message=message
+            )
+            set_condition(holder, "Ready", False, now, reason="ContainersNotReady", message=message)
+        else:
+            set_condition(holder, "ContainersReady", True, now)
+            set_condition(holder, "Ready", True, now)
+
+    def _write(self) -> None:
+        pod = self.objects.find(registry.POD, self.namespace, self.name)
+        if pod is None or pod["metadata"]["uid"] != self.uid:
+            raise _Gone
+        status = clone(self.status)
+
+        def replace(obj: Obj) -> None:
+            obj["status"] = status
+
+        self.objects.mutate(registry.POD, self.namespace, self.name, replace)
+
+    def lost(self) -> None:
+        now = self.clock.timestamp()
+        self.status.update(
+            phase="Failed",
+            reason="NodeLost",
+            message=f"Node {self.node.name} which was running pod {self.name} is unresponsive",
+        )
+        for kind in ("Ready", "ContainersReady"):
+            set_condition(status_holder(self.status), kind, False, now, reason="NodeLost")
+        self._write()
+
+
+def status_holder(status: Obj) -> Obj:
+    """Wrap a bare status so `set_condition` (which works on objects) can edit it."""
+    return {"status": status}
+
+
+def _waiting(container: Obj, reason: str) -> Obj:
+    return {
+        "name": container["name"],
+        "image": container.get("image", ""),
+        "imageID": "",
+        "ready": False,
+        "restartCount": 0,
+        "started": False,
+        "state": {"waiting": {"reason": reason}},
+    }
+
+
+def _container_id(uid: str, name: str, restarts: int) -> str:
+    return f"sim://{uid[:8]}-{name}-{restarts}"
+
+
+_ALL = Selector()

@@ -1,0 +1,365 @@
+"""The API's object semantics, shared by the HTTP handlers and the in-process controllers.
+
+Create, update, patch and delete here apply what the real API server applies before
+storing: identity (uid, creationTimestamp), generation on spec changes only,
+optimistic concurrency, status/spec separation, no-op updates that change nothing,
+graceful deletion and finalizers. The scheduler, kubelet and garbage collector write
+through this layer too, so what they do looks to a watcher exactly like a real cluster.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import random
+import re
+import string
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from simulator import defaults, patch, registry
+from simulator.clock import SimClock
+from simulator.errors import ApiError, already_exists, bad_request, conflict, invalid, not_found
+from simulator.registry import ResourceType
+from simulator.selectors import Selector
+from simulator.store import Entry, Obj, Store, clone, decode, encode
+
+_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+#: Fields that are not the object's desired state: changing them keeps `generation`.
+_NOT_SPEC = ("metadata", "status", "apiVersion", "kind")
+_SERVER_META = (
+    "uid",
+    "creationTimestamp",
+    "generation",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "namespace",
+    "name",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One list answer: the items, the list's resourceVersion and the next page token."""
+
+    items: list[Entry]
+    rv: int
+    continue_token: str | None
+
+
+def _spec_of(obj: Obj) -> Obj:
+    return {k: v for k, v in obj.items() if k not in _NOT_SPEC}
+
+
+class Objects:
+    """Create/read/update/patch/delete with Kubernetes API semantics over a `Store`."""
+
+    def __init__(self, store: Store, clock: SimClock) -> None:
+        self.store = store
+        self.clock = clock
+
+    # reads ---------------------------------------------------------------------
+
+    def get(self, resource: ResourceType, namespace: str, name: str) -> Obj:
+        entry = self.store.get(resource, self._key(resource, namespace, name))
+        if entry is None:
+            raise not_found(resource.plural, name)
+        return entry.obj
+
+    def find(self, resource: ResourceType, namespace: str, name: str) -> Obj | None:
+        entry = self.store.get(resource, self._key(resource, namespace, name))
+        return None if entry is None else entry.obj
+
+    def list(
+        self,
+        resource: ResourceType,
+        namespace: str | None,
+        selector: Selector,
+        *,
+        limit: int = 0,
+        continue_token: str | None = None,
+    ) -> Page:
+        after = None
+        rv = self.store.rv
+        if continue_token:
+            rv, after = _decode_continue(continue_token)
+        scan = self.store.scan(resource, namespace, selector, after=after)
+        if limit <= 0:
+            return Page(list(scan), rv, None)
+        items: list[Entry] = []
+        for entry in scan:
+            if len(items) == limit:
+                last = items[-1].obj["metadata"]
+                token = _encode_continue(rv, (last.get("namespace") or "", last["name"]))
+                return Page(items, rv, token)
+            items.append(entry)
+        return Page(items, rv, None)
+
+    # writes --------------------------------------------------------------------
+
+    def create(self, resource: ResourceType, namespace: str, body: Any) -> Obj:
+        obj = self._check_body(resource, body)
+        meta = obj["metadata"]
+        if resource.namespaced:
+            if meta.get("namespace", namespace) != namespace:
+                raise bad_request(
+                    "the namespace of the provided object does not match the namespace "
+                    "sent on the request"
+                )
+            self._check_namespace(namespace)
+            meta["namespace"] = namespace
+        else:
+            meta.pop("namespace", None)
+        if not meta.get("name"):
+            prefix = meta.get("generateName")
+            if not prefix:
+                raise invalid(
+                    resource.kind,
+                    "",
+                    "metadata.name: Required value: name or generateName is required",
+                )
+            meta["name"] = prefix + "".join(
+                random.choices(string.ascii_lowercase + string.digits, k=5)
+            )
+        if not _NAME_RE.match(meta["name"]) or len(meta["name"]) > 253:
+            raise invalid(
+                resource.kind,
+                meta["name"],
+                "metadata.name: Invalid value: a lowercase RFC 1123 subdomain must consist "
+                "of lower case alphanumeric characters, '-' or '.'",
+            )
+        if self.store.get(resource, self._key(resource, namespace, meta["name"])) is not None:
+            raise already_exists(resource.plural, meta["name"])
+        for field in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds"):
+            meta.pop(field, None)
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = self.clock.timestamp()
+        meta["generation"] = 1
+        defaults.apply(resource, obj)
+        return self.store.put(resource, obj).entry.obj
+
+    def update(
+        self,
+        resource: ResourceType,
+        namespace: str,
+        name: str,
+        body: Any,
+        *,
+        subresource: str | None = None,
+    ) -> Obj:
+        """PUT: replace the object (or only its status), guarded by resourceVersion."""
+        new = self._check_body(resource, body)
+        if new["metadata"].get("name") != name:
+            raise bad_request("the name of the object does not match the name on the URL")
+        old = self.get(resource, namespace, name)
+        wanted = new["metadata"].get("resourceVersion")
+        if wanted is None and resource.custom:
+            raise invalid(
+                resource.kind,
+                name,
+                "metadata.resourceVersion: Invalid value: 0x0: must be specified for an update",
+            )
+        return self._replace(resource, old, new, _scope(subresource), wanted)
+
+    def patch(
+        self,
+        resource: ResourceType,
+        namespace: str,
+        name: str,
+        content_type: str,
+        body: Any,
+        *,
+        subresource: str | None = None,
+    ) -> Obj:
+        if content_type == patch.STRATEGIC and resource.custom:
+            raise ApiError(
+                415,
+                "UnsupportedMediaType",
+                "strategic merge patch is not supported for custom resources; "
+                "use a merge patch or a JSON patch",
+            )
+        old = self.get(resource, namespace, name)
+        new = clone(patch.apply(content_type, old, body))
+        wanted = new["metadata"].get("resourceVersion")
+        return self._replace(resource, old, new, _scope(subresource), wanted)
+
+    def mutate(
+        self,
+        resource: ResourceType,
+        namespace: str,
+        name: str,
+        change: Callable[[Obj], None],
+    ) -> Obj:
+        """Read-modify-write for in-process controllers: `change` edits a private copy of
+        the whole object (spec and status in one write, as a binding does)."""
+        old = self.get(resource, namespace, name)
+        new = clone(old)
+        change(new)
+        return self._replace(resource, old, new, "all", None)
+
+    def _replace(
+        self,
+        resource: ResourceType,
+        old: Obj,
+        new: Obj,
+        scope: str,
+        wanted: str | None,
+    ) -> Obj:
+        old_meta = old["metadata"]
+        if wanted is not None and wanted != old_meta["resourceVersion"]:
+            raise conflict(resource.plural, old_meta["name"])
+        if scope == "status":
+            status = new.get("status")
+            new = clone(old)
+            if status is None:
+                new.pop("status", None)
+            else:
+                new["status"] = status
+        elif scope == "spec" and resource.has_status:
+            new.pop("status", None)
+            if "status" in old:
+                new["status"] = old["status"]
+        new["apiVersion"], new["kind"] = resource.api_version, resource.kind
+        meta = new["metadata"]
+        for field in _SERVER_META:
+            if field in old_meta:
+                meta[field] = old_meta[field]
+            else:
+                meta.pop(field, None)
+        meta["resourceVersion"] = old_meta["resourceVersion"]
+        if old_meta.get("deletionTimestamp") and len(meta.get("finalizers") or ()) > len(
+            old_meta.get("finalizers") or ()
+        ):
+            raise ApiError(
+                422,
+                "Invalid",
+                "metadata.finalizers: Forbidden: no new finalizers can be added "
+                "if the object is being deleted",
+            )
+        if new == old:
+            return old  # a no-op update stores nothing and sends no watch event
+        if _spec_of(new) != _spec_of(old):
+            meta["generation"] = old_meta.get("generation", 1) + 1
+        if (
+            meta.get("deletionTimestamp")
+            and not meta.get("finalizers")
+            and not self._awaits_kubelet(resource, new)
+        ):
+            return self.store.remove(resource, new).entry.obj
+        return self.store.put(resource, new).entry.obj
+
+    def delete(
+        self,
+        resource: ResourceType,
+        namespace: str,
+        name: str,
+        *,
+        grace_period: int | None = None,
+        propagation: str | None = None,
+        preconditions: dict[str, Any] | None = None,
+    ) -> Obj:
+        """DELETE: graceful for running pods, deferred by finalizers, otherwise immediate."""
+        old = self.get(resource, namespace, name)
+        meta = old["metadata"]
+        for field in ("uid", "resourceVersion"):
+            if preconditions and preconditions.get(field) not in (None, meta.get(field)):
+                raise conflict(resource.plural, name)
+        if propagation == "Orphan":
+            self._orphan(meta["uid"])
+        new = clone(old)
+        nmeta = new["metadata"]
+        if propagation == "Foreground" and self.store.dependents(meta["uid"]):
+            finalizers = nmeta.setdefault("finalizers", [])
+            if "foregroundDeletion" not in finalizers:
+                finalizers.append("foregroundDeletion")
+        grace = self._grace(resource, new, grace_period)
+        if meta.get("deletionTimestamp"):
+            if grace == 0 and self._awaits_kubelet(resource, new):
+                nmeta["deletionGracePeriodSeconds"] = 0
+            else:
+                return old
+        else:
+            nmeta["deletionTimestamp"] = self.clock.timestamp()
+            nmeta["deletionGracePeriodSeconds"] = grace
+        if nmeta.get("finalizers") or self._awaits_kubelet(resource, new):
+            return self.store.put(resource, new).entry.obj
+        return self.store.remove(resource, new).entry.obj
+
+    # helpers -------------------------------------------------------------------
+
+    def _grace(self, resource: ResourceType, obj: Obj, grace_period: int | None) -> int:
+        if resource is not registry.POD:
+            return 0
+        if grace_period is not None:
+            return max(0, grace_period)
+        grace: int = obj["spec"].get("terminationGracePeriodSeconds", 30)
+        return grace
+
+    def _awaits_kubelet(self, resource: ResourceType, obj: Obj) -> bool:
+        """A pod deleted gracefully stays until its kubelet confirms its containers stopped;
+        a namespace stays until the namespace controller has emptied it."""
+        if resource is registry.NAMESPACE:
+            return bool(obj.get("spec", {}).get("finalizers"))
+        if resource is not registry.POD:
+            return False
+        return (
+            bool(obj["spec"].get("nodeName"))
+            and obj["metadata"].get("deletionGracePeriodSeconds", 0) > 0
+            and obj.get("status", {}).get("phase") not in ("Succeeded", "Failed")
+        )
+
+    def _orphan(self, owner_uid: str) -> None:
+        for resource, (namespace, name) in self.store.dependents(owner_uid):
+
+            def drop_ref(obj: Obj) -> None:
+                refs = obj["metadata"].get("ownerReferences") or []
+                obj["metadata"]["ownerReferences"] = [r for r in refs if r.get("uid") != owner_uid]
+
+            self.mutate(resource, namespace, name, drop_ref)
+
+    def _check_body(self, resource: ResourceType, body: Any) -> Obj:
+        if not isinstance(body, dict) or not isinstance(body.get("metadata", {}), dict):
+            raise bad_request("the request body is not a Kubernetes object")
+        if body.get("kind") not in (None, resource.kind):
+            raise bad_request(f"the body's kind {body.get('kind')!r} is not {resource.kind}")
+        obj: Obj = {"apiVersion": resource.api_version, "kind": resource.kind, **clone(body)}
+        obj.setdefault("metadata", {})
+        obj["apiVersion"], obj["kind"] = resource.api_version, resource.kind
+        return obj
+
+    def _check_namespace(self, namespace: str) -> None:
+        ns = self.store.get(registry.NAMESPACE, ("", namespace))
+        if ns is None:
+            raise not_found("namespaces", namespace)
+        if ns.obj["metadata"].get("deletionTimestamp"):
+            raise ApiError(
+                403,
+                "Forbidden",
+                f"unable to create new content in namespace {namespace} "
+                "because it is being terminated",
+            )
+
+    @staticmethod
+    def _key(resource: ResourceType, namespace: str, name: str) -> tuple[str, str]:
+        return (namespace if resource.namespaced else "", name)
+
+
+def _scope(subresource: str | None) -> str:
+    """Which part of the object a client write may change."""
+    if subresource in (None, "status"):
+        return subresource or "spec"
+    raise bad_request(f"subresource {subresource!r} does not accept this verb")
+
+
+def _encode_continue(rv: int, after: tuple[str, str]) -> str:
+    return base64.urlsafe_b64encode(encode({"rv": rv, "after": list(after)})).decode()
+
+
+def _decode_continue(token: str) -> tuple[int, tuple[str, str]]:
+    try:
+        data = decode(base64.urlsafe_b64decode(token.encode()))
+        return int(data["rv"]), (str(data["after"][0]), str(data["after"][1]))
+    except (ValueError, KeyError, IndexError, TypeError, binascii.Error) as exc:
+        raise bad_request("invalid continue token") from exc

@@ -1,0 +1,56 @@
+"""Pod status vocabulary shared by the API (binding), the scheduler and the kubelet."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from simulator import registry
+from simulator.errors import ApiError
+from simulator.objects import Objects
+
+Obj = dict[str, Any]
+
+TERMINAL = ("Succeeded", "Failed")
+
+
+def is_terminal(pod: Obj) -> bool:
+    return pod.get("status", {}).get("phase") in TERMINAL
+
+
+def set_condition(
+    obj: Obj, kind: str, status: bool, now: str, *, reason: str = "", message: str = ""
+) -> None:
+    """Set a condition in `obj.status.conditions`, keeping lastTransitionTime if unchanged."""
+    conditions: list[Obj] = obj.setdefault("status", {}).setdefault("conditions", [])
+    value = "True" if status else "False"
+    new: Obj = {"type": kind, "status": value, "lastProbeTime": None, "lastTransitionTime": now}
+    if reason:
+        new["reason"] = reason
+    if message:
+        new["message"] = message
+    for i, old in enumerate(conditions):
+        if old.get("type") == kind:
+            if old.get("status") == value:
+                new["lastTransitionTime"] = old.get("lastTransitionTime", now)
+            conditions[i] = new
+            return
+    conditions.append(new)
+
+
+def bind(objects: Objects, namespace: str, name: str, node: str) -> Obj:
+    """Assign a pod to a node, once, as the `binding` subresource does."""
+    pod = objects.get(registry.POD, namespace, name)
+    bound = pod["spec"].get("nodeName")
+    if bound:
+        raise ApiError(409, "Conflict", f'pod {name} is already assigned to node "{bound}"')
+    if pod["metadata"].get("deletionTimestamp"):
+        raise ApiError(
+            409, "Conflict", f"pod {name} is being deleted, cannot be assigned to a host"
+        )
+    now = objects.clock.timestamp()
+
+    def assign(obj: Obj) -> None:
+        obj["spec"]["nodeName"] = node
+        set_condition(obj, "PodScheduled", True, now)
+
+    return objects.mutate(registry.POD, namespace, name, assign)

@@ -1,0 +1,369 @@
+"""A gang-aware scheduler: pods of `default-scheduler` one by one, pods of `volcano`
+all-or-nothing per PodGroup.
+
+Pods naming another scheduler are left alone, as on a real cluster. Gangs follow
+Volcano: a PodGroup is Pending until its `minResources` (or its `minMember` pods'
+requests) fit the queue's `capability` and the cluster (then Inqueue); its pods are
+bound only when at least `minMember` of them can be placed at once (then Running);
+a gang of which some pods run but too few can be placed is Unknown. Failures are
+reported as an `Unschedulable` condition with the reason, and on pods as
+`PodScheduled=False`. Work is driven by changes: new pods are tried once, and all
+waiting pods are retried only when capacity may have appeared.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import Counter
+
+from simulator import quantity, registry
+from simulator.errors import ApiError
+from simulator.objects import Objects
+from simulator.pods import bind, is_terminal, set_condition
+from simulator.quantity import Resources
+from simulator.selectors import Selector
+from simulator.store import Change, Key, Obj, key_of
+
+GANG_SCHEDULER = "volcano"
+SCHEDULERS = frozenset({"default-scheduler", GANG_SCHEDULER})
+GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
+_ALL = Selector()
+
+
+def group_of(pod: Obj) -> str | None:
+    meta = pod["metadata"]
+    return (meta.get("annotations") or {}).get(GROUP_ANNOTATION) or (meta.get("labels") or {}).get(
+        GROUP_ANNOTATION
+    )
+
+
+class Scheduler:
+    """Binds pending pods to nodes; `start()` inside the loop, `stop()` to end."""
+
+    def __init__(self, objects: Objects, *, batch_delay: float = 0.005) -> None:
+        self.objects = objects
+        self.batch_delay = batch_delay
+        self._pending: dict[Key, None] = {}  # unbound pods of our schedulers, oldest first
+        self._fresh: set[Key] = set()
+        self._retry_all = False
+        self._placed: dict[Key, tuple[str, Resources, str]] = {}  # -> (node, requests, queue)
+        self._usage: dict[str, Resources] = {}  # node -> requests of its live pods
+        self._queue_usage: dict[str, Resources] = {}
+        self._groups: dict[Key, set[Key]] = {}  # (namespace, podgroup) -> its pods
+        self._dirty_groups: set[Key] = set()
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        objects.store.subscribe(self._observe)
+
+    def start(self) -> None:
+        for entry in self.objects.store.scan(registry.POD, None, _ALL):
+            self._track_pod(entry.obj, None, deleted=False)
+        self._task = asyncio.create_task(self._run(), name="simulator-scheduler")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    # bookkeeping from store changes ----------------------------------------------------
+
+    def _observe(self, change: Change) -> None:
+        resource = change.resource
+        if resource is registry.POD:
+            self._track_pod(change.entry.obj, change.old, deleted=change.type == "DELETED")
+        elif resource is registry.NODE or resource is registry.QUEUE:
+            self._retry()
+        elif resource is registry.PODGROUP and change.type != "DELETED":
+            old_gen = (change.old or {}).get("metadata", {}).get("generation")
+            if old_gen != change.entry.obj["metadata"].get("generation"):
+                meta = change.entry.obj["metadata"]
+                self._dirty_groups.add((meta["namespace"], meta["name"]))
+                self._retry()
+
+    def _track_pod(self, pod: Obj, old: Obj | None, *, deleted: bool) -> None:
+        key = key_of(pod)
+        group = group_of(pod)
+        if group is not None:
+            gkey = (key[0], group)
+            members = self._groups.setdefault(gkey, set())
+            if deleted:
+                members.discard(key)
+                if not members:
+                    del self._groups[gkey]
+            else:
+                members.add(key)
+            if (
+                deleted
+                or old is None
+                or old.get("status", {}).get("phase") != pod.get("status", {}).get("phase")
+            ):
+                self._dirty_groups.add(gkey)
+                self._wake.set()
+        gone = deleted or is_terminal(pod)
+        if pod["spec"].get("nodeName") or gone or pod["metadata"].get("deletionTimestamp"):
+            self._pending.pop(key, None)
+            self._fresh.discard(key)
+        elif pod["spec"].get("schedulerName") in SCHEDULERS and key not in self._pending:
+            self._pending[key] = None
+            self._fresh.add(key)
+            self._wake.set()
+        placed = self._placed.get(key)
+        if placed is not None and (gone or pod["spec"].get("nodeName") != placed[0]):
+            node, requests, queue = self._placed.pop(key)
+            quantity.add(self._usage[node], requests, -1)
+            quantity.add(self._queue_usage[queue], requests, -1)
+            self._retry()
+        if not gone and pod["spec"].get("nodeName") and key not in self._placed:
+            node, requests = pod["spec"]["nodeName"], quantity.pod_requests(pod)
+            queue = self._queue_of(key[0], group)
+            self._placed[key] = (node, requests, queue)
+            quantity.add(self._usage.setdefault(node, {}), requests)
+            quantity.add(self._queue_usage.setdefault(queue, {}), requests)
+
+    def _retry(self) -> None:
+        self._retry_all = True
+        self._wake.set()
+
+    def _queue_of(self, namespace: str, group: str | None) -> str:
+        pg = self.objects.find(registry.PODGROUP, namespace, group) if group else None
+        return str((pg or {}).get("spec", {}).get("queue") or "default")
+
+    # the scheduling cycle -----------------------------------------------------------------
+
+    async def _run(self) -> None:
+        while True:
+            await self._wake.wait()
+            await asyncio.sleep(self.batch_delay)
+            self._wake.clear()
+            try:
+                self._cycle()
+            except ApiError:
+                self._wake.set()  # something moved under us; look again
+
+    def _cycle(self) -> None:
+        if self._retry_all:
+            candidates = list(self._pending)
+        else:
+            candidates = [k for k in self._pending if k in self._fresh]
+        self._retry_all = False
+        self._fresh.clear()
+        free = self._free()
+        seen: set[Key] = set()
+        for key in candidates:
+            if key not in self._pending:
+                continue
+            pod = self.objects.find(registry.POD, *key)
+            if pod is None:
+                continue
+            group = group_of(pod)
+            if pod["spec"].get("schedulerName") == GANG_SCHEDULER and group is not None:
+                gkey = (key[0], group)
+                if gkey not in seen:
+                    seen.add(gkey)
+                    self._schedule_gang(gkey, free)
+            else:
+                self._schedule_pod(pod, free)
+        for gkey in list(self._dirty_groups):
+            self._dirty_groups.discard(gkey)
+            self._refresh_group(gkey)
+
+    def _free(self) -> dict[str, Resources]:
+        free: dict[str, Resources] = {}
+        for entry in self.objects.store.scan(registry.NODE, None, _ALL):
+            node = entry.obj
+            ready = any(
+                c["type"] == "Ready" and c["status"] == "True"
+                for c in node.get("status", {}).get("conditions", [])
+            )
+            blocked = any(
+                t.get("effect") in ("NoSchedule", "NoExecute")
+                for t in node["spec"].get("taints") or ()
+            )
+            if not ready or blocked or node["spec"].get("unschedulable"):
+                continue
+            room = quantity.parse_map(node["status"].get("allocatable"))
+            quantity.add(room, self._usage.get(node["metadata"]["name"], {}), -1)
+            free[node["metadata"]["name"]] = room
+        return free
+
+    def _place(self, requests: Resources, free: dict[str, Resources]) -> str | None:
+        """The fitting node with the most room left for what is asked (spreading, as the
+        default scheduler's LeastAllocated score does); ties go to the first by name."""
+        best, best_score = None, -1.0
+        for name in sorted(free):
+            room = free[name]
+            if quantity.fits(requests, room):
+                score = sum(room.get(r, 0.0) - v for r, v in requests.items() if r != "pods")
+                if score > best_score:
+                    best, best_score = name, score
+        if best is not None:
+            quantity.add(free[best], requests, -1)
+        return best
+
+    def _why(self, requests: Resources, free: dict[str, Resources]) -> str:
+        nodes = self.objects.store.count(registry.NODE)
+        reasons: Counter[str] = Counter()
+        for room in free.values():
+            for name in quantity.shortfall(requests, room):
+                reasons[f"Insufficient {name}"] += 1
+        down = nodes - len(free)
+        if down:
+            reasons["node(s) were unavailable or had untolerated taints"] = down
+        detail = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items()))
+        return (
+            f"0/{nodes} nodes are available: {detail}."
+            if detail
+            else f"0/{nodes} nodes are available."
+        )
+
+    def _schedule_pod(self, pod: Obj, free: dict[str, Resources]) -> None:
+        ns, name = key_of(pod)
+        requests = quantity.pod_requests(pod)
+        node = self._place(requests, free)
+        if node is not None:
+            bind(self.objects, ns, name, node)
+            return
+        self._mark_unschedulable(ns, name, self._why(requests, free))
+
+    def _mark_unschedulable(self, namespace: str, name: str, message: str) -> None:
+        now = self.objects.clock.timestamp()
+
+        def unschedulable(obj: Obj) -> None:
+            set_condition(obj, "PodScheduled", False, now, reason="Unschedulable", message=message)
+
+        self.objects.mutate(registry.POD, namespace, name, unschedulable)
+
+    def _schedule_gang(self, gkey: Key, free: dict[str, Resources]) -> None:
+        ns, group = gkey
+        pg = self.objects.find(registry.PODGROUP, ns, group)
+        if pg is None:
+            return  # as in Volcano, pods wait for their PodGroup
+        spec, phase = pg.get("spec", {}), pg.get("status", {}).get("phase", "Pending")
+        min_member = int(spec.get("minMember") or 1)
+        members = sorted(k for k in self._groups.get(gkey, ()) if k in self._pending)
+        alive = sum(1 for k in self._groups.get(gkey, ()) if k in self._placed)
+        need = max(0, min_member - alive - self._succeeded(gkey))
+        if len(members) < need:
+            return  # the gang is not complete yet
+        pods = [p for k in members if (p := self.objects.find(registry.POD, *k)) is not None]
+        requests = [quantity.pod_requests(p) for p in pods]
+        queue_name = str(spec.get("queue") or "default")
+        queue = self.objects.find(registry.QUEUE, "", queue_name)
+        capability = quantity.parse_map((queue or {}).get("spec", {}).get("capability"))
+        used = dict(self._queue_usage.get(queue_name, {}))
+        minimum = quantity.parse_map(spec.get("minResources")) or quantity.total(requests[:need])
+        if phase == "Pending" and need:
+            problem = self._enqueue_problem(queue_name, queue, capability, used, minimum, free)
+            if problem:
+                self._gang_status(gkey, phase, False, "NotEnoughResources", problem)
+                return
+            phase = "Inqueue"
+            self._gang_status(gkey, phase, None, "", "")
+        trial = {name: dict(room) for name, room in free.items()}
+        placements: list[tuple[Obj, str]] = []
+        for pod, request in zip(pods, requests, strict=True):
+            if not quantity.within(request, capability, used):
+                continue
+            node = self._place(request, trial)
+            if node is not None:
+                placements.append((pod, node))
+                quantity.add(used, request)
+        if len(placements) < need:
+            unplaced = need - len(placements)
+            why = self._why(requests[0], free)
+            message = f"{unplaced}/{min_member} tasks in gang unschedulable: {why}"
+            self._gang_status(
+                gkey, "Unknown" if alive else phase, False, "NotEnoughResources", message
+            )
+            return
+        if not placements:
+            return
+        free.clear()
+        free.update(trial)
+        for pod, node in placements:
+            bind(self.objects, pod["metadata"]["namespace"], pod["metadata"]["name"], node)
+        self._dirty_groups.add(gkey)
+
+    def _enqueue_problem(
+        self,
+        name: str,
+        queue: Obj | None,
+        capability: Resources,
+        used: Resources,
+        minimum: Resources,
+        free: dict[str, Resources],
+    ) -> str:
+        if queue is None:
+            return f'queue "{name}" does not exist'
+        if queue.get("status", {}).get("state", "Open") != "Open":
+            return f'queue "{name}" is {queue["status"]["state"]}'
+        if not quantity.within(minimum, capability, used):
+            lacking = ", ".join(
+                n for n in capability if minimum.get(n, 0.0) + used.get(n, 0.0) > capability[n]
+            )
+            return f'queue "{name}" capability exceeded: {lacking}'
+        idle = quantity.total(free.values())
+        if not quantity.fits(minimum, idle):
+            lacking = ", ".join(quantity.shortfall(minimum, idle))
+            return f"cluster resources are not enough for minResources: {lacking}"
+        return ""
+
+    def _succeeded(self, gkey: Key) -> int:
+        return sum(1 for _ in self._member_phases(gkey) if _ == "Succeeded")
+
+    def _member_phases(self, gkey: Key) -> list[str]:
+        phases = []
+        for key in self._groups.get(gkey, ()):
+            entry = self.objects.store.get(registry.POD, key)
+            if entry is not None:
+                phases.append(entry.obj.get("status", {}).get("phase", "Pending"))
+        return phases
+
+    def _refresh_group(self, gkey: Key) -> None:
+        """Recompute a PodGroup's counts and phase from its pods."""
+        pg = self.objects.find(registry.PODGROUP, *gkey)
+        if pg is None:
+            return
+        counts = Counter(self._member_phases(gkey))
+        alive = sum(1 for k in self._groups.get(gkey, ()) if k in self._placed)
+        min_member = int(pg.get("spec", {}).get("minMember") or 1)
+        phase = pg.get("status", {}).get("phase", "Pending")
+        if alive + counts["Succeeded"] >= min_member and (alive or counts["Succeeded"]):
+            phase, scheduled = "Running", True
+        elif alive:
+            phase, scheduled = "Unknown", None
+        else:
+            scheduled = None
+        self._gang_status(gkey, phase, scheduled, "", "", counts=counts)
+
+    def _gang_status(
+        self,
+        gkey: Key,
+        phase: str,
+        scheduled: bool | None,
+        reason: str,
+        message: str,
+        *,
+        counts: Counter[str] | None = None,
+    ) -> None:
+        now = self.objects.clock.timestamp()
+
+        def update(obj: Obj) -> None:
+            status = obj.setdefault("status", {})
+            status["phase"] = phase
+            if counts is not None:
+                for field in ("running", "succeeded", "failed"):
+                    status[field] = counts[field.capitalize()]
+                    if not status[field]:
+                        del status[field]
+            if scheduled is True:
+                set_condition(obj, "Unschedulable", False, now, reason="Scheduled", message="")
+                set_condition(
+                    obj, "Scheduled", True, now, reason="tasks in gang are ready to be scheduled"
+                )
+            elif scheduled is False:
+                set_condition(obj, "Unschedulable", True, now, reason=reason, message=message)
+
+        self.objects.mutate(registry.PODGROUP, *gkey, update)

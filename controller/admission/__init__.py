@@ -1,0 +1,59 @@
+"""Job admission: Volcano's defaults and validation, as pure functions.
+
+lavalog runs no admission webhook of its own, so the decider admits each job it
+observes: `admit_job` for a new one, `admit_update` for a change to an admitted one.
+Both decode the raw `spec` a user gave, apply Volcano's defaults (`defaults`) and check
+Volcano's rules (`rules`, `update`), and answer with the defaulted spec or with every
+problem found, each naming its field path. docs/admission.md lists the rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from controller.admission.decoding import decode_spec
+from controller.admission.defaults import with_defaults
+from controller.admission.rules import check_new_job
+from controller.admission.update import check_update
+from events.volcano import FieldError, JobSpec
+
+__all__ = ["Admitted", "Rejected", "admit_job", "admit_update"]
+
+
+class Admitted(msgspec.Struct, frozen=True):
+    """The job may run as `spec`: decoded, with Volcano's defaults applied."""
+
+    spec: JobSpec
+
+
+class Rejected(msgspec.Struct, frozen=True):
+    """The job may not run: every problem found, each naming its field path."""
+
+    errors: tuple[FieldError, ...]
+
+
+def admit_job(raw_spec: Mapping[str, Any]) -> Admitted | Rejected:
+    """Decode the raw `spec` of a Job as a user gave it, apply Volcano's defaults, validate
+    with Volcano's admission rules. Never raises on bad input: that is a Rejected."""
+    given, errors = decode_spec(raw_spec)
+    if given is None:
+        return Rejected(errors)
+    spec = with_defaults(given)
+    problems = check_new_job(spec, given)
+    return Rejected(tuple(problems)) if problems else Admitted(spec)
+
+
+def admit_update(old: JobSpec, raw_new_spec: Mapping[str, Any]) -> Admitted | Rejected:
+    """Volcano's rules for updating an admitted job: only scaling (replicas, minAvailable,
+    maxRetry) and priorityClassName may change. `old` is the spec admitted before."""
+    given, errors = decode_spec(raw_new_spec)
+    if given is None:
+        return Rejected(errors)
+    # Volcano stores defaults on create; lavalog sees the raw spec again, so it defaults
+    # both sides the same way (a no-op on a spec that is already defaulted)
+    new = with_defaults(given)
+    problems = check_update(with_defaults(old), new, given)
+    return Rejected(tuple(problems)) if problems else Admitted(new)

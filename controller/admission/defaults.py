@@ -1,0 +1,72 @@
+"""Volcano's defaults, as its mutating webhook (`mutate_job.go`) writes them into a new Job.
+
+Validation runs on the defaulted spec, as Kubernetes runs mutating webhooks before
+validating ones. Every default only fills a value left unset, so applying them to an
+already defaulted spec changes nothing; `admit_update` relies on that.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from events.volcano import JobSpec, TaskSpec
+
+DEFAULT_QUEUE = "default"
+DEFAULT_SCHEDULER = "volcano"
+#: what Volcano writes for a job or task `maxRetry` of 0 (so 0 can never be asked for)
+DEFAULT_MAX_RETRY = 3
+#: unnamed tasks become `default0`, `default1`, ... by their index
+DEFAULT_TASK_PREFIX = "default"
+#: plugins that need others: the distributed frameworks address peers through svc's
+#: headless Service and hosts file, and mpi also logs in to them through ssh
+IMPLIED_PLUGINS: dict[str, tuple[str, ...]] = {
+    "tensorflow": ("svc",),
+    "pytorch": ("svc",),
+    "mpi": ("svc", "ssh"),
+}
+
+
+def with_defaults(spec: JobSpec) -> JobSpec:
+    """`spec` as Volcano stores it after admission."""
+    tasks = tuple(_task_with_defaults(index, task) for index, task in enumerate(spec.tasks))
+    return msgspec.structs.replace(
+        spec,
+        queue=spec.queue or DEFAULT_QUEUE,
+        scheduler_name=spec.scheduler_name or DEFAULT_SCHEDULER,
+        max_retry=spec.max_retry or DEFAULT_MAX_RETRY,
+        tasks=tasks,
+        # the gang is every task's own minimum, counted after those were defaulted
+        min_available=spec.min_available or sum(task.min_available or 0 for task in tasks),
+        plugins=_plugins_with_implied(spec.plugins),
+    )
+
+
+def _task_with_defaults(index: int, task: TaskSpec) -> TaskSpec:
+    return msgspec.structs.replace(
+        task,
+        name=task.name or f"{DEFAULT_TASK_PREFIX}{index}",
+        min_available=task.replicas if task.min_available is None else task.min_available,
+        max_retry=task.max_retry or DEFAULT_MAX_RETRY,
+        template=_template_with_dns_policy(task.template),
+    )
+
+
+def _plugins_with_implied(plugins: dict[str, list[str]]) -> dict[str, list[str]]:
+    result = dict(plugins)
+    for plugin in plugins:
+        for implied in IMPLIED_PLUGINS.get(plugin, ()):
+            result.setdefault(implied, [])
+    return result
+
+
+def _template_with_dns_policy(template: dict[str, Any]) -> dict[str, Any]:
+    """A host-network pod still resolves cluster names: Volcano sets
+    `dnsPolicy: ClusterFirstWithHostNet` when the template leaves it empty."""
+    pod_spec = template.get("spec")
+    if not isinstance(pod_spec, dict) or pod_spec.get("hostNetwork") is not True:
+        return template
+    if pod_spec.get("dnsPolicy"):
+        return template
+    return {**template, "spec": {**pod_spec, "dnsPolicy": "ClusterFirstWithHostNet"}}

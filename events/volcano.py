@@ -48,10 +48,11 @@ class Event(StrEnum):
     UNKNOWN = "Unknown"
     TASK_COMPLETED = "TaskCompleted"
     TASK_FAILED = "TaskFailed"
+    #: the spec changed (scaling); a policy may name it, `*` does not cover it
+    JOB_UPDATED = "JobUpdated"
     # internal: never matched by a policy
     OUT_OF_SYNC = "OutOfSync"
     COMMAND_ISSUED = "CommandIssued"
-    JOB_UPDATED = "JobUpdated"
 
 
 class Action(StrEnum):

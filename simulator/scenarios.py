@@ -51,6 +51,11 @@ class JobScript:
         self.time += seconds
         return self
 
+    def at(self, time: float) -> Self:
+        """Move the clock to `time` (seconds since the epoch)."""
+        self.time = time
+        return self
+
     def submit(self, spec: dict[str, Any] | None = None) -> Self:
         """The job is created, or (given a new spec) updated to a new generation."""
         if spec is not None:

@@ -1,7 +1,7 @@
 """Which action an event leads to: Volcano's `applyPolicies`, in its order.
 
 1. an action already chosen (a command, a delayed action coming due) is taken as is;
-2. internal events (OutOfSync, JobUpdated) only sync;
+2. internal events (OutOfSync, CommandIssued without an action) only sync;
 3. an event from a pod of an older job version only syncs;
 4. the task's policies, then the job's; the first that matches wins;
 5. otherwise sync.
@@ -20,7 +20,7 @@ from events.volcano import Action, Event, JobSpec, LifecyclePolicy
 WILDCARD_EVENTS = frozenset(
     {Event.POD_FAILED, Event.POD_EVICTED, Event.UNKNOWN, Event.TASK_COMPLETED, Event.TASK_FAILED}
 )
-_NEVER_MATCHED = frozenset({Event.OUT_OF_SYNC, Event.JOB_UPDATED, Event.COMMAND_ISSUED})
+_NEVER_MATCHED = frozenset({Event.OUT_OF_SYNC, Event.COMMAND_ISSUED})
 
 
 class Resolution(msgspec.Struct, frozen=True):

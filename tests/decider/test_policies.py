@@ -33,6 +33,8 @@ CASES = [
     pytest.param([{"event": "PodFailed", "action": "RestartJob"}], [], Trigger(event="PodFailed", task="worker", exit_code=1, job_version=0), ("RestartJob", ("job", 0)), id="event-needs-no-exit-code"),
     pytest.param([{"event": "PodFailed", "action": "RestartJob"}], [], Trigger(event="PodFailed", task="worker", job_version=-1), ("SyncJob", None), id="stale-version-syncs"),
     pytest.param([{"event": "*", "action": "RestartJob"}], [], Trigger(event="OutOfSync"), ("SyncJob", None), id="out-of-sync-never-matches"),
+    pytest.param([{"event": "JobUpdated", "action": "RestartJob"}], [], Trigger(event="JobUpdated"), ("RestartJob", ("job", 0)), id="job-updated-when-named"),
+    pytest.param([{"event": "*", "action": "RestartJob"}], [], Trigger(event="JobUpdated"), ("SyncJob", None), id="wildcard-not-job-updated"),
     pytest.param([{"event": "*", "action": "RestartJob"}], [], Trigger(event="CommandIssued", action="AbortJob"), ("AbortJob", None), id="command-action-is-taken-as-is"),
 ]
 # fmt: on

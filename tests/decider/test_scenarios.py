@@ -394,3 +394,16 @@ def test_delayed_actions_are_cancelled_when_the_job_moves_on():
     cancelled = [d.reason for d in decisions if isinstance(d, TimerCancelled)]
     assert cancelled == ["job entered Aborting"]
     assert not state.timers
+
+
+def test_restart_task_without_a_task_only_syncs():
+    """`*: RestartTask` on a PodGroup going Unknown has no task to restart."""
+    spec = job(task("worker", 2), policies=[{"event": "*", "action": "RestartTask"}])
+    script = JobScript("notask", spec).submit().podgroup("Inqueue")
+    running(script, "worker", 2)
+    script.podgroup("Unknown")
+
+    state, decisions = run(script)
+
+    assert killed(decisions) == []
+    assert state.phase == "Running" and state.retry_count == 0

@@ -61,6 +61,8 @@ def start_kill(step: Step, request: ActionRequest) -> bool:
     (RestartTask/RestartPod keep the version, so the other tasks' events stay current).
     """
     if request.action in _TARGET_KILLS:
+        if not request.trigger.task:
+            return False  # e.g. `*: RestartTask` on Unknown: no task to restart, only sync
         restart = enter(JobPhase.RESTARTING, request, count_retry=True, bump_version=False)
         kill_target(step, request, restart)
         return True

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+from collections.abc import AsyncIterator, Iterator, Mapping
+from itertools import islice
 from pathlib import Path
 
 from events.codec import DecodeError, decode_event
 from projections.feed import Position, Sourced
+from projections.store import Store
 
 
 def file_source(path: Path) -> str:
@@ -29,3 +32,30 @@ def read_file(path: Path, *, start: int = 0) -> Iterator[Sourced]:
             except DecodeError as exc:
                 raise DecodeError(f"{path}:{number + 1}: {exc}") from exc
             yield Sourced(event, raw, Position(source, 0, number))
+
+
+class FileSource:
+    """A JSONL file as a runner source: read once, from the line the store last reached."""
+
+    def __init__(self, path: Path, *, batch_size: int = 5_000) -> None:
+        self.path = path
+        self._batch_size = batch_size
+        self._done = False
+
+    @property
+    def caught_up(self) -> bool:
+        return self._done
+
+    def lag(self) -> Mapping[tuple[str, int], int]:
+        return {}
+
+    async def batches(self, store: Store) -> AsyncIterator[list[Sourced]]:
+        start = store.positions(file_source(self.path)).get(0, 0)
+        events = read_file(self.path, start=start)
+        while True:
+            # decoding is the costly part: keep it off the event loop
+            batch = await asyncio.to_thread(list, islice(events, self._batch_size))
+            if not batch:
+                break
+            yield batch
+        self._done = True

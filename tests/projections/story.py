@@ -249,12 +249,15 @@ def failing_job(
         ),
     )
     s.at(start + 3)
+    pod_uid = f"{uid}-m0"
     running = s.pod(
-        "main", 0, "m0", 0, "Running", node="node-a", created=start + 1, started=start + 3
+        "main", 0, pod_uid, 0, "Running", node="node-a", created=start + 1, started=start + 3
     )
     s.decide(running, phase("Pending", "Running"))
     s.at(start + 20)
-    failed = s.pod("main", 0, "m0", 0, "Failed", exit_code=1, reason="Error", finished=start + 20)
+    failed = s.pod(
+        "main", 0, pod_uid, 0, "Failed", exit_code=1, reason="Error", finished=start + 20
+    )
     s.decide(
         failed,
         (
@@ -272,6 +275,6 @@ def failing_job(
         phase("Running", "Aborting", reason="PodFailed"),
     )
     s.at(start + 21)
-    gone = s.pod_gone("main", 0, "m0", 0, "Failed")
+    gone = s.pod_gone("main", 0, pod_uid, 0, "Failed")
     s.decide(gone, phase("Aborting", "Aborted", reason="PodFailed"))
     return s

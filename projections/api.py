@@ -1,0 +1,224 @@
+"""The HTTP API under `/api/v1/`, plus `/metrics`, `/healthz` and `/readyz`.
+
+Handlers only parse, ask `Queries` (in a worker thread: SQLite blocks) and encode. The
+raw events are passed through as stored, byte for byte, so the audit trail a client
+reads is exactly what was on the topics.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import msgspec
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+
+from events.codec import encode
+from events.timestamps import from_rfc3339
+from events.topics import job_key
+from projections.live import LiveHub, StreamFilter
+from projections.metrics import registry_for
+from projections.queries import JobFilter, Queries
+
+MAX_PAGE = 1_000
+#: An SSE comment this often keeps proxies from closing an idle stream.
+HEARTBEAT_SECONDS = 15.0
+
+
+class FeedStatus(Protocol):
+    """What the API reports about the runner feeding the store."""
+
+    @property
+    def ready(self) -> bool:
+        """The store has caught up with its source once."""
+        ...
+
+    @property
+    def error(self) -> str | None:
+        """Why the feed stopped, if it did."""
+        ...
+
+    def lag(self) -> Mapping[tuple[str, int], int]: ...
+
+
+@dataclass(frozen=True)
+class Api:
+    queries: Queries
+    hub: LiveHub
+    status: FeedStatus
+
+
+API = web.AppKey("api", Api)
+REGISTRY = web.AppKey("registry", CollectorRegistry)
+
+
+class BadRequest(web.HTTPBadRequest):
+    def __init__(self, message: str) -> None:
+        super().__init__(
+            text=msgspec.json.encode({"error": message}).decode(), content_type="application/json"
+        )
+
+
+def add_routes(app: web.Application, api: Api) -> None:
+    app[API] = api
+    app[REGISTRY] = registry_for(api.queries, api.status.lag)
+    app.router.add_get("/api/v1/jobs", _jobs)
+    app.router.add_get("/api/v1/jobs/{namespace}/{name}", _job)
+    app.router.add_get("/api/v1/jobs/{namespace}/{name}/events", _job_events)
+    app.router.add_get("/api/v1/stats", _stats)
+    app.router.add_get("/api/v1/stream", _stream)
+    app.router.add_get("/metrics", _metrics)
+    app.router.add_get("/healthz", _healthz)
+    app.router.add_get("/readyz", _readyz)
+
+    async def close_streams(app: web.Application) -> None:
+        api.hub.close()
+
+    app.on_shutdown.append(close_streams)
+
+
+def _json(value: Any, *, status: int = 200) -> web.Response:
+    return web.Response(
+        body=msgspec.json.encode(value), status=status, content_type="application/json"
+    )
+
+
+def _time(query: Mapping[str, str], name: str) -> float | None:
+    """A time parameter: seconds since the epoch or RFC 3339."""
+    text = query.get(name)
+    if not text:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        return from_rfc3339(text)
+    except ValueError:
+        raise BadRequest(f"{name}: expected epoch seconds or RFC 3339, not {text!r}") from None
+
+
+def _int(query: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
+    text = query.get(name)
+    if text is None:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise BadRequest(f"{name}: expected an integer, not {text!r}") from None
+    if not low <= value <= high:
+        raise BadRequest(f"{name}: expected {low} to {high}, not {value}")
+    return value
+
+
+def _list(query: Mapping[str, str], name: str) -> tuple[str, ...]:
+    return tuple(part for part in query.get(name, "").split(",") if part)
+
+
+def job_filter(query: Mapping[str, str]) -> JobFilter:
+    """The filters shared by the job list and the stats."""
+    return JobFilter(
+        namespace=query.get("namespace", ""),
+        queue=query.get("queue", ""),
+        phases=_list(query, "phase"),
+        since=_time(query, "since"),
+        until=_time(query, "until"),
+        search=query.get("q", ""),
+    )
+
+
+async def _jobs(request: web.Request) -> web.Response:
+    queries = request.app[API].queries
+    where = job_filter(request.query)
+    limit = _int(request.query, "limit", 50, 1, MAX_PAGE)
+    after = request.query.get("after")
+    try:
+        page = await asyncio.to_thread(queries.jobs, where, limit=limit, after=after)
+    except ValueError:
+        raise BadRequest(f"after: not a cursor from this API: {after!r}") from None
+    return _json(page)
+
+
+async def _job(request: web.Request) -> web.Response:
+    queries = request.app[API].queries
+    key = job_key(request.match_info["namespace"], request.match_info["name"])
+    incarnation = request.query.get("incarnation")
+    number = _int(request.query, "incarnation", 0, 1, 1 << 30) if incarnation else None
+    timeline = await asyncio.to_thread(queries.timeline, key, incarnation=number)
+    if timeline is None:
+        return _json({"error": f"no job {key}"}, status=404)
+    incarnations = await asyncio.to_thread(queries.incarnations, key)
+    return _json({"timeline": timeline, "incarnations": incarnations})
+
+
+async def _job_events(request: web.Request) -> web.Response:
+    queries = request.app[API].queries
+    key = job_key(request.match_info["namespace"], request.match_info["name"])
+    after = _int(request.query, "after", 0, 0, 1 << 62)
+    uid = request.query.get("uid") or None
+    events = await asyncio.to_thread(queries.events, key, after=after, uid=uid)
+    return _json(
+        {
+            "events": [
+                {"seq": e.seq, "kind": e.kind, "type": e.type, "event": msgspec.Raw(e.body)}
+                for e in events
+            ]
+        }
+    )
+
+
+async def _stats(request: web.Request) -> web.Response:
+    queries = request.app[API].queries
+    return _json(await asyncio.to_thread(queries.counts, job_filter(request.query)))
+
+
+async def _stream(request: web.Request) -> web.StreamResponse:
+    """Server-Sent Events: `id` is the store's sequence number, `event` the event type."""
+    api = request.app[API]
+    wanted = StreamFilter(
+        key=request.query.get("job", ""),
+        namespace=request.query.get("namespace", ""),
+        types=frozenset(_list(request.query, "type")),
+    )
+    response = web.StreamResponse(
+        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+    )
+    await response.prepare(request)
+    async with api.hub.subscribe(wanted) as queue:
+        await response.write(b": stream open\n\n")  # subscribed: nothing stored from now is missed
+        while True:
+            try:
+                item = await asyncio.wait_for(queue.get(), HEARTBEAT_SECONDS)
+            except TimeoutError:
+                await response.write(b": heartbeat\n\n")
+                continue
+            if item is None:
+                break
+            name = type(item.event).__name__
+            data = item.raw if b"\n" not in item.raw else encode(item.event)
+            await response.write(
+                b"id: %d\nevent: %s\ndata: %s\n\n" % (item.seq, name.encode(), data)
+            )
+    return response
+
+
+async def _metrics(request: web.Request) -> web.Response:
+    body = await asyncio.to_thread(generate_latest, request.app[REGISTRY])
+    return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+
+async def _healthz(request: web.Request) -> web.Response:
+    error = request.app[API].status.error
+    if error is not None:
+        return _json({"status": "failed", "error": error}, status=503)
+    return _json({"status": "ok"})
+
+
+async def _readyz(request: web.Request) -> web.Response:
+    status = request.app[API].status
+    if not status.ready:
+        return _json({"status": "catching up"}, status=503)
+    return _json({"status": "ready"})

@@ -1,0 +1,62 @@
+"""The projections service: a store fed by a source, served over HTTP.
+
+`create_app` is the web application alone (tests drive it with aiohttp's client);
+`serve` runs it with the runner that feeds the store, until cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from aiohttp import web
+
+from projections import api
+from projections import web as ui
+from projections.live import LiveHub
+from projections.queries import Queries
+from projections.runner import Runner, Source
+from projections.store import Store
+
+
+def create_app(*, queries: Queries, hub: LiveHub, status: api.FeedStatus) -> web.Application:
+    app = web.Application()
+    api.add_routes(app, api.Api(queries=queries, hub=hub, status=status))
+    ui.add_routes(app)
+    return app
+
+
+async def serve(
+    *,
+    store: Store,
+    source: Source,
+    host: str,
+    port: int,
+    started: Callable[[str], None] = lambda url: None,
+) -> None:
+    """Feed the store and serve it until cancelled; `started` gets the URL once listening."""
+    hub = LiveHub()
+    runner = Runner(store, source, hub)
+    queries = Queries(store.path)
+    site_runner = web.AppRunner(create_app(queries=queries, hub=hub, status=runner))
+    await site_runner.setup()
+    try:
+        site = web.TCPSite(site_runner, host, port)
+        await site.start()
+        started(url_of(site_runner, host))
+        feed = asyncio.create_task(runner.run())
+        try:
+            await feed
+            await asyncio.Event().wait()  # a file has ended: keep serving what it held
+        finally:
+            feed.cancel()
+    finally:
+        await site_runner.cleanup()
+        queries.close()
+
+
+def url_of(site_runner: web.AppRunner, host: str) -> str:
+    """The URL a browser opens (the real port when 0 was asked for)."""
+    port = site_runner.addresses[0][1]
+    shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
+    return f"http://{shown}:{port}/"

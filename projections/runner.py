@@ -1,0 +1,69 @@
+"""The runner: feeds the store from a source, batch by batch, and publishes what was new.
+
+Sources decide where reading starts (the positions stored with the data) and when
+they have caught up; the runner only applies batches in a worker thread (SQLite
+blocks) and reports its progress to `/readyz`, `/healthz` and `/metrics`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping
+from typing import Protocol
+
+import structlog
+
+from projections.feed import Sourced
+from projections.live import LiveHub
+from projections.store import Store
+
+log = structlog.get_logger(__name__)
+
+
+class Source(Protocol):
+    """A stream of event batches for one store."""
+
+    def batches(self, store: Store) -> AsyncIterator[list[Sourced]]:
+        """Batches from where `store`'s positions say this source was left."""
+        ...
+
+    @property
+    def caught_up(self) -> bool:
+        """Everything that was in the source when reading began has been read."""
+        ...
+
+    def lag(self) -> Mapping[tuple[str, int], int]: ...
+
+
+class Runner:
+    """Runs one source into one store; its attributes are the feed's status."""
+
+    def __init__(self, store: Store, source: Source, hub: LiveHub | None = None) -> None:
+        self._store = store
+        self._source = source
+        self._hub = hub
+        self.applied = 0
+        self.ready = False
+        self.error: str | None = None
+
+    def lag(self) -> Mapping[tuple[str, int], int]:
+        return self._source.lag()
+
+    async def run(self) -> None:
+        """Apply batches until the source ends (a file) or the task is cancelled."""
+        try:
+            async for batch in self._source.batches(self._store):
+                applied = await asyncio.to_thread(self._store.apply, batch)
+                self.applied += len(applied)
+                if self._hub is not None:
+                    self._hub.publish(applied)
+                if self._source.caught_up and not self.ready:
+                    self.ready = True
+                    log.info("projections caught up", applied=self.applied)
+            self.ready = True
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            self.error = f"{type(exc).__name__}: {exc}"
+            log.exception("projections feed stopped")
+            raise

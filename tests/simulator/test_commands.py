@@ -1,0 +1,65 @@
+"""How the kubelet reads a container's command: a table, run on a fake clock."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from simulator import commands
+
+DEFAULT = 7.0
+
+
+async def run(
+    command: list[str] | None, args: list[str] | None = None
+) -> tuple[int, float, list[str]]:
+    slept: list[float] = []
+    logged: list[str] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    program = commands.parse(command, args)
+    code = await commands.run(program, sleep=sleep, log=logged.append, default_seconds=DEFAULT)
+    return code, sum(slept), logged
+
+
+@pytest.mark.parametrize(
+    ("command", "args", "code", "seconds", "log"),
+    [
+        pytest.param(["sleep", "5"], None, 0, 5, [], id="sleep"),
+        pytest.param(["sleep"], ["2m"], 0, 120, [], id="sleep-args-unit"),
+        pytest.param(["/bin/sleep", "1.5"], None, 0, 1.5, [], id="sleep-path-fraction"),
+        pytest.param(["sh", "-c", "exit 3"], None, 3, 0, [], id="exit"),
+        pytest.param(["true"], None, 0, 0, [], id="true"),
+        pytest.param(["false"], None, 1, 0, [], id="false"),
+        pytest.param(["echo", "hello", "world"], None, 0, 0, ["hello world"], id="echo"),
+        pytest.param(["sh", "-c", "sleep 5; exit 3"], None, 3, 5, [], id="sequence"),
+        pytest.param(
+            ["/bin/bash", "-c", "false && sleep 9; echo done"], None, 0, 0, ["done"], id="and-skips"
+        ),
+        pytest.param(["sh", "-c", "true && sleep 2 && exit 4"], None, 4, 2, [], id="and-runs"),
+        pytest.param(["sh", "-c", "false || echo recovered"], None, 0, 0, ["recovered"], id="or"),
+        pytest.param(["sh", "-c", "false; exit"], None, 1, 0, [], id="exit-keeps-status"),
+        pytest.param(
+            ["sh", "-c", "echo 'a; b'; exit 256"], None, 0, 0, ["a; b"], id="quoted-and-wrapped"
+        ),
+        pytest.param(["sh", "-c", "sleep 1\nsleep 2"], None, 0, 3, [], id="newlines"),
+        pytest.param(["sh"], ["-c", "sleep 3 ; false"], 1, 3, [], id="script-in-args"),
+        pytest.param(["python", "train.py"], None, 0, DEFAULT, [], id="unknown-runs-default"),
+        pytest.param(None, None, 0, DEFAULT, [], id="image-entrypoint"),
+        pytest.param(
+            ["sh", "-c", "sleep 4; python train.py; exit 2"], None, 2, 4 + DEFAULT, [], id="mixed"
+        ),
+        pytest.param(["sleep", "nope"], None, 1, 0, [], id="bad-sleep"),
+    ],
+)
+async def test_command_interpretation(
+    command: list[str] | None, args: list[str] | None, code: int, seconds: float, log: list[str]
+) -> None:
+    assert await run(command, args) == (code, seconds, log)
+
+
+async def test_sleep_infinity() -> None:
+    assert (await run(["sleep", "infinity"]))[1] == math.inf

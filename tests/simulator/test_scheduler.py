@@ -1,0 +1,233 @@
+"""The scheduler: the 2 x 4-GPU deadlock of one-by-one scheduling and how gang
+scheduling avoids it; PodGroup phases, conditions and queue capability."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from kubernetes_asyncio.client import ApiClient
+
+from simulator.server import SimulatedCluster
+from simulator.testing import api_client
+from tests.simulator.kube import SCHED, core_api, custom_api, eventually
+
+GPU = {"nvidia.com/gpu": "1"}
+
+
+def worker(job: str, index: int, command: list[str], *, gang: bool) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": f"{job}-worker-{index}", "labels": {"job": job}}
+    if gang:
+        meta["annotations"] = {"scheduling.k8s.io/group-name": job}
+    return {
+        "metadata": meta,
+        "spec": {
+            "schedulerName": "volcano" if gang else "default-scheduler",
+            "restartPolicy": "Never",
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "x",
+                    "command": command,
+                    "resources": {"requests": GPU, "limits": GPU},
+                }
+            ],
+        },
+    }
+
+
+def podgroup(name: str, min_member: int, queue: str = "default") -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name},
+        "spec": {"minMember": min_member, "queue": queue},
+    }
+
+
+async def submit_interleaved(api: ApiClient, command: dict[str, list[str]], *, gang: bool) -> None:
+    """Two 4-GPU jobs whose pods arrive interleaved, as two controllers create them."""
+    core = core_api(api)
+    if gang:
+        for job in command:
+            await custom_api(api).create_namespaced_custom_object(
+                *SCHED, "default", "podgroups", podgroup(job, 4)
+            )
+    for i in range(4):
+        for job, cmd in command.items():
+            await core.create_namespaced_pod("default", worker(job, i, cmd, gang=gang))
+
+
+async def bound_per_job(api: ApiClient) -> dict[str, int]:
+    pods = await core_api(api).list_namespaced_pod("default", field_selector="spec.nodeName!=")
+    counts: dict[str, int] = {}
+    for p in pods.items:
+        counts[p.metadata.labels["job"]] = counts.get(p.metadata.labels["job"], 0) + 1
+    return counts
+
+
+async def pg_status(api: ApiClient, name: str) -> dict[str, Any]:
+    pg = await custom_api(api).get_namespaced_custom_object(*SCHED, "default", "podgroups", name)
+    status: dict[str, Any] = pg.get("status", {})
+    return status
+
+
+def four_gpu_cluster() -> SimulatedCluster:
+    return SimulatedCluster(nodes=2, node_capacity={"nvidia.com/gpu": "2"}, time_scale=50)
+
+
+async def test_one_by_one_scheduling_deadlocks_two_gang_jobs() -> None:
+    async with four_gpu_cluster() as cluster, api_client(cluster) as api:
+        forever = ["sh", "-c", "sleep infinity"]  # each worker waits for all its peers
+        await submit_interleaved(api, {"a": forever, "b": forever}, gang=False)
+        await asyncio.sleep(0.3)
+        assert await bound_per_job(api) == {"a": 2, "b": 2}  # neither job can ever start
+        pending = await core_api(api).list_namespaced_pod(
+            "default", field_selector="spec.nodeName="
+        )
+        assert len(pending.items) == 4
+        condition = next(c for c in pending.items[0].status.conditions if c.type == "PodScheduled")
+        assert condition.status == "False" and condition.reason == "Unschedulable"
+        assert "Insufficient nvidia.com/gpu" in condition.message
+
+
+async def test_gang_scheduling_runs_one_job_whole_then_the_other() -> None:
+    async with four_gpu_cluster() as cluster, api_client(cluster) as api:
+        short = ["sh", "-c", "sleep 10"]
+        await submit_interleaved(api, {"a": short, "b": short}, gang=True)
+
+        async def one_whole_job() -> bool:
+            return sorted((await bound_per_job(api)).items()) in ([("a", 4)], [("b", 4)])
+
+        await eventually(one_whole_job)
+        first, second = ("a", "b") if "a" in await bound_per_job(api) else ("b", "a")
+        waiting = await pg_status(api, second)
+        assert waiting["phase"] == "Pending"
+        unschedulable = next(c for c in waiting["conditions"] if c["type"] == "Unschedulable")
+        assert unschedulable["status"] == "True" and "nvidia.com/gpu" in unschedulable["message"]
+
+        async def first_running() -> bool:
+            return (await pg_status(api, first)).get("phase") == "Running"
+
+        await eventually(first_running)
+
+        async def second_runs_after_first_finishes() -> bool:
+            status = await pg_status(api, second)
+            return (
+                status.get("phase") == "Running"
+                and (await pg_status(api, first)).get("succeeded") == 4
+            )
+
+        await eventually(second_runs_after_first_finishes, within=10)
+
+
+async def test_incomplete_gang_waits_for_its_members_and_its_podgroup() -> None:
+    async with four_gpu_cluster() as cluster, api_client(cluster) as api:
+        core = core_api(api)
+        for i in range(2):
+            await core.create_namespaced_pod("default", worker("g", i, ["sleep", "5"], gang=True))
+        await asyncio.sleep(0.2)
+        assert await bound_per_job(api) == {}  # no PodGroup yet
+        await custom_api(api).create_namespaced_custom_object(
+            *SCHED, "default", "podgroups", podgroup("g", 3)
+        )
+        await asyncio.sleep(0.2)
+        assert await bound_per_job(api) == {}  # 2 of 3 members exist
+        await core.create_namespaced_pod("default", worker("g", 2, ["sleep", "5"], gang=True))
+
+        async def bound() -> bool:
+            return await bound_per_job(api) == {"g": 3}
+
+        await eventually(bound)
+
+
+async def test_queue_capability_holds_a_gang_pending() -> None:
+    async with four_gpu_cluster() as cluster, api_client(cluster) as api:
+        custom = custom_api(api)
+        await custom.create_cluster_custom_object(
+            *SCHED,
+            "queues",
+            {
+                "apiVersion": "scheduling.volcano.sh/v1beta1",
+                "kind": "Queue",
+                "metadata": {"name": "small"},
+                "spec": {"capability": {"nvidia.com/gpu": "2"}},
+            },
+        )
+        await custom.create_namespaced_custom_object(
+            *SCHED, "default", "podgroups", podgroup("q", 3, "small")
+        )
+        for i in range(3):
+            await core_api(api).create_namespaced_pod(
+                "default", worker("q", i, ["sleep", "5"], gang=True)
+            )
+
+        async def held() -> bool:
+            conditions = (await pg_status(api, "q")).get("conditions", [])
+            return any("capability" in c.get("message", "") for c in conditions)
+
+        await eventually(held)
+        assert (await pg_status(api, "q"))["phase"] == "Pending"
+        assert await bound_per_job(api) == {}
+
+
+async def test_gang_that_loses_a_member_it_cannot_replace_is_unknown() -> None:
+    async with SimulatedCluster(
+        nodes=1, node_capacity={"nvidia.com/gpu": "2"}, time_scale=50
+    ) as cluster, api_client(cluster) as api:
+        core = core_api(api)
+        forever = ["sleep", "infinity"]
+        await custom_api(api).create_namespaced_custom_object(
+            *SCHED, "default", "podgroups", podgroup("u", 2)
+        )
+        for i in range(2):
+            await core.create_namespaced_pod("default", worker("u", i, forever, gang=True))
+
+        async def running() -> bool:
+            return (await pg_status(api, "u")).get("phase") == "Running"
+
+        await eventually(running)
+        await core.create_namespaced_pod("default", worker("other", 0, forever, gang=False))
+        await core.delete_namespaced_pod("u-worker-0", "default", grace_period_seconds=0)
+
+        async def other_took_the_gpu() -> bool:
+            return (await bound_per_job(api)).get("other") == 1
+
+        await eventually(other_took_the_gpu)
+        await core.create_namespaced_pod("default", worker("u", 0, forever, gang=True))
+
+        async def unknown() -> bool:
+            status = await pg_status(api, "u")
+            return status.get("phase") == "Unknown" and any(
+                c["type"] == "Unschedulable" and c["status"] == "True"
+                for c in status.get("conditions", [])
+            )
+
+        await eventually(unknown)
+
+
+async def test_binding_subresource_assigns_a_node_once(kube_api: ApiClient) -> None:
+    core = core_api(kube_api)
+    await core.create_namespaced_pod(
+        "default",
+        {
+            "metadata": {"name": "manual"},
+            "spec": {"schedulerName": "mine", "containers": [{"name": "c", "image": "x"}]},
+        },
+    )
+    binding = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "manual"},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": "node-2"},
+    }
+    first = await core.create_namespaced_pod_binding(
+        "manual", "default", binding, _preload_content=False
+    )
+    assert first.status == 201
+    got = await core.read_namespaced_pod("manual", "default")
+    assert got.spec.node_name == "node-2"
+    again = await core.create_namespaced_pod_binding(
+        "manual", "default", binding, _preload_content=False
+    )
+    assert again.status == 409

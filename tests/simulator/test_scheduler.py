@@ -172,9 +172,10 @@ async def test_queue_capability_holds_a_gang_pending() -> None:
 
 
 async def test_gang_that_loses_a_member_it_cannot_replace_is_unknown() -> None:
-    async with SimulatedCluster(
-        nodes=1, node_capacity={"nvidia.com/gpu": "2"}, time_scale=50
-    ) as cluster, api_client(cluster) as api:
+    async with (
+        SimulatedCluster(nodes=1, node_capacity={"nvidia.com/gpu": "2"}, time_scale=50) as cluster,
+        api_client(cluster) as api,
+    ):
         core = core_api(api)
         forever = ["sleep", "infinity"]
         await custom_api(api).create_namespaced_custom_object(

@@ -1,0 +1,106 @@
+"""Injected faults: API latency, 500 and 429 answers, and the /sim admin endpoints."""
+
+from __future__ import annotations
+
+import asyncio
+
+import aiohttp
+import pytest
+from kubernetes_asyncio.client import ApiClient
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from simulator.faults import ApiFaults
+from simulator.server import SimulatedCluster
+from simulator.testing import api_client
+from tests.simulator.kube import core_api, eventually, running_pod
+
+
+@pytest.mark.parametrize(
+    ("settings", "code", "reason"),
+    [
+        pytest.param({"error_rate": 1.0}, 500, "InternalError", id="500"),
+        pytest.param({"throttle_rate": 1.0}, 429, "TooManyRequests", id="429"),
+    ],
+)
+async def test_error_answers_are_status_objects(
+    sim_cluster: SimulatedCluster, settings: dict[str, float], code: int, reason: str
+) -> None:
+    sim_cluster.admin.set_api_faults(**settings)
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(f"{sim_cluster.url}/api/v1/pods") as r,
+    ):
+        body = await r.json()
+        assert (r.status, body["kind"], body["reason"]) == (code, "Status", reason)
+        if code == 429:
+            assert r.headers["Retry-After"] == "1"
+        async with session.get(f"{sim_cluster.url}/sim/state") as admin:
+            assert admin.status == 200  # the admin endpoints never fail
+
+
+async def test_error_rate_hits_a_share_of_requests() -> None:
+    async with SimulatedCluster(nodes=0, api_faults=ApiFaults(error_rate=0.3, seed=7)) as cluster:
+        async with api_client(cluster) as api:
+            failures = 0
+            for _ in range(200):
+                try:
+                    await core_api(api).list_namespace()
+                except ApiException as exc:
+                    assert exc.status == 500
+                    failures += 1
+            assert 30 < failures < 90
+
+
+async def test_latency_delays_answers(sim_cluster: SimulatedCluster, kube_api: ApiClient) -> None:
+    sim_cluster.admin.set_api_faults(latency=0.2)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    await core_api(kube_api).list_namespace()
+    assert loop.time() - started >= 0.2
+    sim_cluster.admin.set_api_faults(latency=0)
+
+
+async def test_admin_http_endpoints(sim_cluster: SimulatedCluster, kube_api: ApiClient) -> None:
+    core = core_api(kube_api)
+    await core.create_namespaced_pod(
+        "default", running_pod("p", ["sleep", "3600"], terminationGracePeriodSeconds=1)
+    )
+    url = sim_cluster.url + "/sim"
+    async with aiohttp.ClientSession() as session:
+        async with session.put(f"{url}/faults", json={"latency": 0.01, "throttle_rate": 0}) as r:
+            assert (await r.json())["latency"] == 0.01
+        async with session.put(f"{url}/faults", json={"bogus": 1}) as r:
+            assert r.status == 400
+        async with session.put(f"{url}/faults", json={"latency": 0}) as r:
+            assert r.status == 200
+        before = sim_cluster.clock.seconds()
+        async with session.post(f"{url}/clock/advance", json={"seconds": 100}) as r:
+            assert r.status == 200
+        assert sim_cluster.clock.seconds() - before >= 100
+        rv_before = sim_cluster.store.rv
+        async with session.post(f"{url}/watches/expire") as r:
+            assert r.status == 200
+        assert sim_cluster.store.compacted_rv >= rv_before
+        async with session.post(f"{url}/watches/drop") as r:
+            assert r.status == 200
+        async with session.post(f"{url}/nodes/node-9/lose") as r:
+            assert r.status == 404
+        async with session.post(f"{url}/nodes/node-2/lose") as r:
+            assert r.status == 200
+        async with session.post(f"{url}/nodes/node-2/restore") as r:
+            assert r.status == 200
+
+        async def running() -> bool:
+            return bool((await core.read_namespaced_pod("p", "default")).status.phase == "Running")
+
+        await eventually(running)
+        async with session.post(f"{url}/pods/default/p/evict") as r:
+            assert r.status == 200
+
+        async def evicted() -> bool:
+            return not (await core.list_namespaced_pod("default")).items
+
+        await eventually(evicted)
+        async with session.get(f"{url}/state") as r:
+            state = await r.json()
+        assert state["counts"]["nodes"] == 2 and state["counts"]["pods"] == 0

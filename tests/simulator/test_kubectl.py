@@ -1,0 +1,170 @@
+"""kubectl, unchanged, against the simulator: get, create, apply, delete, logs, get -w.
+
+kubectl comes from PATH, or from Debian's `kubernetes-client` package installed here
+when missing (the tests run as root); without it these tests skip and say why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from simulator.server import SimulatedCluster
+
+POD = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  labels: {app: web}
+spec:
+  containers:
+  - name: main
+    image: busybox
+    command: ["sh", "-c", "echo serving; sleep 3600"]
+"""
+
+JOB = """
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata:
+  name: tf
+spec:
+  minAvailable: {min}
+  schedulerName: volcano
+  tasks:
+  - name: ps
+    replicas: 1
+    template:
+      spec:
+        containers: [{name: c, image: x, command: ["sleep", "1"]}]
+"""
+
+
+def _find_kubectl() -> str:
+    found = shutil.which("kubectl")
+    if found:
+        return found
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        pytest.skip("kubectl is not installed and apt-get cannot install kubernetes-client here")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for step in (["apt-get", "update"], ["apt-get", "install", "-y", "kubernetes-client"]):
+        done = subprocess.run(
+            step, env=env, capture_output=True, text=True, timeout=300, check=False
+        )
+        if done.returncode != 0:
+            pytest.skip(
+                f"could not install kubectl ({' '.join(step)}): {done.stderr.strip()[-300:]}"
+            )
+    found = shutil.which("kubectl")
+    if not found:
+        pytest.skip("kubernetes-client installed but kubectl is not on PATH")
+    return found
+
+
+@pytest.fixture(scope="session")
+def kubectl_path() -> str:
+    return _find_kubectl()
+
+
+class Kubectl:
+    def __init__(self, path: str, cluster: SimulatedCluster, workdir: Path) -> None:
+        self.path = path
+        self.env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig_path), "HOME": str(workdir)}
+        self.workdir = workdir
+
+    async def __call__(self, *args: str, stdin: str | None = None, ok: bool = True) -> str:
+        proc = await asyncio.create_subprocess_exec(
+            self.path,
+            *args,
+            env=self.env,
+            cwd=self.workdir,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(proc.communicate(stdin.encode() if stdin else None), 30)
+        if ok:
+            assert proc.returncode == 0, f"kubectl {' '.join(args)} failed: {err.decode()}"
+        return out.decode() + ("" if ok else err.decode())
+
+    async def start(self, *args: str) -> asyncio.subprocess.Process:
+        return await asyncio.create_subprocess_exec(
+            self.path,
+            *args,
+            env=self.env,
+            cwd=self.workdir,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+
+
+@pytest_asyncio.fixture
+async def kubectl(kubectl_path: str, tmp_path: Path) -> AsyncIterator[Kubectl]:
+    async with SimulatedCluster(
+        nodes=2, time_scale=50, kubeconfig_path=tmp_path / "kubeconfig"
+    ) as cluster:
+        yield Kubectl(kubectl_path, cluster, tmp_path)
+
+
+async def test_get_nodes_and_namespaces(kubectl: Kubectl) -> None:
+    nodes = await kubectl("get", "nodes", "-o", "name")
+    assert nodes.split() == ["node/node-1", "node/node-2"]
+    namespaces = await kubectl("get", "ns")
+    assert "default" in namespaces and "kube-system" in namespaces
+
+
+async def test_create_get_logs_delete(kubectl: Kubectl) -> None:
+    assert "pod/web created" in await kubectl("create", "--validate=false", "-f", "-", stdin=POD)
+    listed = json.loads(await kubectl("get", "pods", "-l", "app=web", "-o", "json"))
+    assert [p["metadata"]["name"] for p in listed["items"]] == ["web"]
+    await kubectl("wait", "--for=condition=Ready", "pod/web", "--timeout=20s")
+    assert (await kubectl("logs", "web")).strip() == "serving"
+    phase = await kubectl("get", "pod", "web", "-o", "jsonpath={.status.phase}")
+    assert phase == "Running"
+    running = await kubectl("get", "pods", "--field-selector", "status.phase=Running", "-o", "name")
+    assert running.split() == ["pod/web"]
+    assert 'pod "web" deleted' in await kubectl("delete", "pod", "web", "--grace-period=1")
+    assert "NotFound" in await kubectl("get", "pod", "web", ok=False)
+
+
+async def test_apply_creates_then_configures_a_volcano_job(kubectl: Kubectl) -> None:
+    assert "job.batch.volcano.sh/tf created" in await kubectl(
+        "apply", "--validate=false", "-f", "-", stdin=JOB.replace("{min}", "1")
+    )
+    assert "job.batch.volcano.sh/tf configured" in await kubectl(
+        "apply", "--validate=false", "-f", "-", stdin=JOB.replace("{min}", "2")
+    )
+    got = await kubectl(
+        "get", "vcjob", "tf", "-o", "jsonpath={.metadata.generation} {.spec.minAvailable}"
+    )
+    assert got == "2 2"
+    assert "unchanged" in await kubectl(
+        "apply", "--validate=false", "-f", "-", stdin=JOB.replace("{min}", "2")
+    )
+    assert "deleted" in await kubectl("delete", "-f", "-", stdin=JOB)
+
+
+async def test_get_watch_streams_changes(kubectl: Kubectl) -> None:
+    watcher = await kubectl.start("get", "pods", "-w", "-o", "name")
+    try:
+        await asyncio.sleep(1.0)
+        await kubectl("create", "--validate=false", "-f", "-", stdin=POD)
+        await kubectl("delete", "pod", "web", "--grace-period=0", "--force")
+        assert watcher.stdout is not None
+        lines = []
+        while len(lines) < 3:
+            line = await asyncio.wait_for(watcher.stdout.readline(), 10)
+            lines.append(line.decode().strip())
+        assert set(lines) == {"pod/web"}
+    finally:
+        watcher.terminate()
+        await watcher.wait()

@@ -12,8 +12,6 @@ from collections.abc import Iterable
 import msgspec
 
 from controller.decider.state import JobState, PodRecord
-from events.durations import format_duration
-from events.timestamps import to_rfc3339
 from events.volcano import JobState as StatusState
 from events.volcano import JobStatus, PodPhase, TaskState
 
@@ -65,7 +63,9 @@ def job_status(state: JobState, counts: PodCounts) -> JobStatus:
             phase=state.phase,
             reason=state.reason,
             message=state.message,
-            last_transition_time=to_rfc3339(state.last_transition) if state.phase else None,
+            last_transition_time=(
+                state.conditions[-1].last_transition_time if state.conditions else None
+            ),
         ),
         min_available=spec.min_available if spec is not None else 0,
         task_status_count={
@@ -79,6 +79,6 @@ def job_status(state: JobState, counts: PodCounts) -> JobStatus:
         unknown=counts.unknown,
         version=state.version,
         retry_count=state.retry_count,
-        running_duration=format_duration(state.running_seconds) if state.running_seconds else None,
+        running_duration=state.running_duration,
         conditions=state.conditions,
     )

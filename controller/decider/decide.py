@@ -8,7 +8,7 @@ status changes). Finally the status is written if it changed.
 
 from __future__ import annotations
 
-from controller.decider.counts import count_pods, job_status
+from controller.decider.counts import job_status
 from controller.decider.phases import HANDLERS
 from controller.decider.policies import SYNC, apply_policies
 from controller.decider.request import SYNC_REQUEST, ActionRequest
@@ -115,6 +115,6 @@ def _write_status(step: Step) -> None:
     state = step.state
     if not state.phase:
         return
-    status = job_status(state, count_pods(state.pods.values()))
+    status = job_status(state, step.counts())
     if status != state.status:
         step.emit(StatusWrite, status=status)

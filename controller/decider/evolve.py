@@ -12,7 +12,7 @@ from typing import Any
 from msgspec.structs import replace
 
 from controller.admission import Admitted, admit_job, admit_update
-from controller.decider.state import JobState, PendingTimer, PodGroupRecord, PodRecord
+from controller.decider.state import JobState, PendingTimer, PodGroupRecord, PodRecord, Replicas
 from events.decisions import (
     ActionDecided,
     AnyDecision,
@@ -28,6 +28,7 @@ from events.decisions import (
     TimerCancelled,
     TimerScheduled,
 )
+from events.durations import format_duration
 from events.observations import (
     AnyObservation,
     CommandIssued,
@@ -67,6 +68,7 @@ def _job_observed(state: JobState, event: JobObserved) -> JobState:
             state,
             generation=event.generation,
             spec=result.spec,
+            replicas=Replicas.of(result.spec),
             rejected=(),
             deleting=event.deleting,
         )
@@ -127,9 +129,11 @@ def _timer_fired(state: JobState, event: TimerFired) -> JobState:
 
 def _phase_changed(state: JobState, event: PhaseChanged) -> JobState:
     running_seconds, running_since = state.running_seconds, state.running_since
+    running_duration = state.running_duration
     if running_since is not None:
         running_seconds += event.time - running_since
         running_since = None
+        running_duration = format_duration(running_seconds)
     if event.phase == JobPhase.RUNNING:
         running_since = event.time
     condition = JobCondition(status=event.phase, last_transition_time=to_rfc3339(event.time))
@@ -144,6 +148,7 @@ def _phase_changed(state: JobState, event: PhaseChanged) -> JobState:
         conditions=(*state.conditions, condition),
         running_seconds=running_seconds,
         running_since=running_since,
+        running_duration=running_duration,
     )
 
 

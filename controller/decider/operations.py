@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from controller.decider.counts import PodCounts, count_pods
+from controller.decider.counts import PodCounts
 from controller.decider.request import ActionRequest
 from controller.decider.state import JobState, PodRecord
 from controller.decider.step import Step
@@ -66,15 +66,12 @@ def sync_job(step: Step, update: UpdateStatus | None) -> None:
     if state.phase in ("", JobPhase.PENDING) and state.podgroup is None:
         _initiate(step)
     spec = step.spec
-    replicas = {task.name: task.replicas for task in spec.tasks}
+    replicas = step.state.replicas.by_task
     if spec.plugins and step.state.resources_for != replicas:
         step.emit(PluginResourcesEnsure, plugins=spec.plugins, task_replicas=replicas)
-    transition = update(step, count_pods(step.state.pods.values())) if update else None
+    transition = update(step, step.counts()) if update else None
     if transition is None or transition.phase in CREATING_PHASES:
-        podgroup = step.state.podgroup
-        if podgroup is not None and podgroup.phase not in ("", "Pending"):
-            _create_missing(step, podgroup.name)
-        _kill(step, _surplus(step.state, spec), reason="ScaleDown")
+        _reconcile_pods(step, spec)
     if transition is not None:
         enter_phase(step, transition)
 
@@ -83,7 +80,7 @@ def settle(step: Step, update: UpdateStatus | None) -> None:
     """Apply the status callback to the pods as they are now."""
     if update is None:
         return
-    transition = update(step, count_pods(step.state.pods.values()))
+    transition = update(step, step.counts())
     if transition is not None:
         enter_phase(step, transition)
 
@@ -110,8 +107,28 @@ def _initiate(step: Step) -> None:
     )
 
 
-def _create_missing(step: Step, podgroup: str) -> None:
-    state, spec = step.state, step.spec
+def _reconcile_pods(step: Step, spec: JobSpec) -> None:
+    """Kill pods beyond a task's replicas (scale down); create the missing ones once the
+    PodGroup is admitted. One pass over the pods finds both: when every pod fills a
+    distinct wanted slot and their number is the replica total, nothing is missing."""
+    state = step.state
+    replicas = state.replicas.by_task
+    surplus: list[PodRecord] = []
+    filled = 0
+    for pod in state.pods.values():
+        if pod.index < replicas.get(pod.task, 0):
+            filled += 1
+        elif not pod.deleting:
+            surplus.append(pod)
+    podgroup = state.podgroup
+    admitted = podgroup is not None and podgroup.phase not in ("", "Pending")
+    if filled < state.replicas.total and podgroup is not None and admitted:
+        _create_missing(step, spec, podgroup.name)
+    _kill(step, surplus, reason="ScaleDown")
+
+
+def _create_missing(step: Step, spec: JobSpec, podgroup: str) -> None:
+    state = step.state
     job_name = split_job_key(state.key)[1]
     refs: list[PodRef] = []
     for task in spec.tasks:
@@ -144,15 +161,6 @@ def _task_ready(state: JobState, spec: JobSpec, task_name: str) -> bool:
         if pod.task == task_name and not pod.deleting and pod.phase in _READY
     )
     return ready >= needed
-
-
-def _surplus(state: JobState, spec: JobSpec) -> list[PodRecord]:
-    replicas = {task.name: task.replicas for task in spec.tasks}
-    return [
-        pod
-        for pod in state.pods.values()
-        if not pod.deleting and pod.index >= replicas.get(pod.task, 0)
-    ]
 
 
 def _kill(step: Step, victims: list[PodRecord], *, reason: str) -> None:

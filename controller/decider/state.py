@@ -56,6 +56,18 @@ class PendingTimer(msgspec.Struct, frozen=True):
     policy: PolicyRef | None = None
 
 
+class Replicas(msgspec.Struct, frozen=True):
+    """Replica counts of the admitted spec, computed once: every sync asks for them."""
+
+    by_task: dict[str, int] = {}
+    total: int = 0
+
+    @classmethod
+    def of(cls, spec: JobSpec) -> Replicas:
+        by_task = {task.name: task.replicas for task in spec.tasks}
+        return cls(by_task=by_task, total=sum(by_task.values()))
+
+
 class JobState(msgspec.Struct, frozen=True):
     """Everything the lifecycle of one job incarnation depends on."""
 
@@ -64,6 +76,7 @@ class JobState(msgspec.Struct, frozen=True):
     generation: int = 0
     #: the admitted spec, defaults applied; None until a valid spec was seen
     spec: JobSpec | None = None
+    replicas: Replicas = Replicas()
     #: admission errors of the latest generation, if it was rejected
     rejected: tuple[FieldError, ...] = ()
     deleting: bool = False
@@ -77,6 +90,8 @@ class JobState(msgspec.Struct, frozen=True):
     conditions: tuple[JobCondition, ...] = ()
     running_since: float | None = None
     running_seconds: float = 0.0
+    #: `running_seconds` as the Go duration string the status carries
+    running_duration: str | None = None
     pods: dict[str, PodRecord] = {}
     podgroup: PodGroupRecord | None = None
     #: uid of the PodGroup the decider deleted; late news of it is ignored

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+from controller.decider.counts import PodCounts, count_pods
 from controller.decider.evolve import evolve
-from controller.decider.state import JobState
+from controller.decider.state import JobState, PodRecord
 from events.decisions import AnyDecision
 from events.observations import AnyObservation
 from events.volcano import JobSpec
@@ -21,13 +22,23 @@ D = TypeVar("D", bound=AnyDecision)
 class Step:
     """The context every rule of the decider works on."""
 
-    __slots__ = ("before", "decisions", "observation", "state")
+    __slots__ = ("_counted", "_counts", "before", "decisions", "observation", "state")
 
     def __init__(self, state: JobState, observation: AnyObservation) -> None:
         self.before = state
         self.observation = observation
         self.state = evolve(state, observation)
         self.decisions: list[AnyDecision] = []
+        self._counted: dict[str, PodRecord] | None = None
+        self._counts = PodCounts()
+
+    def counts(self) -> PodCounts:
+        """Pod counts of the working state (counted again only when its pods changed)."""
+        pods = self.state.pods
+        if pods is not self._counted:
+            self._counts = count_pods(pods.values())
+            self._counted = pods
+        return self._counts
 
     @property
     def now(self) -> float:

@@ -6,6 +6,7 @@ from typing import Any
 
 from controller.admission import Admitted, admit_job
 from controller.decider import JobState, PodGroupRecord, PodRecord, step
+from controller.decider.state import Replicas
 from events.decisions import AnyDecision, PhaseChanged, PodsCreate, PodsKill, StatusWrite
 from events.observations import AnyObservation, CommandIssued, PodGroupObserved
 from events.volcano import JobSpec
@@ -67,11 +68,13 @@ def given(
     podgroup_phase: str = "Running",
 ) -> JobState:
     """A job in `phase` with these pods, its PodGroup admitted by the scheduler."""
+    admitted_spec = admitted(spec or worker_spec())
     return JobState(
         key=KEY,
         uid=UID,
         generation=1,
-        spec=admitted(spec or worker_spec()),
+        spec=admitted_spec,
+        replicas=Replicas.of(admitted_spec),
         phase=phase,
         version=version,
         retry_count=retry_count,

@@ -39,7 +39,7 @@ def _update(step: Step, counts: PodCounts) -> Transition | None:
             reason="RetriesExhausted",
             message=f"the job ran {state.retry_count} times; maxRetry is {spec.max_retry}",
         )
-    if spec.total_replicas - counts.terminating >= spec.min_available:
+    if state.replicas.total - counts.terminating >= spec.min_available:
         return Transition(
             JobPhase.PENDING,
             reason="Restarted",

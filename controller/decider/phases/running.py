@@ -20,7 +20,7 @@ def _update(step: Step, counts: PodCounts) -> Transition | None:
     """Volcano's rules, in its order: minSuccess reached; else, once every pod has finished,
     a task below its minAvailable, minSuccess missed or too few successes fail the job."""
     spec = step.spec
-    replicas = spec.total_replicas
+    replicas = step.state.replicas.total
     if replicas == 0:
         return None  # scaled to zero: keep the phase
     if spec.min_success is not None and counts.succeeded >= spec.min_success:

@@ -1,0 +1,116 @@
+"""Decider throughput: decode + decide + evolve over a generated log, beside decoding alone.
+
+    python bench/decider.py [--events 1000000] [--jobs 10000]
+
+The log interleaves many jobs, each running a ps/worker lifecycle whose workers fail and
+are restarted (RestartTask) until they succeed, as a busy cluster would report it. The
+baseline is msgspec decoding of the same messages: the ratio says how much the state
+machine costs on top of reading its input. Target (DESIGN.md): >= 200,000 events/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from controller.decider import JobState, initial_state, step  # noqa: E402
+from events.codec import decode_observation, encode  # noqa: E402
+from simulator.scenarios import JobScript  # noqa: E402
+
+TASKS = {"ps": 1, "worker": 3}
+
+
+def job_spec() -> dict[str, Any]:
+    def task(name: str, replicas: int, **extra: Any) -> dict[str, Any]:
+        container = {"name": name, "image": "trainer"}
+        return {"name": name, "replicas": replicas, "template": {"spec": {"containers": [container]}}, **extra}
+
+    return {
+        "minAvailable": 4,
+        "maxRetry": 1000,
+        "tasks": [
+            task("ps", 1),
+            task("worker", 3, policies=[{"event": "PodFailed", "action": "RestartTask"}]),
+        ],
+    }
+
+
+def job_lifecycle(index: int, length: int) -> Iterator[bytes]:
+    """About `length` encoded observations of one job: start, fail/restart cycles, finish."""
+    script = JobScript(f"train-{index}", job_spec(), namespace=f"team-{index % 50}")
+    script.submit().podgroup("Inqueue")
+    for name, replicas in TASKS.items():
+        script.pods(name, replicas, "Pending").pods(name, replicas, "Running")
+    while len(script.events) < length - 8:
+        script.after(30).pod("worker", 1, "Failed", exit_code=1)
+        for worker in range(3):
+            script.pod("worker", worker, "Running" if worker != 1 else "Failed", deleting=True)
+        for worker in range(3):
+            script.pod_deleted("worker", worker)
+        script.pods("worker", 3, "Pending").pods("worker", 3, "Running")
+    script.after(60).pods("worker", 3, "Succeeded").pods("ps", 1, "Succeeded")
+    yield from (encode(event) for event in script.events)
+
+
+def generate(events: int, jobs: int) -> list[bytes]:
+    """Round-robin interleaving of `jobs` lifecycles: a realistic partition of the log."""
+    per_job = events // jobs
+    streams = [job_lifecycle(index, per_job) for index in range(jobs)]
+    messages: list[bytes] = []
+    for batch in itertools.zip_longest(*streams):
+        messages.extend(message for message in batch if message is not None)
+    return messages
+
+
+def decode_only(messages: list[bytes]) -> float:
+    started = time.perf_counter()
+    for message in messages:
+        decode_observation(message)
+    return time.perf_counter() - started
+
+
+def decide_all(messages: list[bytes]) -> tuple[float, int]:
+    states: dict[str, JobState] = {}
+    decisions = 0
+    started = time.perf_counter()
+    for message in messages:
+        observation = decode_observation(message)
+        state = states.get(observation.key)
+        if state is None:
+            state = initial_state(observation.key)
+        state, made = step(state, observation)
+        states[observation.key] = state
+        decisions += len(made)
+    return time.perf_counter() - started, decisions
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument("--jobs", type=int, default=10_000)
+    args = parser.parse_args()
+
+    started = time.perf_counter()
+    messages = generate(args.events, args.jobs)
+    print(f"generated {len(messages):,} observations of {args.jobs:,} jobs "
+          f"in {time.perf_counter() - started:.1f} s")
+
+    baseline = decode_only(messages)
+    elapsed, decisions = decide_all(messages)
+    count = len(messages)
+    print(f"msgspec decode only         : {count / baseline:>12,.0f} events/s  ({baseline:.2f} s)")
+    print(f"decode + decide + evolve    : {count / elapsed:>12,.0f} events/s  ({elapsed:.2f} s, "
+          f"{decisions:,} decisions)")
+    print(f"ratio decider / decode      : {baseline / elapsed:.3f}")
+    print("target                      :      200,000 events/s")
+
+
+if __name__ == "__main__":
+    main()

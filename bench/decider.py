@@ -20,9 +20,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from controller.decider import JobState, initial_state, step  # noqa: E402
-from events.codec import decode_observation, encode  # noqa: E402
-from simulator.scenarios import JobScript  # noqa: E402
+from controller.decider import JobState, initial_state, step
+from events.codec import decode_observation, encode
+from simulator.scenarios import JobScript
 
 TASKS = {"ps": 1, "worker": 3}
 
@@ -30,7 +30,12 @@ TASKS = {"ps": 1, "worker": 3}
 def job_spec() -> dict[str, Any]:
     def task(name: str, replicas: int, **extra: Any) -> dict[str, Any]:
         container = {"name": name, "image": "trainer"}
-        return {"name": name, "replicas": replicas, "template": {"spec": {"containers": [container]}}, **extra}
+        return {
+            "name": name,
+            "replicas": replicas,
+            "template": {"spec": {"containers": [container]}},
+            **extra,
+        }
 
     return {
         "minAvailable": 4,
@@ -99,15 +104,19 @@ def main() -> None:
 
     started = time.perf_counter()
     messages = generate(args.events, args.jobs)
-    print(f"generated {len(messages):,} observations of {args.jobs:,} jobs "
-          f"in {time.perf_counter() - started:.1f} s")
+    print(
+        f"generated {len(messages):,} observations of {args.jobs:,} jobs "
+        f"in {time.perf_counter() - started:.1f} s"
+    )
 
     baseline = decode_only(messages)
     elapsed, decisions = decide_all(messages)
     count = len(messages)
     print(f"msgspec decode only         : {count / baseline:>12,.0f} events/s  ({baseline:.2f} s)")
-    print(f"decode + decide + evolve    : {count / elapsed:>12,.0f} events/s  ({elapsed:.2f} s, "
-          f"{decisions:,} decisions)")
+    print(
+        f"decode + decide + evolve    : {count / elapsed:>12,.0f} events/s  ({elapsed:.2f} s, "
+        f"{decisions:,} decisions)"
+    )
     print(f"ratio decider / decode      : {baseline / elapsed:.3f}")
     print("target                      :      200,000 events/s")
 

@@ -1,0 +1,133 @@
+"""The controller's Kubernetes client: raw JSON over kubernetes-asyncio's transport.
+
+kubernetes-asyncio supplies configuration (kubeconfig or in-cluster), authentication and
+TLS; requests and responses stay bytes so that hot paths decode them with msgspec into
+the few fields they need, instead of building generated model objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import msgspec
+from kubernetes_asyncio import config as kube_config
+from kubernetes_asyncio.client import ApiClient, Configuration
+
+JSON = "application/json"
+MERGE_PATCH = "application/merge-patch+json"
+
+
+class KubeError(Exception):
+    """An error answer from the API server, with its HTTP status and Status reason."""
+
+    def __init__(self, status: int, reason: str, message: str) -> None:
+        super().__init__(f"{status} {reason}: {message}")
+        self.status = status
+        self.reason = reason
+        self.message = message
+
+    @property
+    def temporary(self) -> bool:
+        """Worth retrying as it is: throttled, a server-side failure, or a timeout."""
+        return self.status in (429, 500, 502, 503, 504)
+
+
+class _Status(msgspec.Struct):
+    reason: str = ""
+    message: str = ""
+
+
+class Kube:
+    """Raw API calls: `await kube.request("GET", "/api/v1/namespaces/ns/pods/p")` -> bytes."""
+
+    def __init__(self, api: ApiClient) -> None:
+        self.api = api
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, str | int | bool] | None = None,
+        body: Any = None,
+        content_type: str = JSON,
+        request_timeout: float = 30.0,
+    ) -> bytes:
+        """The response body; KubeError for an answer of 400 or more."""
+        response = await self._send(method, path, query, body, content_type, request_timeout)
+        try:
+            data: bytes = await response.read()
+        finally:
+            response.release()
+        if response.status >= 400:
+            raise _error(response.status, data)
+        return data
+
+    @asynccontextmanager
+    async def stream(
+        self, path: str, query: Mapping[str, str | int | bool], *, request_timeout: float
+    ) -> AsyncIterator[AsyncIterator[bytes]]:
+        """The lines of a streaming answer (a watch), one JSON document each."""
+        response = await self._send("GET", path, query, None, JSON, request_timeout)
+        try:
+            if response.status >= 400:
+                raise _error(response.status, await response.read())
+            yield _lines(response.content)
+        finally:
+            response.release()
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        query: Mapping[str, str | int | bool] | None,
+        body: Any,
+        content_type: str,
+        request_timeout: float,
+    ) -> Any:
+        params = [(key, _query_value(value)) for key, value in (query or {}).items()]
+        return await self.api.call_api(
+            path,
+            method,
+            query_params=params,
+            header_params={"Accept": JSON, "Content-Type": content_type},
+            body=body,  # JSON-encoded by the transport
+            auth_settings=["BearerToken"],
+            _preload_content=False,
+            _request_timeout=request_timeout,
+        )
+
+
+async def _lines(content: Any) -> AsyncIterator[bytes]:
+    async for line in content:
+        stripped = line.strip()
+        if stripped:
+            yield stripped
+
+
+def _query_value(value: str | int | bool) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+def _error(status: int, data: bytes) -> KubeError:
+    try:
+        parsed = msgspec.json.decode(data, type=_Status)
+    except msgspec.DecodeError:
+        parsed = _Status(message=data[:200].decode(errors="replace"))
+    return KubeError(status, parsed.reason, parsed.message)
+
+
+@asynccontextmanager
+async def connect(kubeconfig: str | None) -> AsyncIterator[Kube]:
+    """A client from a kubeconfig file, or from the in-cluster service account."""
+    configuration = Configuration()
+    if kubeconfig:
+        await kube_config.load_kube_config(
+            config_file=kubeconfig, client_configuration=configuration
+        )
+    else:
+        kube_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+    async with ApiClient(configuration) as api:
+        yield Kube(api)

@@ -41,6 +41,9 @@ class FileSource:
         self.path = path
         self._batch_size = batch_size
         self._done = False
+        #: lines in the file and lines read, for a progress bar
+        self.total = 0
+        self.consumed = 0
 
     @property
     def caught_up(self) -> bool:
@@ -51,11 +54,20 @@ class FileSource:
 
     async def batches(self, store: Store) -> AsyncIterator[list[Sourced]]:
         start = store.positions(file_source(self.path)).get(0, 0)
+        self.total = await asyncio.to_thread(_count_lines, self.path)
+        self.consumed = start
         events = read_file(self.path, start=start)
         while True:
             # decoding is the costly part: keep it off the event loop
             batch = await asyncio.to_thread(list, islice(events, self._batch_size))
             if not batch:
                 break
+            self.consumed = batch[-1].position.offset + 1
             yield batch
+        self.consumed = self.total
         self._done = True
+
+
+def _count_lines(path: Path) -> int:
+    with path.open("rb") as data:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: data.read(1 << 20), b""))

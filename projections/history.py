@@ -40,10 +40,11 @@ from events.observations import (
     PodGroupObserved,
     PodObserved,
 )
-from events.volcano import FINISHED_PHASES, JobPhase
+from events.volcano import FINISHED_PHASES, JobPhase, PodPhase
 
 #: Volcano puts a job without `spec.queue` in this queue.
 DEFAULT_QUEUE = "default"
+_TERMINAL_POD_PHASES = frozenset({PodPhase.SUCCEEDED, PodPhase.FAILED})
 
 
 class PodAttempt(msgspec.Struct, kw_only=True):
@@ -297,6 +298,11 @@ def _pod_observed(history: JobHistory, event: PodObserved) -> None:
         value = getattr(event, field)
         if value is not None:
             setattr(attempt, field, value)
+    # when the pod does not carry its times, the first observation of the state is as close
+    if attempt.started is None and event.phase == PodPhase.RUNNING:
+        attempt.started = event.time
+    if attempt.finished is None and event.phase in _TERMINAL_POD_PHASES:
+        attempt.finished = event.time
 
 
 def _pod_deleted(history: JobHistory, event: PodDeleted) -> None:

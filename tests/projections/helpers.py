@@ -7,7 +7,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from events.codec import LogEvent, write_jsonl
+from events.codec import LogEvent, read_jsonl, write_jsonl
+from events.observations import Observation
 
 
 def write_events(path: Path, events: Iterable[LogEvent]) -> Path:
@@ -31,3 +32,24 @@ def snapshot(path: Path) -> dict[str, Any]:
         }
     finally:
         db.close()
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def decided_examples() -> list[LogEvent]:
+    """The recorded example jobs with the decisions the real decider makes of them, each
+    observation followed by its decisions: a log as the controller writes it."""
+    from controller.decider import replay
+
+    observations = [
+        event
+        for path in sorted(EXAMPLES.glob("*.jsonl"))
+        for event in read_jsonl(path.read_bytes().splitlines())
+        if isinstance(event, Observation)
+    ]
+    return [
+        event
+        for observation, decisions in replay(observations)
+        for event in (observation, *decisions)
+    ]

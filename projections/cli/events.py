@@ -1,0 +1,52 @@
+"""`lavalog events NAMESPACE/NAME [--follow]`: a job's audit trail, one event a line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from events.codec import decode_event
+from projections.cli.common import UsageError, add_job, add_source, fail, open_queries
+from projections.queries import Queries
+from projections.render import describe_event
+
+HELP = "print a job's events in log order (observations and decisions); --follow for new ones"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_job(parser)
+    add_source(parser)
+    parser.add_argument("-f", "--follow", action="store_true", help="keep printing new events")
+    parser.add_argument("--interval", type=float, default=1.0, help="seconds between polls")
+    parser.add_argument(
+        "-o", "--output", choices=("text", "json"), default="text", help="json: raw JSONL"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.follow and args.file is not None:
+        return fail("events", UsageError("--follow reads the store, not a --file"))
+    try:
+        with open_queries(args) as queries:
+            last = _print(queries, args.job, 0, raw=args.output == "json")
+            while args.follow:
+                time.sleep(args.interval)
+                last = _print(queries, args.job, last, raw=args.output == "json")
+    except UsageError as exc:
+        return fail("events", exc)
+    except (KeyboardInterrupt, BrokenPipeError):
+        pass
+    return 0
+
+
+def _print(queries: Queries, key: str, after: int, *, raw: bool) -> int:
+    """Print the events after `after`; returns the last sequence number printed."""
+    for stored in queries.events(key, after=after):
+        if raw:
+            sys.stdout.buffer.write(stored.body + b"\n")
+        else:
+            print(f"{stored.seq:>8}  {describe_event(decode_event(stored.body))}")
+        after = stored.seq
+    sys.stdout.flush()
+    return after

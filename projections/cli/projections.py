@@ -1,0 +1,133 @@
+"""`lavalog projections serve|rebuild`: run the projections service, or rebuild its store.
+
+`serve` feeds the store from the topics (consumer group `lavalog-projections`) or from
+a JSONL file and serves the API and web UI over it. `rebuild` reads the topics (or a
+file) from the beginning into a new store and swaps it in when complete, so a reader
+never sees a half-built store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import os
+from pathlib import Path
+
+from controller.kafka import KafkaSettings
+from projections.app import serve
+from projections.cli.common import add_state_dir
+from projections.cli.progress import ProgressBar
+from projections.file_source import FileSource
+from projections.kafka_source import GROUP_ID, KafkaSource
+from projections.runner import Runner, Source
+from projections.store import Store, store_path
+
+HELP = "serve the projections API and web UI, or rebuild the projections store"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    commands = parser.add_subparsers(dest="action", required=True)
+    serve_parser = commands.add_parser("serve", help="feed the store and serve the API and UI")
+    rebuild_parser = commands.add_parser("rebuild", help="rebuild the store from the beginning")
+    for sub in (serve_parser, rebuild_parser):
+        add_state_dir(sub)
+        sub.add_argument("--from-file", type=Path, help="a JSONL file instead of Kafka")
+        sub.add_argument("--bootstrap-servers", help="Kafka (env LAVALOG_BOOTSTRAP_SERVERS)")
+        sub.add_argument("--topic-prefix", help="topic name prefix (env LAVALOG_TOPIC_PREFIX)")
+        sub.add_argument(
+            "--retention",
+            type=float,
+            default=_env_float("LAVALOG_RETENTION_SECONDS"),
+            help="forget finished jobs this many seconds after they end (default: keep)",
+        )
+    serve_parser.add_argument("--host", default="127.0.0.1")
+    serve_parser.add_argument("--port", type=int, default=8080)
+    serve_parser.add_argument("--group-id", default=GROUP_ID, help="Kafka consumer group")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.action == "serve":
+        return _serve(args)
+    return _rebuild(args)
+
+
+def _env_float(name: str) -> float | None:
+    text = os.environ.get(name)
+    return float(text) if text else None
+
+
+def _settings(args: argparse.Namespace) -> KafkaSettings:
+    settings = KafkaSettings.from_env()
+    overrides = {
+        name: value
+        for name, value in (
+            ("bootstrap_servers", args.bootstrap_servers),
+            ("topic_prefix", args.topic_prefix),
+        )
+        if value is not None
+    }
+    return dataclasses.replace(settings, **overrides)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    store = Store(store_path(args.state_dir), retention=args.retention)
+    source: Source = (
+        FileSource(args.from_file)
+        if args.from_file is not None
+        else KafkaSource(_settings(args), group_id=args.group_id)
+    )
+    try:
+        asyncio.run(
+            serve(
+                store=store,
+                source=source,
+                host=args.host,
+                port=args.port,
+                started=lambda url: print(f"projections at {url}", flush=True),
+            )
+        )
+    except KeyboardInterrupt:
+        pass
+    finally:
+        store.close()
+    return 0
+
+
+def _rebuild(args: argparse.Namespace) -> int:
+    final = store_path(args.state_dir)
+    partial = final.with_name(final.name + ".rebuild")
+    for leftover in (partial, *_sidecars(partial)):
+        leftover.unlink(missing_ok=True)
+    store = Store(partial, retention=args.retention)
+    source = (
+        FileSource(args.from_file)
+        if args.from_file is not None
+        else KafkaSource(_settings(args), group_id=None, until_end=True)
+    )
+    bar = ProgressBar()
+    try:
+        applied = asyncio.run(_feed(store, source, bar))
+    finally:
+        bar.close()
+        store.close()  # checkpoints: the rebuilt file stands alone
+    for sidecar in _sidecars(final):  # the old store's log must not be applied to the new one
+        sidecar.unlink(missing_ok=True)
+    partial.replace(final)
+    print(f"rebuilt {final}: {applied} events")
+    return 0
+
+
+async def _feed(store: Store, source: FileSource | KafkaSource, bar: ProgressBar) -> int:
+    runner = Runner(store, source)
+    task = asyncio.create_task(runner.run())
+    while not task.done():
+        await asyncio.wait({task}, timeout=0.1)
+        bar.update(source.consumed, source.total)
+    await task
+    bar.update(source.consumed, source.total, force=True)
+    return runner.applied
+
+
+def _sidecars(path: Path) -> tuple[Path, Path]:
+    return path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")

@@ -1,0 +1,91 @@
+"""A timeline as text for a terminal (`lavalog timeline`): times relative to submission."""
+
+from __future__ import annotations
+
+from events.codec import LogEvent, to_builtins
+from events.durations import format_duration
+from events.timestamps import to_rfc3339
+from projections.timeline import AttemptView, Timeline
+
+
+def _at(time: float | None, origin: float) -> str:
+    return "-" if time is None else "+" + format_duration(round(time - origin, 3))
+
+
+def _span(seconds: float | None) -> str:
+    return "-" if seconds is None else format_duration(round(seconds, 3))
+
+
+def render_timeline(timeline: Timeline, *, incarnations: int = 1) -> str:
+    t = timeline
+    origin = t.submitted if t.submitted is not None else (t.phases[0].start if t.phases else 0.0)
+    lines = [
+        f"{t.key}  uid {t.uid}  incarnation {t.incarnation} of {incarnations}  queue {t.queue}",
+        f"phase {t.phase or '-'}  retries {t.retry_count}  version {t.version}"
+        f"  queue wait {_span(t.queue_wait)}  run time {_span(t.run_time)}"
+        + (f" (+ running since {_at(t.running_since, origin)})" if t.running_since else ""),
+        f"submitted {to_rfc3339(origin)}"
+        + (f"  deleted {_at(t.deleted, origin)}" if t.deleted else ""),
+        "",
+        "phases",
+    ]
+    for phase in t.phases:
+        why = f"  <- {phase.action} on {phase.trigger}" if phase.action else ""
+        lines.append(f"  {_at(phase.start, origin):>10}  {phase.phase:<11} {phase.reason}{why}")
+    if t.decisions:
+        lines += ["", "decisions"]
+    for mark in t.decisions:
+        detail = " ".join(
+            part
+            for part in (
+                mark.type if mark.type != "ActionDecided" else "",
+                mark.action,
+                f"on {mark.trigger}" if mark.trigger else "",
+                f"({mark.policy})" if mark.policy else "",
+                f"pod {mark.pod}" if mark.pod else "",
+                f"exit code {mark.exit_code}" if mark.exit_code is not None else "",
+                mark.reason,
+            )
+            if part
+        )
+        lines.append(f"  {_at(mark.time, origin):>10}  {detail}")
+    lines += ["", "pods"]
+    for task in t.tasks:
+        for index in task.indexes:
+            label = f"{task.name}-{index.index}"
+            if not index.attempts:
+                lines.append(f"  {label:<16} (no pod yet)")
+            for n, attempt in enumerate(index.attempts):
+                lines.append(f"  {label if n == 0 else '':<16} {_attempt(attempt, origin)}")
+    return "\n".join(lines)
+
+
+def _attempt(a: AttemptView, origin: float) -> str:
+    start = a.created if a.created is not None else a.first_seen
+    end = a.finished if a.finished is not None else a.deleted
+    text = f"v{a.job_version} {a.node or '-':<10} {_at(start, origin):>9} -> {_at(end, origin):<9}"
+    text += f" {a.outcome.value}"
+    if a.exit_code is not None:
+        text += f" exit {a.exit_code}"
+    if a.reason:
+        text += f" {a.reason}"
+    if a.end_action:
+        text += f" (ended by {a.end_action})"
+    return text + f"  [{a.uid}]"
+
+
+#: envelope fields, shown in their own columns; and the bulky ones, shown by `export`
+_NOT_SHOWN = frozenset({"v", "id", "key", "job_uid", "time", "type", "spec", "status"})
+
+
+def describe_event(event: LogEvent) -> str:
+    """One line for an event: its time, type and the payload fields that are set."""
+    fields = to_builtins(event)
+    parts = []
+    for name, value in fields.items():
+        if name in _NOT_SHOWN or value in (None, "", [], {}, False):
+            continue
+        if name == "pods":
+            value = ",".join(pod["name"] for pod in value)
+        parts.append(f"{name}={value}")
+    return f"{to_rfc3339(event.time)}  {type(event).__name__:<16} {' '.join(parts)}"

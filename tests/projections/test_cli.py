@@ -1,0 +1,133 @@
+"""The projections subcommands of `lavalog`, on the recorded examples and the decider's decisions."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import msgspec
+import pytest
+import yaml
+
+from controller.cli import main
+from events.codec import encode, read_jsonl, write_jsonl
+from events.decisions import ActionDecided
+from projections.file_source import FileSource, read_file
+from projections.store import Store, load, store_path
+from tests.projections.helpers import decided_examples, snapshot, write_events
+
+EXAMPLE_JOBS = {
+    "ml/tf-dist": "Completed",
+    "ml/flaky-train": "Failed",
+    "ml/batch-eval": "Completed",
+    "hpc/mpi-allreduce": "Completed",
+}
+
+
+@pytest.fixture(scope="module")
+def log(tmp_path_factory):
+    return write_events(tmp_path_factory.mktemp("log") / "examples.jsonl", decided_examples())
+
+
+def lavalog(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_jobs_as_table_json_and_yaml(capsys, log):
+    code, out, _ = lavalog(capsys, "jobs", "--file", str(log))
+    assert code == 0
+    header, *rows = out.splitlines()
+    assert header.split()[:4] == ["NAMESPACE", "NAME", "QUEUE", "PHASE"]
+    assert {f"{r.split()[0]}/{r.split()[1]}": r.split()[3] for r in rows} == EXAMPLE_JOBS
+    _, out, _ = lavalog(capsys, "jobs", "--file", str(log), "-o", "json", "-n", "ml")
+    assert {j["key"]: j["phase"] for j in json.loads(out)} == {
+        k: v for k, v in EXAMPLE_JOBS.items() if k.startswith("ml/")
+    }
+    _, out, _ = lavalog(capsys, "jobs", "--file", str(log), "-o", "yaml", "--phase", "Failed")
+    assert [j["key"] for j in yaml.safe_load(out)] == ["ml/flaky-train"]
+
+
+def test_timeline_is_readable(capsys, log):
+    code, out, _ = lavalog(capsys, "timeline", "ml/tf-dist", "--file", str(log))
+    assert code == 0
+    phases = out.split("\nphases\n")[1].split("\n\n")[0].splitlines()
+    assert [line.split()[1] for line in phases] == [
+        "Pending",
+        "Running",
+        "Restarting",
+        "Pending",
+        "Running",
+        "Completing",
+        "Completed",
+    ]
+    assert "RestartTask on PodFailed (task:worker#0) pod tf-dist-worker-1 exit code 1" in out
+    code, out, _ = lavalog(capsys, "timeline", "ml/tf-dist", "--file", str(log), "-o", "json")
+    assert json.loads(out)["retry_count"] == 1
+    code, _, err = lavalog(capsys, "timeline", "ml/nope", "--file", str(log))
+    assert (code, err) == (1, "lavalog timeline: no job ml/nope\n")
+
+
+def test_events_and_export_give_the_job_log_in_order(capsys, log):
+    expected = [e for e in decided_examples() if e.key == "ml/tf-dist"]
+    code, out, _ = lavalog(capsys, "events", "ml/tf-dist", "--file", str(log))
+    assert code == 0
+    assert [line.split()[2] for line in out.splitlines()] == [type(e).__name__ for e in expected]
+    code, out, _ = lavalog(capsys, "export", "ml/tf-dist", "--file", str(log))
+    assert out.encode() == b"".join(write_jsonl(expected))
+    assert list(read_jsonl(out.splitlines())) == expected
+
+
+def test_audit_passes_then_reports_a_tampered_decision(capsys, log, tmp_path):
+    code, out, _ = lavalog(capsys, "audit", "ml/tf-dist", "--file", str(log))
+    assert (code, out.split(": ")[-1]) == (0, "consistent\n")
+    events = decided_examples()
+    target = next(e for e in events if isinstance(e, ActionDecided) and e.key == "ml/tf-dist")
+    tampered = [
+        msgspec.structs.replace(e, trigger="PodEvicted") if e is target else e for e in events
+    ]
+    bad = write_events(tmp_path / "tampered.jsonl", tampered)
+    code, out, _ = lavalog(capsys, "audit", "ml/tf-dist", "--file", str(bad))
+    assert code == 1
+    assert out.splitlines()[1:] == [
+        f"CHANGED    {target.id}  ActionDecided (cause {target.cause}): "
+        "trigger recorded 'PodEvicted', recomputed 'PodFailed'"
+    ]
+    code, out, _ = lavalog(capsys, "audit", "--file", str(bad), "-o", "json")
+    assert (code, len(json.loads(out)["differences"])) == (1, 1)
+
+
+def test_rebuild_from_a_file_equals_incremental_loading(capsys, log, tmp_path):
+    incremental = Store(tmp_path / "incremental.sqlite")
+    for item in read_file(log):
+        incremental.apply([item])
+    state = tmp_path / "state"
+    for _ in range(2):  # the second rebuild replaces the first store
+        code, out, err = lavalog(
+            capsys, "projections", "rebuild", "--from-file", str(log), "--state-dir", str(state)
+        )
+        assert code == 0, err
+        assert "100.0%" in err
+    assert out == f"rebuilt {store_path(state)}: {len(decided_examples())} events\n"
+    assert snapshot(store_path(state)) == snapshot(incremental.path)
+    code, out, _ = lavalog(capsys, "jobs", "--state-dir", str(state), "-o", "json")
+    assert len(json.loads(out)) == len(EXAMPLE_JOBS)
+
+
+def test_commands_without_a_store_say_how_to_get_one(capsys, tmp_path):
+    code, _, err = lavalog(capsys, "jobs", "--state-dir", str(tmp_path / "none"))
+    assert code == 2
+    assert "lavalog projections rebuild" in err
+
+
+def test_a_file_source_resumes_where_the_store_stopped(tmp_path, log):
+    store = Store(tmp_path / "s.sqlite")
+    items = list(read_file(log))
+    load(store, items[:50])
+    source = FileSource(log, batch_size=1_000)
+
+    async def drain() -> list[bytes]:
+        return [item.raw async for batch in source.batches(store) for item in batch]
+
+    assert asyncio.run(drain()) == [encode(i.event) for i in items[50:]]

@@ -19,7 +19,7 @@ from simulator.errors import ApiError, bad_request, not_found
 from simulator.objects import Objects
 from simulator.registry import ResourceType
 from simulator.selectors import parse as parse_selector
-from simulator.store import Obj, decode, encode
+from simulator.store import Entry, Obj, decode, encode
 
 JSON = "application/json"
 
@@ -54,6 +54,11 @@ def _at(parts: list[str], i: int) -> str | None:
 
 def json_response(body: Any, status: int = 200) -> web.Response:
     return web.Response(body=encode(body), status=status, content_type=JSON)
+
+
+def _entry_response(entry: Entry, status: int = 200) -> web.Response:
+    """A stored object, sent as the encoding the store already holds."""
+    return web.Response(body=entry.raw, status=status, content_type=JSON)
 
 
 def _int(query: Any, name: str) -> int | None:
@@ -153,19 +158,19 @@ class KubeApi:
                     return await self._watch(request, target)
                 return self._list(request, target)
             if method == "POST":
-                obj = self.objects.create(
-                    target.resource, target.namespace or "", await _body(request)
+                body = await _body(request)
+                return _entry_response(
+                    self.objects.create(target.resource, target.namespace or "", body), 201
                 )
-                return json_response(obj, 201)
             if method == "DELETE":
                 return await self._delete_collection(request, target)
         elif target.subresource in (None, "status"):
             name, namespace = target.name, target.namespace or ""
             if method == "GET":
-                return json_response(self.objects.get(target.resource, namespace, name))
+                return _entry_response(self.objects.read(target.resource, namespace, name))
             if method == "PUT":
                 body = await _body(request)
-                return json_response(
+                return _entry_response(
                     self.objects.update(
                         target.resource, namespace, name, body, subresource=target.subresource
                     )
@@ -173,7 +178,7 @@ class KubeApi:
             if method == "PATCH":
                 content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
                 body = await _body(request)
-                return json_response(
+                return _entry_response(
                     self.objects.patch(
                         target.resource,
                         namespace,
@@ -185,7 +190,7 @@ class KubeApi:
                 )
             if method == "DELETE" and target.subresource is None:
                 options = await _body(request, optional=True)
-                return json_response(
+                return _entry_response(
                     self._delete(request, target.resource, namespace, name, options)
                 )
         elif target.resource is registry.POD:
@@ -255,7 +260,7 @@ class KubeApi:
 
     def _delete(
         self, request: web.Request, resource: ResourceType, namespace: str, name: str, options: Any
-    ) -> Obj:
+    ) -> Entry:
         options = options if isinstance(options, dict) else {}
         grace = _int(request.query, "gracePeriodSeconds")
         if grace is None:
@@ -286,7 +291,7 @@ class KubeApi:
                 deleted.append(
                     self._delete(
                         request, target.resource, meta.get("namespace", ""), meta["name"], options
-                    )
+                    ).obj
                 )
             except ApiError as exc:
                 if exc.code != 404:

@@ -62,11 +62,15 @@ class Objects:
 
     # reads ---------------------------------------------------------------------
 
-    def get(self, resource: ResourceType, namespace: str, name: str) -> Obj:
+    def read(self, resource: ResourceType, namespace: str, name: str) -> Entry:
+        """The stored object with its encoding; 404 if absent."""
         entry = self.store.get(resource, self._key(resource, namespace, name))
         if entry is None:
             raise not_found(resource.plural, name)
-        return entry.obj
+        return entry
+
+    def get(self, resource: ResourceType, namespace: str, name: str) -> Obj:
+        return self.read(resource, namespace, name).obj
 
     def find(self, resource: ResourceType, namespace: str, name: str) -> Obj | None:
         entry = self.store.get(resource, self._key(resource, namespace, name))
@@ -99,7 +103,7 @@ class Objects:
 
     # writes --------------------------------------------------------------------
 
-    def create(self, resource: ResourceType, namespace: str, body: Any) -> Obj:
+    def create(self, resource: ResourceType, namespace: str, body: Any) -> Entry:
         obj = self._check_body(resource, body)
         meta = obj["metadata"]
         if resource.namespaced:
@@ -138,7 +142,7 @@ class Objects:
         meta["creationTimestamp"] = self.clock.timestamp()
         meta["generation"] = 1
         defaults.apply(resource, obj)
-        return self.store.put(resource, obj).entry.obj
+        return self.store.put(resource, obj).entry
 
     def update(
         self,
@@ -148,7 +152,7 @@ class Objects:
         body: Any,
         *,
         subresource: str | None = None,
-    ) -> Obj:
+    ) -> Entry:
         """PUT: replace the object (or only its status), guarded by resourceVersion."""
         new = self._check_body(resource, body)
         if new["metadata"].get("name") != name:
@@ -172,7 +176,7 @@ class Objects:
         body: Any,
         *,
         subresource: str | None = None,
-    ) -> Obj:
+    ) -> Entry:
         if content_type == patch.STRATEGIC and resource.custom:
             raise ApiError(
                 415,
@@ -191,7 +195,7 @@ class Objects:
         namespace: str,
         name: str,
         change: Callable[[Obj], None],
-    ) -> Obj:
+    ) -> Entry:
         """Read-modify-write for in-process controllers: `change` edits a private copy of
         the whole object (spec and status in one write, as a binding does)."""
         old = self.get(resource, namespace, name)
@@ -206,7 +210,7 @@ class Objects:
         new: Obj,
         scope: str,
         wanted: str | None,
-    ) -> Obj:
+    ) -> Entry:
         old_meta = old["metadata"]
         if wanted is not None and wanted != old_meta["resourceVersion"]:
             raise conflict(resource.plural, old_meta["name"])
@@ -239,7 +243,7 @@ class Objects:
                 "if the object is being deleted",
             )
         if new == old:
-            return old  # a no-op update stores nothing and sends no watch event
+            return self._entry(resource, old)  # a no-op stores nothing, sends no event
         if _spec_of(new) != _spec_of(old):
             meta["generation"] = old_meta.get("generation", 1) + 1
         if (
@@ -247,8 +251,8 @@ class Objects:
             and not meta.get("finalizers")
             and not self._awaits_kubelet(resource, new)
         ):
-            return self.store.remove(resource, new).entry.obj
-        return self.store.put(resource, new).entry.obj
+            return self.store.remove(resource, new).entry
+        return self.store.put(resource, new).entry
 
     def delete(
         self,
@@ -259,7 +263,7 @@ class Objects:
         grace_period: int | None = None,
         propagation: str | None = None,
         preconditions: dict[str, Any] | None = None,
-    ) -> Obj:
+    ) -> Entry:
         """DELETE: graceful for running pods, deferred by finalizers, otherwise immediate."""
         old = self.get(resource, namespace, name)
         meta = old["metadata"]
@@ -279,13 +283,13 @@ class Objects:
             if grace == 0 and self._awaits_kubelet(resource, new):
                 nmeta["deletionGracePeriodSeconds"] = 0
             else:
-                return old
+                return self._entry(resource, old)
         else:
             nmeta["deletionTimestamp"] = self.clock.timestamp()
             nmeta["deletionGracePeriodSeconds"] = grace
         if nmeta.get("finalizers") or self._awaits_kubelet(resource, new):
-            return self.store.put(resource, new).entry.obj
-        return self.store.remove(resource, new).entry.obj
+            return self.store.put(resource, new).entry
+        return self.store.remove(resource, new).entry
 
     # helpers -------------------------------------------------------------------
 
@@ -340,6 +344,9 @@ class Objects:
                 f"unable to create new content in namespace {namespace} "
                 "because it is being terminated",
             )
+
+    def _entry(self, resource: ResourceType, obj: Obj) -> Entry:
+        return self.read(resource, obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
 
     @staticmethod
     def _key(resource: ResourceType, namespace: str, name: str) -> tuple[str, str]:

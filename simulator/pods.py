@@ -37,7 +37,7 @@ def set_condition(
     conditions.append(new)
 
 
-def bind(objects: Objects, namespace: str, name: str, node: str) -> Obj:
+def bind(objects: Objects, namespace: str, name: str, node: str) -> None:
     """Assign a pod to a node, once, as the `binding` subresource does."""
     pod = objects.get(registry.POD, namespace, name)
     bound = pod["spec"].get("nodeName")
@@ -53,4 +53,4 @@ def bind(objects: Objects, namespace: str, name: str, node: str) -> Obj:
         obj["spec"]["nodeName"] = node
         set_condition(obj, "PodScheduled", True, now)
 
-    return objects.mutate(registry.POD, namespace, name, assign)
+    objects.mutate(registry.POD, namespace, name, assign)

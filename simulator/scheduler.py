@@ -45,7 +45,7 @@ class Scheduler:
         self.objects = objects
         self.batch_delay = batch_delay
         self._pending: dict[Key, None] = {}  # unbound pods of our schedulers, oldest first
-        self._fresh: set[Key] = set()
+        self._fresh: dict[Key, None] = {}  # pending pods not tried yet, oldest first
         self._retry_all = False
         self._placed: dict[Key, tuple[str, Resources, str]] = {}  # -> (node, requests, queue)
         self._usage: dict[str, Resources] = {}  # node -> requests of its live pods
@@ -104,10 +104,10 @@ class Scheduler:
         gone = deleted or is_terminal(pod)
         if pod["spec"].get("nodeName") or gone or pod["metadata"].get("deletionTimestamp"):
             self._pending.pop(key, None)
-            self._fresh.discard(key)
+            self._fresh.pop(key, None)
         elif pod["spec"].get("schedulerName") in SCHEDULERS and key not in self._pending:
             self._pending[key] = None
-            self._fresh.add(key)
+            self._fresh[key] = None
             self._wake.set()
         placed = self._placed.get(key)
         if placed is not None and (gone or pod["spec"].get("nodeName") != placed[0]):
@@ -143,10 +143,7 @@ class Scheduler:
                 self._wake.set()  # something moved under us; look again
 
     def _cycle(self) -> None:
-        if self._retry_all:
-            candidates = list(self._pending)
-        else:
-            candidates = [k for k in self._pending if k in self._fresh]
+        candidates = list(self._pending if self._retry_all else self._fresh)
         self._retry_all = False
         self._fresh.clear()
         free = self._free()

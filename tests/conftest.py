@@ -10,7 +10,8 @@ Kafka:
   an existing broker (e.g. Apache Kafka) instead.
 - `kafka_settings` (function, async): `KafkaSettings` for that broker with a random
   `topic_prefix`, its topics already created, so tests never see each other's
-  messages, consumer offsets aside (choose a unique group id too; the prefix is handy).
+  messages (name consumer groups with the prefix too), and short consumer-group
+  timeouts, so that joins and rebalances take about a second on tansu (docs/kafka.md).
 
     @pytest.mark.integration
     async def test_something(kafka_settings: KafkaSettings) -> None:
@@ -33,10 +34,14 @@ from controller.broker import DevelopmentBroker
 from controller.kafka import KafkaSettings, ensure_topics
 
 
+def _external_broker() -> str | None:
+    return os.environ.get("LAVALOG_TEST_BOOTSTRAP_SERVERS") or None
+
+
 @pytest.fixture(scope="session")
 def kafka_broker() -> Iterator[str]:
     """The bootstrap address of the session's development broker."""
-    external = os.environ.get("LAVALOG_TEST_BOOTSTRAP_SERVERS")
+    external = _external_broker()
     if external:
         yield external
         return
@@ -51,6 +56,10 @@ async def kafka_settings(kafka_broker: str) -> KafkaSettings:
         bootstrap_servers=kafka_broker,
         topic_prefix=f"test-{uuid.uuid4().hex[:12]}.",
         client_id="lavalog-test",
+        # tansu takes about half the session timeout to form a group; Apache Kafka
+        # refuses sessions shorter than 6 s.
+        session_timeout_ms=6_000 if _external_broker() else 2_000,
+        heartbeat_interval_ms=200,
     )
     await ensure_topics(settings)
     return settings

@@ -16,16 +16,18 @@ from controller.kafka.settings import KafkaSettings
 
 
 def create_producer(settings: KafkaSettings, **options: Any) -> AIOKafkaProducer:
-    """An unstarted producer; `options` are further AIOKafkaProducer arguments."""
-    return AIOKafkaProducer(
-        bootstrap_servers=settings.bootstrap_servers,
-        client_id=settings.client_id,
-        acks=settings.acks,
-        linger_ms=settings.linger_ms,
-        max_batch_size=settings.max_batch_size,
-        enable_idempotence=settings.enable_idempotence,
-        **options,
-    )
+    """An unstarted producer; `options` are AIOKafkaProducer arguments that add to or
+    override the settings' (e.g. `transactional_id` on Apache Kafka).
+    """
+    configured: dict[str, Any] = {
+        "bootstrap_servers": settings.bootstrap_servers,
+        "client_id": settings.client_id,
+        "acks": settings.acks,
+        "linger_ms": settings.linger_ms,
+        "max_batch_size": settings.max_batch_size,
+        "enable_idempotence": settings.enable_idempotence,
+    }
+    return AIOKafkaProducer(**(configured | options))
 
 
 def create_consumer(
@@ -33,13 +35,16 @@ def create_consumer(
 ) -> AIOKafkaConsumer:
     """An unstarted consumer with manual commits, for `subscribe` (with a group) or `assign`.
 
-    `options` are further AIOKafkaConsumer arguments, e.g. `max_poll_records`.
+    `options` are AIOKafkaConsumer arguments that add to or override the settings', e.g.
+    `max_poll_records`, or `isolation_level="read_committed"` behind transactional writers.
     """
-    return AIOKafkaConsumer(
-        bootstrap_servers=settings.bootstrap_servers,
-        client_id=settings.client_id,
-        group_id=group_id,
-        enable_auto_commit=False,
-        auto_offset_reset="earliest",
-        **options,
-    )
+    configured: dict[str, Any] = {
+        "bootstrap_servers": settings.bootstrap_servers,
+        "client_id": settings.client_id,
+        "group_id": group_id,
+        "enable_auto_commit": False,
+        "auto_offset_reset": "earliest",
+        "session_timeout_ms": settings.session_timeout_ms,
+        "heartbeat_interval_ms": settings.heartbeat_interval_ms,
+    }
+    return AIOKafkaConsumer(**(configured | options))

@@ -43,6 +43,10 @@ class KafkaSettings:
     max_batch_size: int = 256 * 1024
     #: off by default: tansu does not implement InitProducerId
     enable_idempotence: bool = False
+    #: a group member silent this long is evicted and its partitions move to the others;
+    #: Apache Kafka refuses less than its group.min.session.timeout.ms (6 s by default)
+    session_timeout_ms: int = 10_000
+    heartbeat_interval_ms: int = 3_000
 
     def __post_init__(self) -> None:
         for name in (
@@ -52,6 +56,8 @@ class KafkaSettings:
             "deadletter_partitions",
             "replication_factor",
             "max_batch_size",
+            "session_timeout_ms",
+            "heartbeat_interval_ms",
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, not {getattr(self, name)}")
@@ -59,6 +65,8 @@ class KafkaSettings:
             raise ValueError(f"linger_ms must not be negative, not {self.linger_ms}")
         if self.acks not in (0, 1, "all"):
             raise ValueError(f"acks must be 0, 1 or 'all', not {self.acks!r}")
+        if self.heartbeat_interval_ms >= self.session_timeout_ms:
+            raise ValueError("heartbeat_interval_ms must be shorter than session_timeout_ms")
         if self.enable_idempotence and self.acks != "all":
             raise ValueError("an idempotent producer needs acks='all'")
 

@@ -34,15 +34,15 @@ class _SeekToStore(ConsumerRebalanceListener):  # type: ignore[misc]
         """Nothing to flush: every applied batch is already committed with its positions."""
 
     async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
-        _seek(self._consumer, self._store, assigned)
+        await _seek(self._consumer, self._store, assigned)
 
 
-def _seek(consumer: Any, store: Store, partitions: set[TopicPartition]) -> None:
+async def _seek(consumer: Any, store: Store, partitions: set[TopicPartition]) -> None:
     by_topic = {topic: store.positions(topic) for topic in {tp.topic for tp in partitions}}
     for tp in partitions:
         offset = by_topic[tp.topic].get(tp.partition)
         if offset is None:
-            consumer.seek_to_beginning(tp)
+            await consumer.seek_to_beginning(tp)
         else:
             consumer.seek(tp, offset)
 
@@ -66,6 +66,8 @@ class KafkaSource:
         self._poll_ms = poll_ms
         self._lag: dict[tuple[str, int], int] = {}
         self._caught_up = False
+        #: where each partition started (until_end only)
+        self._starts: dict[TopicPartition, int] = {}
         #: messages to read in all (until_end only) and read so far, for a progress bar
         self.total = 0
         self.consumed = 0
@@ -100,10 +102,10 @@ class KafkaSource:
                 for partition in consumer.partitions_for_topic(topic) or ()
             }
             consumer.assign(list(partitions))
-            _seek(consumer, store, partitions)
+            await _seek(consumer, store, partitions)
             ends = await consumer.end_offsets(list(partitions))
-            starts = {tp: await consumer.position(tp) for tp in partitions}
-            self.total = sum(max(0, ends[tp] - starts[tp]) for tp in partitions)
+            self._starts = {tp: await consumer.position(tp) for tp in partitions}
+            self.total = sum(max(0, ends[tp] - self._starts[tp]) for tp in partitions)
         try:
             while True:
                 records = await consumer.getmany(timeout_ms=self._poll_ms)
@@ -139,18 +141,22 @@ class KafkaSource:
         return batch
 
     async def _measure(self, consumer: Any, ends: Mapping[TopicPartition, int]) -> None:
-        """Lag per partition; caught up once every partition reached its end offset.
+        """Lag per partition; caught up once every partition reached its end.
 
-        The end is the one seen at start (until_end), else the high watermark of the last
-        fetch, else (a partition never fetched from) the broker's end offset."""
+        The end is the larger of the end offset seen at start (until_end) and the high
+        watermark of the last fetch: tansu's ListOffsets answers less than the high
+        watermark once a partition holds a multi-record batch. A partition neither
+        fetched from nor measured at start asks the broker."""
         assigned = set(consumer.assignment())
-        highs = {tp: ends.get(tp, consumer.highwater(tp)) for tp in assigned}
-        unknown = [tp for tp, high in highs.items() if high is None]
+        highs = {tp: max(ends.get(tp, 0), consumer.highwater(tp) or 0) for tp in assigned}
+        unknown = [tp for tp in assigned if consumer.highwater(tp) is None and tp not in ends]
         if unknown:
             highs.update(await consumer.end_offsets(unknown))
         lag: dict[tuple[str, int], int] = {}
         for tp, high in highs.items():
             lag[tp.topic, tp.partition] = max(0, high - await consumer.position(tp))
         self._lag = lag
+        if self._starts:
+            self.total = sum(max(0, highs[tp] - start) for tp, start in self._starts.items())
         if assigned and not any(lag.values()):
             self._caught_up = True

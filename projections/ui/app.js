@@ -132,8 +132,8 @@ function gantt(t) {
   const starts = [t.submitted, ...t.phases.map((p) => p.start)].filter((x) => x != null);
   const t0 = starts.length ? Math.min(...starts) : t.updated;
   const t1 = Math.max(t.updated, t.finished ?? 0, t0 + 1);
-  const width = Math.max(view.clientWidth - 40, 600);
-  const span = width - LABEL - 10;
+  const width = Math.max(view.clientWidth - 64, 600);
+  const span = width - LABEL - 36;
   const x = (time) => LABEL + ((time - t0) / (t1 - t0)) * span;
   const height = TOP + BAND + rows.length * ROW + 30;
   const chart = svg("svg", { id: "gantt", width, height, "data-rows": rows.length });

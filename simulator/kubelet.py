@@ -285,7 +285,7 @@ class _PodRun:
         status["podIPs"] = [{"ip": status["podIP"]}]
         inits = self.spec.get("initContainers", [])
         set_condition(
-            status_holder(status),
+            _holder(status),
             "Initialized",
             not inits,
             now,
@@ -305,7 +305,7 @@ class _PodRun:
             if not await self._run_container(container, "initContainerStatuses", init=True):
                 return False
         if self.spec.get("initContainers"):
-            set_condition(status_holder(self.status), "Initialized", True, self.clock.timestamp())
+            set_condition(_holder(self.status), "Initialized", True, self.clock.timestamp())
         return not self._terminating.is_set()
 
     async def _run_container(self, container: Obj, key: str, *, init: bool) -> bool:
@@ -431,7 +431,7 @@ class _PodRun:
         now = self.clock.timestamp()
         statuses = self.status.get("containerStatuses", [])
         unready = [s["name"] for s in statuses if not s.get("ready")]
-        holder = status_holder(self.status)
+        holder = _holder(self.status)
         if self.status.get("phase") in ("Succeeded", "Failed"):
             for kind in ("Ready", "ContainersReady"):
                 set_condition(holder, kind, False, now, reason="PodCompleted")
@@ -464,11 +464,11 @@ class _PodRun:
             message=f"Node {self.node.name} which was running pod {self.name} is unresponsive",
         )
         for kind in ("Ready", "ContainersReady"):
-            set_condition(status_holder(self.status), kind, False, now, reason="NodeLost")
+            set_condition(_holder(self.status), kind, False, now, reason="NodeLost")
         self._write()
 
 
-def status_holder(status: Obj) -> Obj:
+def _holder(status: Obj) -> Obj:
     """Wrap a bare status so `set_condition` (which works on objects) can edit it."""
     return {"status": status}
 

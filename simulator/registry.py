@@ -34,10 +34,6 @@ class ResourceType:
         return f"{self.group}/{self.version}" if self.group else self.version
 
     @property
-    def group_version(self) -> tuple[str, str]:
-        return (self.group, self.version)
-
-    @property
     def has_status(self) -> bool:
         return "status" in self.subresources
 

@@ -39,16 +39,16 @@ async def test_error_answers_are_status_objects(
 
 
 async def test_error_rate_hits_a_share_of_requests() -> None:
-    async with SimulatedCluster(nodes=0, api_faults=ApiFaults(error_rate=0.3, seed=7)) as cluster:
-        async with api_client(cluster) as api:
-            failures = 0
-            for _ in range(200):
-                try:
-                    await core_api(api).list_namespace()
-                except ApiException as exc:
-                    assert exc.status == 500
-                    failures += 1
-            assert 30 < failures < 90
+    faults = ApiFaults(error_rate=0.3, seed=7)
+    async with SimulatedCluster(nodes=0, api_faults=faults) as cluster, api_client(cluster) as api:
+        failures = 0
+        for _ in range(200):
+            try:
+                await core_api(api).list_namespace()
+            except ApiException as exc:
+                assert exc.status == 500
+                failures += 1
+        assert 30 < failures < 90
 
 
 async def test_latency_delays_answers(sim_cluster: SimulatedCluster, kube_api: ApiClient) -> None:

@@ -160,7 +160,7 @@ async def test_get_watch_streams_changes(kubectl: Kubectl) -> None:
         await kubectl("create", "--validate=false", "-f", "-", stdin=POD)
         await kubectl("delete", "pod", "web", "--grace-period=0", "--force")
         assert watcher.stdout is not None
-        lines = []
+        lines: list[str] = []
         while len(lines) < 3:
             line = await asyncio.wait_for(watcher.stdout.readline(), 10)
             lines.append(line.decode().strip())

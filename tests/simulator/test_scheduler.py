@@ -80,8 +80,12 @@ async def test_one_by_one_scheduling_deadlocks_two_gang_jobs() -> None:
     async with four_gpu_cluster() as cluster, api_client(cluster) as api:
         forever = ["sh", "-c", "sleep infinity"]  # each worker waits for all its peers
         await submit_interleaved(api, {"a": forever, "b": forever}, gang=False)
+        async def half_and_half() -> bool:
+            return await bound_per_job(api) == {"a": 2, "b": 2}
+
+        await eventually(half_and_half)
         await asyncio.sleep(0.3)
-        assert await bound_per_job(api) == {"a": 2, "b": 2}  # neither job can ever start
+        assert await bound_per_job(api) == {"a": 2, "b": 2}  # and neither job can ever start
         pending = await core_api(api).list_namespaced_pod(
             "default", field_selector="spec.nodeName="
         )

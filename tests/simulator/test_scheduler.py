@@ -80,6 +80,7 @@ async def test_one_by_one_scheduling_deadlocks_two_gang_jobs() -> None:
     async with four_gpu_cluster() as cluster, api_client(cluster) as api:
         forever = ["sh", "-c", "sleep infinity"]  # each worker waits for all its peers
         await submit_interleaved(api, {"a": forever, "b": forever}, gang=False)
+
         async def half_and_half() -> bool:
             return await bound_per_job(api) == {"a": 2, "b": 2}
 

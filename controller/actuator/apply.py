@@ -1,0 +1,258 @@
+"""Carry out one decision against the Kubernetes API, so that doing it twice changes nothing.
+
+Decisions arrive at least once, so each is written as create-if-absent, delete-if-present
+(a pod's uid as precondition, so a newer pod of the same name survives) or a
+resourceVersion-guarded update retried on conflict. A decision about a Job that is gone,
+or that was deleted and recreated under its name (another uid), is skipped: it was made
+for a dead incarnation. A permanent failure (an invalid manifest, a forbidden write) is
+logged, reported as a Warning Event on the Job, and the decision counts as done, so
+that one bad job never holds up the jobs behind it on its partition; transient failures
+never get here (`client.Api` retries them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import msgspec
+import structlog
+
+from controller.actuator import job_events, paths
+from controller.actuator.client import Api, Obj
+from controller.actuator.counters import Counters
+from controller.actuator.job import JobView
+from controller.actuator.plugins import KeyGenerator
+from controller.actuator.podgroup import build_podgroup
+from controller.actuator.pods import build_pods
+from controller.actuator.resources import KEEP_EXISTING_KINDS, build_plugin_resources
+from controller.actuator.sshkeys import generate_key_pair
+from events.decisions import (
+    AnyDecision,
+    Decision,
+    JobDelete,
+    PluginResourcesEnsure,
+    PodGroupCreate,
+    PodGroupDelete,
+    PodsCreate,
+    PodsKill,
+    StatusWrite,
+)
+from events.topics import split_job_key
+
+#: a handler returns False when it skipped the decision (its Job incarnation is gone)
+Handler = Callable[[Any], Awaitable[bool]]
+
+_PODGROUP_FIELDS = ("minMember", "minTaskMember", "queue", "minResources", "priorityClassName")
+_log = structlog.get_logger("lavalog.actuator")
+
+
+class Applier:
+    """`await applier.apply(decision)`; safe to call concurrently for different jobs."""
+
+    def __init__(
+        self,
+        api: Api,
+        counters: Counters,
+        *,
+        pod_concurrency: int = 16,
+        keygen: KeyGenerator = generate_key_pair,
+        cached_jobs: int = 10_000,
+    ) -> None:
+        self._api = api
+        self._counters = counters
+        self._pod_slots = asyncio.Semaphore(pod_concurrency)
+        self._keygen = keygen
+        self._jobs = _JobCache(cached_jobs)
+        self._priorities: dict[str, int] = {}
+        reported: dict[type[Decision], Handler] = dict.fromkeys(job_events.REPORTED, self._report)
+        self._handlers: dict[type[Decision], Handler] = {
+            **reported,
+            PodGroupCreate: self._create_podgroup,
+            PodGroupDelete: self._delete_podgroup,
+            PluginResourcesEnsure: self._ensure_plugin_resources,
+            PodsCreate: self._create_pods,
+            PodsKill: self._kill_pods,
+            StatusWrite: self._write_status,
+            JobDelete: self._delete_job,
+        }
+
+    async def apply(self, decision: AnyDecision) -> None:
+        """Carry out `decision`; returns once it is done, skipped, or failed for good."""
+        handler = self._handlers.get(type(decision))
+        if handler is None:  # timers: the decider service's business
+            return
+        try:
+            done = await handler(decision)
+        except Exception as exc:
+            self._counters.failed += 1
+            _log.error("decision failed", job=decision.key, decision=decision.id, error=str(exc))
+            await self._report_failure(decision, exc)
+            return
+        if done:
+            self._counters.applied += 1
+        else:
+            self._counters.skipped += 1
+            _log.info("decision skipped: job gone or replaced", job=decision.key, id=decision.id)
+
+    # handlers ------------------------------------------------------------------------
+
+    async def _report(self, decision: Decision) -> bool:
+        await self._event(decision, job_events.notice(decision))
+        return True
+
+    async def _create_podgroup(self, decision: PodGroupCreate) -> bool:
+        job = await self._read_job(decision)
+        if job is None:
+            return False
+        priorities = await self._priorities_of(job)
+        podgroup = build_podgroup(job, decision, priorities=priorities)
+        await self._api.upsert(podgroup, _merge_podgroup)
+        return True
+
+    async def _delete_podgroup(self, decision: PodGroupDelete) -> bool:
+        namespace, _ = split_job_key(decision.key)
+        path = paths.named(paths.PODGROUP_API_VERSION, "PodGroup", namespace, decision.podgroup)
+        await self._api.delete(path)
+        return True
+
+    async def _ensure_plugin_resources(self, decision: PluginResourcesEnsure) -> bool:
+        job = await self._read_job(decision)
+        if job is None:
+            return False
+        # In a thread: the ssh plugin's key generation blocks.
+        manifests = await asyncio.to_thread(
+            build_plugin_resources, job, decision, keygen=self._keygen
+        )
+        await _all(self._api.upsert(m, _merge_plugin_resource) for m in manifests)
+        return True
+
+    async def _create_pods(self, decision: PodsCreate) -> bool:
+        job = await self._read_job(decision)
+        if job is None:
+            return False
+        manifests = build_pods(job, decision)
+        collection = paths.collection("v1", "Pod", split_job_key(decision.key)[0])
+        await _all(self._create_pod(collection, pod) for pod in manifests)
+        return True
+
+    async def _create_pod(self, collection: str, pod: Obj) -> None:
+        async with self._pod_slots:
+            await self._api.create(collection, pod)
+
+    async def _kill_pods(self, decision: PodsKill) -> bool:
+        namespace, _ = split_job_key(decision.key)
+        await _all(
+            self._api.delete(paths.named("v1", "Pod", namespace, ref.name), uid=ref.uid)
+            for ref in decision.pods
+        )
+        return True
+
+    async def _write_status(self, decision: StatusWrite) -> bool:
+        status = msgspec.to_builtins(decision.status)
+
+        def change(job: Obj) -> Obj | None:
+            if _uid(job) != decision.job_uid or job.get("status") == status:
+                return None
+            return {**job, "status": status}
+
+        path = paths.job(*split_job_key(decision.key))
+        cached = self._jobs.get(decision.key, decision.job_uid)
+        written = await self._api.update(path, change, subresource="status", current=cached)
+        if written is None or _uid(written) != decision.job_uid:
+            return False
+        self._jobs.put(decision.key, written)
+        return True
+
+    async def _delete_job(self, decision: JobDelete) -> bool:
+        path = paths.job(*split_job_key(decision.key))
+        self._jobs.drop(decision.key)
+        return await self._api.delete(path, uid=decision.job_uid, propagation="Background")
+
+    # helpers -------------------------------------------------------------------------
+
+    async def _read_job(self, decision: Decision) -> Obj | None:
+        """The Job as it is now, if it is still the incarnation the decision is about."""
+        job = await self._api.get(paths.job(*split_job_key(decision.key)))
+        if job is None or _uid(job) != decision.job_uid:
+            return None
+        self._jobs.put(decision.key, job)
+        return job
+
+    async def _priorities_of(self, job: Obj) -> dict[str, int]:
+        """Values of the PriorityClasses the Job's templates name (absent ones count as 0)."""
+        tasks = JobView.of(job).spec.tasks
+        names = {(t.template.get("spec") or {}).get("priorityClassName", "") for t in tasks}
+        for name in sorted(n for n in names if n and n not in self._priorities):
+            found = await self._api.get(paths.priority_class(name))
+            if found is not None:
+                self._priorities[name] = int(found.get("value", 0))
+        return {n: self._priorities[n] for n in names if n in self._priorities}
+
+    async def _event(self, decision: Decision, what: job_events.Notice, suffix: str = "") -> None:
+        manifest = job_events.event_manifest(decision, what, suffix=suffix)
+        collection, _ = paths.of_manifest(manifest)
+        await self._api.create(collection, manifest)
+
+    async def _report_failure(self, decision: Decision, error: Exception) -> None:
+        try:
+            await self._event(decision, job_events.failure(decision, error), suffix="#failed")
+        except Exception as exc:
+            _log.error("failure event not written", job=decision.key, error=str(exc))
+
+
+def _uid(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("uid", ""))
+
+
+async def _all(calls: Any) -> None:
+    """Run the calls concurrently, let each finish, then raise the first failure."""
+    results = await asyncio.gather(*calls, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+
+
+def _merge_podgroup(existing: Obj, desired: Obj) -> Obj | None:
+    """Volcano's `createOrUpdatePodGroup`: bring the gang's size, queue and resources up to date."""
+    spec = dict(existing.get("spec") or {})
+    for field in _PODGROUP_FIELDS:
+        if field in desired["spec"]:
+            spec[field] = desired["spec"][field]
+    if spec == existing.get("spec"):
+        return None
+    return {**existing, "spec": spec}
+
+
+def _merge_plugin_resource(existing: Obj, desired: Obj) -> Obj | None:
+    """ConfigMaps follow the job (hosts change on scaling); other kinds are kept as they are."""
+    if desired["kind"] in KEEP_EXISTING_KINDS or existing.get("data") == desired.get("data"):
+        return None
+    return {**existing, "data": desired.get("data")}
+
+
+class _JobCache:
+    """The last Job object read or written per job key: a status write's first guess at the
+    resourceVersion (a stale guess costs one conflict and a re-read)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._jobs: OrderedDict[str, Obj] = OrderedDict()
+
+    def get(self, key: str, uid: str) -> Obj | None:
+        job = self._jobs.get(key)
+        if job is None or _uid(job) != uid:
+            return None
+        self._jobs.move_to_end(key)
+        return job
+
+    def put(self, key: str, job: Obj) -> None:
+        self._jobs[key] = job
+        self._jobs.move_to_end(key)
+        while len(self._jobs) > self._size:
+            self._jobs.popitem(last=False)
+
+    def drop(self, key: str) -> None:
+        self._jobs.pop(key, None)

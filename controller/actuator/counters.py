@@ -1,0 +1,17 @@
+"""What the actuator has done so far, for logs, tests and `/metrics`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(slots=True)
+class Counters:
+    #: decisions carried out (or found already done)
+    applied: int = 0
+    #: API calls sent again after a transient failure
+    retried: int = 0
+    #: decisions given up on a permanent error (reported as a Warning Event on the Job)
+    failed: int = 0
+    #: decisions about a Job that is gone or was replaced by a new one of the same name
+    skipped: int = 0

@@ -1,0 +1,67 @@
+"""Helpers for the actuator tests: Jobs in the simulated cluster, decisions about them,
+and reading back what the actuator wrote."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, TypeVar
+
+import msgspec
+
+from controller.actuator import paths
+from controller.kube import Kube
+from events.decisions import Decision
+from tests.data import load_job
+
+NAMESPACE = "default"
+_ids = itertools.count(1)
+D = TypeVar("D", bound=Decision)
+
+
+async def submit(kube: Kube, sample: str = "tensorflow-dist", **spec: Any) -> dict[str, Any]:
+    """Create `tests/data/<sample>.yaml` (spec fields overridden by `spec`); the stored Job."""
+    job = load_job(sample)
+    del job["metadata"]["namespace"]
+    job["spec"].update(spec)
+    return await create(kube, paths.collection("batch.volcano.sh/v1alpha1", "Job", NAMESPACE), job)
+
+
+async def create(kube: Kube, collection: str, body: dict[str, Any]) -> dict[str, Any]:
+    created: dict[str, Any] = msgspec.json.decode(await kube.request("POST", collection, body=body))
+    return created
+
+
+async def read(kube: Kube, path: str) -> dict[str, Any]:
+    found: dict[str, Any] = msgspec.json.decode(await kube.request("GET", path))
+    return found
+
+
+async def items(kube: Kube, collection: str, **query: str) -> list[dict[str, Any]]:
+    listed = msgspec.json.decode(await kube.request("GET", collection, query=query))
+    return list(listed["items"])
+
+
+def decision(kind: type[D], job: dict[str, Any], **fields: Any) -> D:
+    """A decision of type `kind` about `job`, with a fresh id."""
+    meta = job["metadata"]
+    n = next(_ids)
+    envelope = {
+        "id": f"obs-{n}#0",
+        "key": f"{meta['namespace']}/{meta['name']}",
+        "job_uid": meta["uid"],
+        "time": 1_800_000_000.0 + n,
+        "cause": f"obs-{n}",
+    }
+    return kind(**{**envelope, **fields})
+
+
+def job_path(job: dict[str, Any]) -> str:
+    return paths.job(job["metadata"]["namespace"], job["metadata"]["name"])
+
+
+def pods_path() -> str:
+    return paths.collection("v1", "Pod", NAMESPACE)
+
+
+def events_of(events: list[dict[str, Any]], job: dict[str, Any]) -> list[dict[str, Any]]:
+    return [e for e in events if e["involvedObject"]["uid"] == job["metadata"]["uid"]]

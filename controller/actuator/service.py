@@ -1,0 +1,158 @@
+"""The actuator service: `lavalog.decisions` in, Kubernetes API writes out.
+
+A consumer group member: each decision goes to its job's lane (`queues`), so a job's
+decisions are carried out in log order and different jobs in parallel; the offset
+committed per partition is the first one not yet carried out (`offsets`), so a crash
+repeats decisions instead of skipping them, and idempotent writes (`apply`) make the
+repetition harmless. Before a partition moves to another member (rebalance) or the
+service stops, its in-flight decisions are finished and committed, so that two members
+never work on one job at once.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+
+import structlog
+from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
+from aiokafka.errors import KafkaError
+
+from controller.actuator.apply import Applier
+from controller.actuator.client import Api
+from controller.actuator.counters import Counters
+from controller.actuator.offsets import OffsetTracker
+from controller.actuator.queues import KeyedQueues
+from controller.actuator.ratelimit import RateLimiter, TokenBucket
+from controller.kafka import KafkaSettings, create_consumer, topic_name
+from controller.kube import Kube
+from events.codec import DecodeError, decode_decision
+from events.decisions import AnyDecision
+from events.topics import DECISIONS
+
+#: decisions received and not yet carried out, beyond which fetching pauses
+MAX_IN_FLIGHT = 2_000
+#: how long a rebalance or a stop waits for in-flight decisions before abandoning them
+DRAIN_SECONDS = 30.0
+_POLL_MS = 100
+_log = structlog.get_logger("lavalog.actuator")
+
+
+@dataclass(frozen=True, slots=True)
+class _Item:
+    partition: TopicPartition
+    offset: int
+    decision: AnyDecision
+
+
+class ActuatorService:
+    """`await service.run()` until cancelled; `ready` and `counters` for health and metrics."""
+
+    def __init__(
+        self,
+        *,
+        kube: Kube,
+        kafka: KafkaSettings,
+        group_id: str = "lavalog-actuator",
+        qps: float = 50,
+        burst: int = 100,
+        concurrency: int = 32,
+    ) -> None:
+        self.counters = Counters()
+        limiter = RateLimiter(TokenBucket(qps, burst), concurrency)
+        self._applier = Applier(Api(kube, limiter, self.counters), self.counters)
+        self._kafka = kafka
+        self._group_id = group_id
+        self._offsets: OffsetTracker[TopicPartition] = OffsetTracker()
+        self._lanes: KeyedQueues[_Item] = KeyedQueues(self._carry_out)
+        self._ready = False
+
+    @property
+    def ready(self) -> bool:
+        """In the consumer group and fetching."""
+        return self._ready
+
+    @property
+    def in_flight(self) -> int:
+        """Decisions received and not yet carried out."""
+        return self._offsets.in_flight()
+
+    async def run(self) -> None:
+        consumer = create_consumer(self._kafka, group_id=self._group_id)
+        consumer.subscribe(
+            [topic_name(self._kafka, DECISIONS)],
+            listener=_Handover(functools.partial(self._hand_over, consumer)),
+        )
+        await consumer.start()
+        try:
+            self._ready = True
+            while True:
+                self._throttle(consumer)
+                batches = await consumer.getmany(timeout_ms=_POLL_MS)
+                for partition, messages in batches.items():
+                    for message in messages:
+                        self._receive(partition, message.offset, message.value)
+                await self._commit(consumer)
+        finally:
+            self._ready = False
+            await self._lanes.drain(DRAIN_SECONDS)
+            await self._commit(consumer)
+            await consumer.stop()
+
+    def _throttle(self, consumer: AIOKafkaConsumer) -> None:
+        """Pause fetching while too much is in flight (still polling, so the group sees us)."""
+        if self._offsets.in_flight() >= MAX_IN_FLIGHT:
+            consumer.pause(*consumer.assignment())
+        elif consumer.paused():
+            consumer.resume(*consumer.paused())
+
+    def _receive(self, partition: TopicPartition, offset: int, value: bytes | None) -> None:
+        self._offsets.received(partition, offset)
+        try:
+            decision = decode_decision(value or b"")
+        except DecodeError as exc:
+            # Not a decision: nothing to carry out, and the partition goes on.
+            self.counters.failed += 1
+            _log.error(
+                "undecodable decision", partition=partition.partition, offset=offset, error=str(exc)
+            )
+            self._offsets.done(partition, offset)
+            return
+        self._lanes.put(decision.key, partition, _Item(partition, offset, decision))
+
+    async def _carry_out(self, item: _Item) -> None:
+        await self._applier.apply(item.decision)
+        self._offsets.done(item.partition, item.offset)
+
+    async def _commit(
+        self, consumer: AIOKafkaConsumer, partitions: Iterable[TopicPartition] | None = None
+    ) -> None:
+        positions = self._offsets.to_commit(
+            consumer.assignment() if partitions is None else partitions
+        )
+        if not positions:
+            return
+        try:
+            await consumer.commit(positions)
+        except KafkaError as exc:  # e.g. mid-rebalance: the next commit carries the same positions
+            _log.warning("offset commit failed", error=str(exc))
+            return
+        self._offsets.committed(positions)
+
+    async def _hand_over(self, consumer: AIOKafkaConsumer, partitions: set[TopicPartition]) -> None:
+        """Finish and commit what was taken from `partitions` before another member gets them."""
+        await self._lanes.drain(DRAIN_SECONDS, partitions)
+        await self._commit(consumer, partitions)
+        self._offsets.forget(partitions)
+
+
+class _Handover(ConsumerRebalanceListener):  # type: ignore[misc]
+    def __init__(self, hand_over: Callable[[set[TopicPartition]], Awaitable[None]]) -> None:
+        self._hand_over = hand_over
+
+    async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
+        await self._hand_over(revoked)
+
+    async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
+        """Nothing to do: fetching starts from the group's committed offsets."""

@@ -1,0 +1,70 @@
+"""The decider's bookkeeping for one input partition: states, replay rules, snapshots.
+
+Offsets below `committed` were already decided before a restart: they rebuild state but
+their decisions are not produced again. Offsets below a job's `reflects` offset are
+already in its restored state and are skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from controller.decider import initial_state, step
+from controller.deciding.snapshots import (
+    CHECKPOINT_KEY,
+    Checkpoint,
+    JobSnapshot,
+    Restored,
+    SnapshotRecord,
+)
+from controller.deciding.timers import DueTimer
+from events.decisions import AnyDecision
+from events.observations import AnyObservation
+
+
+class PartitionDecider:
+    def __init__(self, restored: Restored, *, committed: int) -> None:
+        self.states = dict(restored.states)
+        self._reflects = dict(restored.reflects)
+        self.replay_from = restored.checkpoint
+        self.committed = max(committed, restored.checkpoint)
+        self._dirty: set[str] = set()
+
+    def apply(self, offset: int, observation: AnyObservation) -> list[AnyDecision]:
+        """Decide one observation at `offset`; [] for one already decided or reflected."""
+        key = observation.key
+        if offset < self._reflects.get(key, 0):
+            return []
+        state = self.states.get(key) or initial_state(key)
+        state, decisions = step(state, observation)
+        self.states[key] = state
+        self._dirty.add(key)
+        return decisions if offset >= self.committed else []
+
+    def snapshot(self, next_offset: int) -> list[tuple[str, SnapshotRecord | None]]:
+        """Records for every job changed since the last snapshot, then the checkpoint.
+
+        A deleted job gets a tombstone (None) and is forgotten here too.
+        """
+        records: list[tuple[str, SnapshotRecord | None]] = []
+        for key in sorted(self._dirty):
+            state = self.states[key]
+            if state.deleted:
+                del self.states[key]
+                records.append((key, None))
+            else:
+                records.append((key, JobSnapshot(offset=next_offset, state=state)))
+        records.append((CHECKPOINT_KEY, Checkpoint(offset=next_offset)))
+        self._dirty.clear()
+        self._reflects = {key: at for key, at in self._reflects.items() if at > next_offset}
+        return records
+
+    @property
+    def dirty(self) -> int:
+        return len(self._dirty)
+
+    def timers(self) -> Iterator[DueTimer]:
+        for key, state in self.states.items():
+            for timer in state.timers.values():
+                yield DueTimer(timer.fire_at, key, state.uid, timer.timer_id)
+

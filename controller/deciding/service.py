@@ -1,0 +1,280 @@
+"""`DeciderService`: a consumer group member running the decider over `lavalog.observed`.
+
+For each partition it owns: restore job states from `lavalog.state`, replay from the
+snapshot's checkpoint, then decide each observation, produce its decisions to
+`lavalog.decisions` and only then commit the input offset (at-least-once: a crash
+re-decides, and decision ids are deterministic, so consumers can drop duplicates).
+Policy timeouts are durable: a due timer is published as a TimerFired observation and
+decided like any other fact. A message that cannot be decoded or decided goes to
+`lavalog.deadletter` and the partition goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable
+from typing import Any
+
+import structlog
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
+
+from controller.deciding.partition import PartitionDecider
+from controller.deciding.snapshots import encode_record, restore
+from controller.deciding.timers import DueTimer, TimerQueue
+from controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
+from events import topics
+from events.codec import decode_observation, encode
+from events.deadletter import DeadLetter, encode_dead_letter
+from events.decisions import TimerScheduled
+from events.observations import TimerFired
+
+log = structlog.get_logger("lavalog.decider")
+
+GROUP_ID = "lavalog-decider"
+
+
+class DeciderService:
+    """Run with `await service.run()`; cancel to stop (it snapshots what it owns first)."""
+
+    def __init__(
+        self,
+        *,
+        kafka: KafkaSettings,
+        group_id: str = GROUP_ID,
+        snapshot_every: int = 5_000,
+        snapshot_interval: float = 10.0,
+        max_batch: int = 2_000,
+    ) -> None:
+        self.kafka = kafka
+        self.group_id = group_id
+        self.snapshot_every = snapshot_every
+        self.snapshot_interval = snapshot_interval
+        self.max_batch = max_batch
+        self._observed = topic_name(kafka, topics.OBSERVED)
+        self._decisions = topic_name(kafka, topics.DECISIONS)
+        self._state = topic_name(kafka, topics.STATE)
+        self._deadletter = topic_name(kafka, topics.DEADLETTER)
+        self._partitions: dict[int, PartitionDecider] = {}
+        self._positions: dict[int, int] = {}
+        self._snapshot_at: dict[int, float] = {}
+        self._timers = TimerQueue()
+        self._timers_changed = asyncio.Event()
+        self._consumer: AIOKafkaConsumer | None = None
+        self._producer: AIOKafkaProducer | None = None
+        self.ready = False
+        self.counters = {"observations": 0, "decisions": 0, "deadletters": 0, "timers_fired": 0}
+
+    @property
+    def assigned(self) -> list[int]:
+        return sorted(self._partitions)
+
+    async def run(self) -> None:
+        producer = create_producer(self.kafka)
+        consumer = create_consumer(self.kafka, group_id=self.group_id)
+        self._producer, self._consumer = producer, consumer
+        await producer.start()
+        try:
+            await consumer.start()
+            consumer.subscribe([self._observed], listener=_Rebalance(self))
+            timers = asyncio.create_task(self._fire_timers(), name="decider-timers")
+            try:
+                await self._consume(consumer)
+            finally:
+                timers.cancel()
+                await asyncio.gather(timers, return_exceptions=True)
+                await self._release(list(self._partitions))
+                await consumer.stop()
+        finally:
+            self.ready = False
+            await producer.stop()
+
+    async def _consume(self, consumer: AIOKafkaConsumer) -> None:
+        while True:
+            batches = await consumer.getmany(timeout_ms=200, max_records=self.max_batch)
+            self.ready = True
+            for tp, messages in batches.items():
+                partition = self._partitions.get(tp.partition)
+                if partition is not None and messages:
+                    await self._decide_batch(tp, partition, messages)
+
+    async def _decide_batch(
+        self, tp: TopicPartition, partition: PartitionDecider, messages: list[Any]
+    ) -> None:
+        producer = self._require_producer()
+        deliveries: list[Awaitable[Any]] = []
+        for message in messages:
+            self.counters["observations"] += 1
+            try:
+                observation = decode_observation(message.value)
+                decisions = partition.apply(message.offset, observation)
+            except Exception as exc:  # a poison message must not stall its partition
+                deliveries.append(await self._dead_letter(message, exc))
+                continue
+            for decision in decisions:
+                key = decision.key.encode()
+                deliveries.append(await producer.send(self._decisions, encode(decision), key=key))
+                if isinstance(decision, TimerScheduled):
+                    timer = DueTimer(
+                        decision.fire_at, decision.key, decision.job_uid, decision.timer_id
+                    )
+                    self._add_timer(timer)
+            self.counters["decisions"] += len(decisions)
+        await asyncio.gather(*deliveries)
+        next_offset = messages[-1].offset + 1
+        self._positions[tp.partition] = next_offset
+        await self._require_consumer().commit({tp: next_offset})
+        started = self._snapshot_at.get(tp.partition, 0.0)
+        if (
+            partition.dirty >= self.snapshot_every
+            or time.monotonic() - started >= self.snapshot_interval
+        ):
+            await self._snapshot(tp.partition, partition, next_offset)
+
+    async def _dead_letter(self, message: Any, error: Exception) -> Awaitable[Any]:
+        self.counters["deadletters"] += 1
+        log.warning(
+            "poison message sent to the dead letter topic",
+            partition=message.partition,
+            offset=message.offset,
+            error=str(error),
+        )
+        letter = DeadLetter(
+            topic=message.topic,
+            partition=message.partition,
+            offset=message.offset,
+            consumer="decider",
+            error=f"{type(error).__name__}: {error}",
+            value=bytes(message.value or b"").decode(errors="replace"),
+            key=message.key.decode(errors="replace") if message.key else None,
+        )
+        future: Awaitable[Any] = await self._require_producer().send(
+            self._deadletter, encode_dead_letter(letter), key=message.key
+        )
+        return future
+
+    async def _snapshot(self, number: int, partition: PartitionDecider, next_offset: int) -> None:
+        producer = self._require_producer()
+        records = partition.snapshot(next_offset)
+        deliveries = [
+            await producer.send(
+                self._state,
+                None if record is None else encode_record(record),
+                key=key.encode(),
+                partition=number,
+            )
+            for key, record in records[:-1]
+        ]
+        await asyncio.gather(*deliveries)
+        checkpoint_key, checkpoint = records[-1]
+        assert checkpoint is not None
+        await producer.send_and_wait(
+            self._state, encode_record(checkpoint), key=checkpoint_key.encode(), partition=number
+        )
+        self._snapshot_at[number] = time.monotonic()
+
+    async def _adopt(self, assigned: list[int]) -> None:
+        """Restore the states of newly assigned partitions and seek to their checkpoints."""
+        consumer = self._require_consumer()
+        for number in assigned:
+            if number in self._partitions:
+                continue
+            restored = restore(await self._read_state_partition(number))
+            tp = TopicPartition(self._observed, number)
+            committed = await consumer.committed(tp) or 0
+            partition = PartitionDecider(restored, committed=committed)
+            consumer.seek(tp, restored.checkpoint)
+            self._partitions[number] = partition
+            self._positions[number] = restored.checkpoint
+            self._snapshot_at[number] = time.monotonic()
+            for timer in partition.timers():
+                self._add_timer(timer)
+            log.info(
+                "partition adopted",
+                partition=number,
+                jobs=len(restored.states),
+                replay_from=restored.checkpoint,
+                committed=committed,
+            )
+
+    async def _release(self, revoked: list[int]) -> None:
+        """Snapshot what is handed over, so that its next owner replays little."""
+        for number in revoked:
+            partition = self._partitions.pop(number, None)
+            if partition is None:
+                continue
+            position = self._positions.pop(number, 0)
+            if partition.dirty:
+                await self._snapshot(number, partition, position)
+            self._timers.drop_keys(set(partition.states))
+            log.info("partition released", partition=number, position=position)
+
+    async def _read_state_partition(self, number: int) -> list[tuple[str, bytes | None]]:
+        """Every record of one `lavalog.state` partition, from its start to its end.
+
+        The end is the high watermark seen after a fetch (`end_offsets` is not exact on
+        every Kafka-compatible broker).
+        """
+        reader = create_consumer(self.kafka, group_id=None)
+        await reader.start()
+        try:
+            tp = TopicPartition(self._state, number)
+            reader.assign([tp])
+            await reader.seek_to_beginning(tp)
+            records: list[tuple[str, bytes | None]] = []
+            while True:
+                batch = await reader.getmany(tp, timeout_ms=300)
+                for message in batch.get(tp, []):
+                    records.append((message.key.decode(), message.value))
+                end = reader.highwater(tp)
+                if not batch and (end is None or await reader.position(tp) >= end):
+                    return records
+        finally:
+            await reader.stop()
+
+    def _add_timer(self, timer: DueTimer) -> None:
+        self._timers.add(timer)
+        self._timers_changed.set()
+
+    async def _fire_timers(self) -> None:
+        """Publish TimerFired for due timers; the event time is the time it was due."""
+        producer = self._require_producer()
+        while True:
+            next_at = self._timers.next_fire_at()
+            wait = 1.0 if next_at is None else max(0.0, min(1.0, next_at - time.time()))
+            self._timers_changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._timers_changed.wait(), timeout=wait)
+            for timer in self._timers.pop_due(time.time()):
+                fired = TimerFired(
+                    id=f"{timer.timer_id}/fired",
+                    key=timer.key,
+                    job_uid=timer.job_uid,
+                    time=timer.fire_at,
+                    timer_id=timer.timer_id,
+                )
+                await producer.send_and_wait(self._observed, encode(fired), key=timer.key.encode())
+                self.counters["timers_fired"] += 1
+                log.info("timer fired", job=timer.key, timer=timer.timer_id)
+
+    def _require_producer(self) -> AIOKafkaProducer:
+        assert self._producer is not None, "the service is not running"
+        return self._producer
+
+    def _require_consumer(self) -> AIOKafkaConsumer:
+        assert self._consumer is not None, "the service is not running"
+        return self._consumer
+
+
+class _Rebalance(ConsumerRebalanceListener):  # type: ignore[misc]
+    """Hand partitions over cleanly: snapshot on revoke, restore on assign."""
+
+    def __init__(self, service: DeciderService) -> None:
+        self.service = service
+
+    async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
+        await self.service._release([tp.partition for tp in revoked])
+
+    async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
+        await self.service._adopt(sorted(tp.partition for tp in assigned))

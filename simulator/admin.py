@@ -42,6 +42,11 @@ class Admin:
         """Evict a pod as the eviction API does: a graceful delete."""
         self.objects.delete(registry.POD, namespace, name)
 
+    def crash(self, namespace: str, name: str, exit_code: int = 1) -> None:
+        """The pod's running containers exit now with `exit_code`, as a crash would."""
+        if not self.kubelet.crash(namespace, name, exit_code):
+            raise bad_request(f"pod {namespace}/{name} is not running on any node")
+
     def lose_node(self, name: str) -> None:
         self.kubelet.lose_node(name)
 
@@ -89,6 +94,7 @@ class Admin:
     def routes(self) -> list[web.RouteDef]:
         return [
             web.post("/sim/pods/{namespace}/{name}/evict", self._evict),
+            web.post("/sim/pods/{namespace}/{name}/crash", self._crash),
             web.post("/sim/nodes/{name}/lose", self._lose),
             web.post("/sim/nodes/{name}/restore", self._restore),
             web.post("/sim/watches/drop", self._drop),
@@ -101,6 +107,11 @@ class Admin:
 
     async def _evict(self, request: web.Request) -> web.Response:
         self.evict(request.match_info["namespace"], request.match_info["name"])
+        return _ok()
+
+    async def _crash(self, request: web.Request) -> web.Response:
+        info = request.match_info
+        self.crash(info["namespace"], info["name"], int(request.query.get("exitCode", "1")))
         return _ok()
 
     async def _lose(self, request: web.Request) -> web.Response:

@@ -116,6 +116,14 @@ class Kubelet:
 
         self.objects.mutate(registry.NODE, "", name, status)
 
+    def crash(self, namespace: str, name: str, exit_code: int) -> bool:
+        """Crash the running containers of a pod; False when the pod runs nowhere."""
+        for run in self._runs.values():
+            if (run.namespace, run.name) == (namespace, name):
+                run.crash(exit_code)
+                return True
+        return False
+
     def lose_node(self, name: str) -> None:
         """The node stops answering: it turns NotReady and its pods fail with NodeLost."""
         node = self._node(name)
@@ -231,8 +239,16 @@ class _PodRun:
         self.status: Obj = clone(pod.get("status") or {})
         self._terminating = asyncio.Event()
         self._killed = asyncio.Event()
+        #: exit code forced on the running containers by `crash`
+        self._crash_code: int | None = None
+        self._crashed = asyncio.Event()
         self._killer: asyncio.Task[None] | None = None
         self.task = asyncio.create_task(self._main(), name=f"kubelet {self.namespace}/{self.name}")
+
+    def crash(self, exit_code: int) -> None:
+        """Make the containers running now exit at once with `exit_code` (a crash, an OOM)."""
+        self._crash_code = exit_code
+        self._crashed.set()
 
     def terminate(self, grace: int) -> None:
         if self._terminating.is_set():
@@ -372,13 +388,21 @@ class _PodRun:
             )
         )
         killed = asyncio.create_task(self._killed.wait())
+        crashed = asyncio.create_task(self._crashed.wait())
         try:
-            await asyncio.wait({run, killed}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({run, killed, crashed}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             killed.cancel()
+            crashed.cancel()
             if not run.done():
                 run.cancel()
-        return run.result() if run.done() and not run.cancelled() else KILLED
+        if run.done() and not run.cancelled():
+            return run.result()
+        if self._crash_code is not None and not self._killed.is_set():
+            code, self._crash_code = self._crash_code, None
+            self._crashed.clear()
+            return code
+        return KILLED
 
     async def _sleep(self, seconds: float) -> None:
         """Sleep simulated time, cut short when the pod is being deleted."""

@@ -104,3 +104,32 @@ async def test_admin_http_endpoints(sim_cluster: SimulatedCluster, kube_api: Api
         async with session.get(f"{url}/state") as r:
             state = await r.json()
         assert state["counts"]["nodes"] == 2 and state["counts"]["pods"] == 0
+
+
+async def test_a_crash_fails_the_running_pod_with_its_exit_code(
+    sim_cluster: SimulatedCluster, kube_api: ApiClient
+) -> None:
+    core = core_api(kube_api)
+    await core.create_namespaced_pod(
+        "default", running_pod("crashy", ["sleep", "3600"], restartPolicy="Never")
+    )
+
+    async def running() -> bool:
+        pod = await core.read_namespaced_pod("crashy", "default")
+        return bool(pod.status.phase == "Running")
+
+    await eventually(running)
+    async with aiohttp.ClientSession() as session:
+        url = f"{sim_cluster.url}/sim/pods/default/crashy/crash?exitCode=137"
+        async with session.post(url) as answer:
+            assert answer.status == 200
+
+    async def failed() -> bool:
+        pod = await core.read_namespaced_pod("crashy", "default")
+        return bool(pod.status.phase == "Failed")
+
+    await eventually(failed)
+    pod = await core.read_namespaced_pod("crashy", "default")
+    assert pod.status.container_statuses[0].state.terminated.exit_code == 137
+    with pytest.raises(Exception, match="not running"):
+        sim_cluster.admin.crash("default", "nowhere", 1)

@@ -10,7 +10,8 @@ import msgspec
 
 from controller.actuator import paths
 from controller.kube import Kube
-from events.decisions import Decision
+from events.decisions import Decision, PodRef, PodsCreate
+from events.volcano import JobState, JobStatus, TaskState
 from tests.data import load_job
 
 NAMESPACE = "default"
@@ -18,10 +19,13 @@ _ids = itertools.count(1)
 D = TypeVar("D", bound=Decision)
 
 
-async def submit(kube: Kube, sample: str = "tensorflow-dist", **spec: Any) -> dict[str, Any]:
-    """Create `tests/data/<sample>.yaml` (spec fields overridden by `spec`); the stored Job."""
+async def submit(
+    kube: Kube, sample: str = "tensorflow-dist", *, name: str = "", **spec: Any
+) -> dict[str, Any]:
+    """Create `tests/data/<sample>.yaml` (renamed, spec fields overridden); the stored Job."""
     job = load_job(sample)
     del job["metadata"]["namespace"]
+    job["metadata"]["name"] = name or job["metadata"]["name"]
     job["spec"].update(spec)
     return await create(kube, paths.collection("batch.volcano.sh/v1alpha1", "Job", NAMESPACE), job)
 
@@ -65,3 +69,25 @@ def pods_path() -> str:
 
 def events_of(events: list[dict[str, Any]], job: dict[str, Any]) -> list[dict[str, Any]]:
     return [e for e in events if e["involvedObject"]["uid"] == job["metadata"]["uid"]]
+
+
+def tf_pods(job: dict[str, Any], version: int = 1) -> PodsCreate:
+    name = job["metadata"]["name"]
+    refs = [PodRef(name=f"{name}-ps-0", task="ps", index=0)] + [
+        PodRef(name=f"{name}-worker-{i}", task="worker", index=i) for i in range(2)
+    ]
+    return decision(PodsCreate, job, job_version=version, podgroup=f"{name}-pg", pods=tuple(refs))
+
+
+def status(phase: str, running: int, retries: int = 0) -> JobStatus:
+    return JobStatus(
+        state=JobState(
+            phase=phase, reason="", message="", last_transition_time="2027-01-15T08:00:00Z"
+        ),
+        min_available=3,
+        running=running,
+        pending=3 - running,
+        retry_count=retries,
+        version=retries,
+        task_status_count={"worker": TaskState(phase={"Running": running})},
+    )

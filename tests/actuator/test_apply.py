@@ -26,7 +26,7 @@ from events.decisions import (
     StatusWrite,
     TimerScheduled,
 )
-from events.volcano import FieldError, JobState, JobStatus, TaskState
+from events.volcano import FieldError, JobState, JobStatus
 from simulator.server import SimulatedCluster
 from tests.actuator.support import (
     NAMESPACE,
@@ -37,21 +37,15 @@ from tests.actuator.support import (
     job_path,
     pods_path,
     read,
+    status,
     submit,
+    tf_pods,
 )
 
 pytestmark = pytest.mark.integration
 
 PODGROUPS = paths.collection(paths.PODGROUP_API_VERSION, "PodGroup", NAMESPACE)
 EVENTS = paths.collection("v1", "Event", NAMESPACE)
-
-
-def tf_pods(job: dict[str, Any], version: int = 1) -> PodsCreate:
-    name = job["metadata"]["name"]
-    refs = [PodRef(name=f"{name}-ps-0", task="ps", index=0)] + [
-        PodRef(name=f"{name}-worker-{i}", task="worker", index=i) for i in range(2)
-    ]
-    return decision(PodsCreate, job, job_version=version, podgroup=f"{name}-pg", pods=tuple(refs))
 
 
 async def twice(applier: Applier, *decisions: Any) -> None:
@@ -188,20 +182,6 @@ async def test_pods_kill_deletes_only_the_incarnation_it_names(
     await twice(applier, decision(PodsKill, job, reason="RestartTask", pods=(current,)))
     assert await items(kube, pods_path()) == []
     assert (counters.applied, counters.failed) == (4, 0)
-
-
-def status(phase: str, running: int, retries: int = 0) -> JobStatus:
-    return JobStatus(
-        state=JobState(
-            phase=phase, reason="", message="", last_transition_time="2027-01-15T08:00:00Z"
-        ),
-        min_available=3,
-        running=running,
-        pending=3 - running,
-        retry_count=retries,
-        version=retries,
-        task_status_count={"worker": TaskState(phase={"Running": running})},
-    )
 
 
 async def test_status_is_written_once_and_lands_despite_a_concurrent_writer(

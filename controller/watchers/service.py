@@ -1,0 +1,156 @@
+"""The watchers as one service: win the Lease, then turn four kinds' changes into facts.
+
+    service = WatcherService(kube=kube, kafka=settings, identity=pod_name)
+    await service.run()   # until cancelled; service.is_leader, service.ready for /readyz
+
+Each kind runs its own pipeline, `watch` -> `Translator` -> `Publisher`: one batch of
+changes is translated and delivered before the watch takes the next, so its position
+never runs ahead of what Kafka holds. A leader that loses its Lease cancels the
+pipelines and becomes a candidate again; their memory goes with them, and the next
+leader starts with a full list (whose facts, already published, keep their ids).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+import structlog
+
+from controller.kafka import KafkaSettings
+from controller.kube import Kube
+from controller.watchers import translate, watch
+from controller.watchers.leader import LeaderElection, LeaseSettings
+from controller.watchers.objects import KubeObject
+from controller.watchers.publisher import Publisher, open_publisher
+from controller.watchers.translate import Translation, Translator
+from controller.watchers.watch import Change, ChangeType, Mark, Resource, WatchSettings
+from events.observations import AnyObservation
+
+log = structlog.get_logger("lavalog.watchers")
+
+T = TypeVar("T", bound=KubeObject)
+Obs = TypeVar("Obs", bound=AnyObservation)
+
+
+@dataclass(frozen=True, slots=True)
+class Watched(Generic[T, Obs]):
+    """One watched kind: where to watch it and how it becomes observations."""
+
+    resource: Resource[T]
+    translation: Translation[T, Obs]
+
+
+WATCHED: tuple[Watched[Any, Any], ...] = (
+    Watched(watch.JOBS, translate.JOBS),
+    Watched(watch.PODS, translate.PODS),
+    Watched(watch.PODGROUPS, translate.PODGROUPS),
+    Watched(watch.COMMANDS, translate.COMMANDS),
+)
+
+
+class WatcherService:
+    """Leader-elected watchers publishing to `lavalog.observed`."""
+
+    def __init__(
+        self,
+        *,
+        kube: Kube,
+        kafka: KafkaSettings,
+        namespace: str | None = None,
+        identity: str,
+        lease_namespace: str = "default",
+        lease_name: str = "lavalog-watchers",
+        lease_duration: float = 15.0,
+        watch_settings: WatchSettings | None = None,
+    ) -> None:
+        self._kube = kube
+        self._kafka = kafka
+        self._namespace = namespace
+        self._watch_settings = watch_settings or WatchSettings()
+        self._election = LeaderElection(
+            kube,
+            LeaseSettings(
+                identity=identity,
+                namespace=lease_namespace,
+                name=lease_name,
+                duration=lease_duration,
+            ),
+        )
+        self._connected = False
+        #: kinds whose list has been published since this replica became the leader
+        self._listed: set[str] = set()
+
+    @property
+    def is_leader(self) -> bool:
+        return self._election.is_leader
+
+    @property
+    def ready(self) -> bool:
+        """Connected to Kafka, and as leader caught up with every kind (a standby is ready
+        to take over)."""
+        caught_up = len(self._listed) == len(WATCHED)
+        return self._connected and (caught_up or not self.is_leader)
+
+    async def run(self) -> None:
+        """Lead and watch, stand by, lead again...: until cancelled."""
+        async with open_publisher(self._kafka) as publisher:
+            self._connected = True
+            try:
+                while True:
+                    await self._election.acquire()
+                    try:
+                        await self._lead(publisher)
+                    finally:
+                        self._listed.clear()
+                        await self._election.release()  # a no-op once the lease is lost
+            finally:
+                self._connected = False
+
+    async def _lead(self, publisher: Publisher) -> None:
+        """Watch while holding the Lease; return when it is lost."""
+        holding = asyncio.create_task(self._election.hold(), name="lease")
+        watching = asyncio.create_task(self._watch_all(publisher), name="watchers")
+        try:
+            await asyncio.wait({holding, watching}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            holding.cancel()
+            watching.cancel()
+            await asyncio.gather(holding, watching, return_exceptions=True)
+        failure = None if watching.cancelled() else watching.exception()
+        if failure is not None:  # a bug: the watchers retry every error they expect
+            raise failure
+
+    async def _watch_all(self, publisher: Publisher) -> None:
+        async with asyncio.TaskGroup() as group:
+            for watched in WATCHED:
+                group.create_task(
+                    self._follow(watched, publisher), name=f"watch {watched.resource.plural}"
+                )
+
+    async def _follow(self, watched: Watched[T, Obs], publisher: Publisher) -> None:
+        """One kind's pipeline: changes, the observations that matter, delivered."""
+        translator = Translator(watched.translation)
+        stream = watch.watch(
+            self._kube, watched.resource, namespace=self._namespace, settings=self._watch_settings
+        )
+        async with contextlib.aclosing(stream) as batches:
+            async for batch in batches:
+                if batch is Mark.LISTED:
+                    self._listed.add(watched.resource.plural)
+                    continue
+                now = time.time()
+                observations = [o for c in batch if (o := _observe(translator, c, now))]
+                if observations:
+                    await publisher.publish(observations)
+
+
+def _observe(
+    translator: Translator[T, Obs], change: Change[T], now: float
+) -> AnyObservation | None:
+    if change.type is ChangeType.DELETED:
+        return translator.deleted(change.obj, now)
+    return translator.changed(change.obj, now)

@@ -1,0 +1,372 @@
+"""Kubernetes objects to observations, publishing only the changes that matter.
+
+Pure: no I/O and no clock (the caller passes `time`, its wall clock when it saw the
+change). Each kind has an `observe` (object to observation, or None when the object is
+not about a Volcano job), a `deleted` and a `summary`: the few fields whose change is
+worth a message. A `Translator` remembers, per object uid, the summary it last
+published and drops events that change none of it, so status-condition churn,
+resourceVersion bumps, label edits and the controller's own Job status writes never
+reach Kafka.
+
+Ids are deterministic, so that the same fact seen again (after a relist, a restart or
+a change of leader) has the same id and consumers drop it:
+
+* pods: `pod/<uid>/<phase>/<digest of the summary>`. A pod's summary only moves
+  forward (phase Pending, Running, then terminal; restart count and deletion only
+  grow), so the content names the fact, even when unimportant writes changed the
+  resourceVersion meanwhile.
+* PodGroups: `podgroup/<uid>/<resourceVersion>`, because their phase goes back and
+  forth (Running, Unknown, Running) and the content would repeat.
+* Jobs: `job/<uid>/<generation>`, `.../deleting`; Commands: `command/<uid>`;
+  deletions: `<kind>/<uid>/deleted`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from controller.actuator import labels
+from controller.watchers.objects import (
+    Command,
+    ContainerStatus,
+    Job,
+    KubeObject,
+    ObjectMeta,
+    OwnerReference,
+    Pod,
+    PodGroup,
+    Terminated,
+)
+from events.observations import (
+    AnyObservation,
+    CommandIssued,
+    JobDeleted,
+    JobObserved,
+    PodDeleted,
+    PodGroupObserved,
+    PodObserved,
+)
+from events.timestamps import from_rfc3339
+from events.topics import job_key
+
+JOB_GROUP = "batch.volcano.sh/"
+JOB_KIND = "Job"
+_TERMINAL = ("Succeeded", "Failed")
+
+T = TypeVar("T", bound=KubeObject)
+Obs = TypeVar("Obs", bound=AnyObservation)
+#: the fields of a published observation whose change is worth publishing again
+Summary = Hashable
+
+
+def job_owner(meta: ObjectMeta) -> OwnerReference | None:
+    """The Volcano Job controlling an object, from its ownerReferences."""
+    for ref in meta.owner_references:
+        if ref.controller and ref.kind == JOB_KIND and ref.api_version.startswith(JOB_GROUP):
+            return ref
+    return None
+
+
+# pods ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _PodIdentity:
+    key: str
+    job_uid: str
+    task: str
+    index: int
+    job_version: int
+
+
+def _pod_identity(pod: Pod) -> _PodIdentity | None:
+    """Which job, task, replica and job version a pod is, by Volcano's labels; None if
+    the pod is not a Volcano job's."""
+    meta = pod.metadata
+    owner = job_owner(meta)
+    task = _label(meta, labels.TASK_SPEC)
+    if owner is None or not task:
+        return None
+    try:
+        index = int(_label(meta, labels.TASK_INDEX) or "0")
+        version = int(_label(meta, labels.JOB_VERSION) or "0")
+    except ValueError:
+        return None
+    return _PodIdentity(job_key(meta.namespace, owner.name), owner.uid, task, index, version)
+
+
+def _label(meta: ObjectMeta, name: str) -> str:
+    """Volcano writes these both as labels and annotations; either will do."""
+    return meta.labels.get(name) or meta.annotations.get(name) or ""
+
+
+def _first_terminated(containers: tuple[ContainerStatus, ...]) -> Terminated | None:
+    """The first container that terminated: Volcano takes its exit code for the pod's."""
+    for container in containers:
+        if container.state.terminated is not None:
+            return container.state.terminated
+    return None
+
+
+def _time(text: str | None) -> float | None:
+    return from_rfc3339(text) if text else None
+
+
+def _started(containers: tuple[ContainerStatus, ...]) -> float | None:
+    """When the first container first ran (a restarted container keeps its previous run
+    in `lastState`)."""
+    times = [
+        from_rfc3339(started)
+        for c in containers
+        for state in (c.last_state, c.state)
+        for started in (
+            state.terminated.started_at if state.terminated else None,
+            state.running.started_at if state.running else None,
+        )
+        if started
+    ]
+    return min(times, default=None)
+
+
+def _finished(containers: tuple[ContainerStatus, ...]) -> float | None:
+    times = [
+        c.state.terminated.finished_at
+        for c in containers
+        if c.state.terminated is not None and c.state.terminated.finished_at
+    ]
+    return max(from_rfc3339(t) for t in times) if times else None
+
+
+def _scheduled(pod: Pod) -> float | None:
+    for condition in pod.status.conditions:
+        if condition.type == "PodScheduled" and condition.status == "True":
+            return _time(condition.last_transition_time)
+    return None
+
+
+def observe_pod(pod: Pod, time: float) -> PodObserved | None:
+    who = _pod_identity(pod)
+    if who is None:
+        return None
+    status = pod.status
+    terminal = status.phase in _TERMINAL
+    terminated = _first_terminated(status.container_statuses) if terminal else None
+    exit_code = terminated.exit_code if terminated and status.phase == "Failed" else None
+    reason = status.reason or (terminated.reason if terminated else "")
+    restarts = max((c.restart_count for c in status.container_statuses), default=0)
+    deleting = pod.metadata.deletion_timestamp is not None
+    summary = _pod_summary_of(
+        status.phase, exit_code, reason, pod.spec.node_name, restarts, deleting
+    )
+    return PodObserved(
+        id=f"pod/{pod.metadata.uid}/{status.phase or 'Unknown'}/{_digest(summary)}",
+        key=who.key,
+        job_uid=who.job_uid,
+        time=time,
+        pod=pod.metadata.name,
+        pod_uid=pod.metadata.uid,
+        task=who.task,
+        index=who.index,
+        job_version=who.job_version,
+        phase=status.phase,
+        exit_code=exit_code,
+        reason=reason,
+        message=status.message or (terminated.message if terminated else ""),
+        node=pod.spec.node_name,
+        restart_count=restarts,
+        deleting=deleting,
+        created=_time(pod.metadata.creation_timestamp),
+        scheduled=_scheduled(pod),
+        started=_started(status.container_statuses),
+        finished=_finished(status.container_statuses) if terminal else None,
+    )
+
+
+def pod_deleted(pod: Pod, time: float) -> PodDeleted | None:
+    seen = observe_pod(pod, time)
+    if seen is None:
+        return None
+    return PodDeleted(
+        id=f"pod/{seen.pod_uid}/deleted",
+        key=seen.key,
+        job_uid=seen.job_uid,
+        time=time,
+        pod=seen.pod,
+        pod_uid=seen.pod_uid,
+        task=seen.task,
+        index=seen.index,
+        job_version=seen.job_version,
+        phase=seen.phase,
+        exit_code=seen.exit_code,
+        reason=seen.reason,
+    )
+
+
+PodSummary = tuple[str, int | None, str, str, int, bool]
+
+
+def _pod_summary_of(
+    phase: str, exit_code: int | None, reason: str, node: str, restarts: int, deleting: bool
+) -> PodSummary:
+    return (phase, exit_code, reason, node, restarts, deleting)
+
+
+def pod_summary(observation: PodObserved) -> Summary:
+    o = observation
+    return _pod_summary_of(o.phase, o.exit_code, o.reason, o.node, o.restart_count, o.deleting)
+
+
+def _digest(summary: PodSummary) -> str:
+    return hashlib.blake2b(repr(summary).encode(), digest_size=6).hexdigest()
+
+
+# jobs ---------------------------------------------------------------------------------
+
+
+def observe_job(job: Job, time: float) -> JobObserved:
+    meta = job.metadata
+    deleting = meta.deletion_timestamp is not None
+    return JobObserved(
+        id=f"job/{meta.uid}/{meta.generation}" + ("/deleting" if deleting else ""),
+        key=job_key(meta.namespace, meta.name),
+        job_uid=meta.uid,
+        time=time,
+        generation=meta.generation,
+        spec=job.spec,
+        deleting=deleting,
+    )
+
+
+def job_deleted(job: Job, time: float) -> JobDeleted:
+    meta = job.metadata
+    return JobDeleted(
+        id=f"job/{meta.uid}/deleted",
+        key=job_key(meta.namespace, meta.name),
+        job_uid=meta.uid,
+        time=time,
+    )
+
+
+def job_summary(observation: JobObserved) -> Summary:
+    """A new generation or the start of deletion; status writes change neither."""
+    return (observation.generation, observation.deleting)
+
+
+# PodGroups ----------------------------------------------------------------------------
+
+
+def _podgroup(group: PodGroup, time: float, *, deleted: bool) -> PodGroupObserved | None:
+    meta = group.metadata
+    owner = job_owner(meta)
+    if owner is None:
+        return None
+    unschedulable = next(
+        (c for c in group.status.conditions if c.type == "Unschedulable" and c.status == "True"),
+        None,
+    )
+    return PodGroupObserved(
+        id=f"podgroup/{meta.uid}/" + ("deleted" if deleted else meta.resource_version),
+        key=job_key(meta.namespace, owner.name),
+        job_uid=owner.uid,
+        time=time,
+        podgroup=meta.name,
+        podgroup_uid=meta.uid,
+        phase=group.status.phase,
+        reason=unschedulable.reason if unschedulable else "",
+        message=unschedulable.message if unschedulable else "",
+        deleted=deleted,
+    )
+
+
+def observe_podgroup(group: PodGroup, time: float) -> PodGroupObserved | None:
+    return _podgroup(group, time, deleted=False)
+
+
+def podgroup_deleted(group: PodGroup, time: float) -> PodGroupObserved | None:
+    return _podgroup(group, time, deleted=True)
+
+
+def podgroup_summary(observation: PodGroupObserved) -> Summary:
+    return (observation.phase, observation.reason, observation.message)
+
+
+# Commands -----------------------------------------------------------------------------
+
+
+def observe_command(command: Command, time: float) -> CommandIssued | None:
+    """A command aimed at a Volcano Job; commands to other kinds are not ours."""
+    target = command.target_object
+    if target is None or target.kind != JOB_KIND or not target.name:
+        return None
+    meta = command.metadata
+    return CommandIssued(
+        id=f"command/{meta.uid}",
+        key=job_key(meta.namespace, target.name),
+        job_uid=target.uid,
+        time=time,
+        command=meta.name,
+        action=command.action,
+        reason=command.reason,
+        message=command.message,
+    )
+
+
+def command_deleted(command: Command, time: float) -> None:
+    """Nothing: a command is an order given once; the controller deletes it when done."""
+    return None
+
+
+def command_summary(observation: CommandIssued) -> Summary:
+    """Constant: a command is published once, whatever is written to it later."""
+    return ()
+
+
+# the memory ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Translation(Generic[T, Obs]):
+    """How one kind becomes observations."""
+
+    observe: Callable[[T, float], Obs | None]
+    deleted: Callable[[T, float], AnyObservation | None]
+    summary: Callable[[Obs], Summary]
+
+
+PODS: Translation[Pod, PodObserved] = Translation(observe_pod, pod_deleted, pod_summary)
+JOBS: Translation[Job, JobObserved] = Translation(observe_job, job_deleted, job_summary)
+PODGROUPS: Translation[PodGroup, PodGroupObserved] = Translation(
+    observe_podgroup, podgroup_deleted, podgroup_summary
+)
+COMMANDS: Translation[Command, CommandIssued] = Translation(
+    observe_command, command_deleted, command_summary
+)
+
+
+class Translator(Generic[T, Obs]):
+    """One kind's events to observations, skipping those that change nothing that matters."""
+
+    def __init__(self, translation: Translation[T, Obs]) -> None:
+        self._translation = translation
+        #: uid -> summary of the last observation published about the object
+        self._published: dict[str, Summary] = {}
+
+    def changed(self, obj: T, time: float) -> Obs | None:
+        """The observation for an added or modified object, or None if nothing changed."""
+        observation = self._translation.observe(obj, time)
+        if observation is None:
+            return None
+        summary = self._translation.summary(observation)
+        uid = obj.metadata.uid
+        if self._published.get(uid) == summary:
+            return None
+        self._published[uid] = summary
+        return observation
+
+    def deleted(self, obj: T, time: float) -> AnyObservation | None:
+        """The observation for a deleted object (`obj` is its last state)."""
+        self._published.pop(obj.metadata.uid, None)
+        return self._translation.deleted(obj, time)

@@ -1,0 +1,337 @@
+"""A resilient list+watch of one resource: the stream of its changes, nothing else.
+
+Modelled on kopf's `_cogs/clients/watching.py`: this module only lists, watches,
+reconnects and resumes; turning changes into observations is `translate`'s job and
+sending them is `publisher`'s.
+
+The contract is that of an uninterrupted watch, whatever happens to the connection:
+
+* The first list (paginated) becomes ADDED changes; the watch then starts from the
+  list's resourceVersion, with bookmarks, and a dropped or timed-out watch resumes from
+  the last resourceVersion seen (bookmarks included).
+* On 410 Gone (an HTTP 410, or an ERROR event with code 410) the history is lost, so
+  the resource is listed again and compared with what was known: vanished objects
+  become DELETED (with their last known state), new ones ADDED, changed ones MODIFIED.
+  Deletions come first, so that a name deleted and created again while away is seen
+  in that order.
+* Errors (connection failures, 429/5xx, any other API error) are retried with
+  exponential backoff and jitter; nothing is skipped.
+
+Changes come in batches (everything the server has sent so far, up to `max_batch`), and
+the position advances past a batch only when the consumer asks for the next one: a
+consumer that delivers each batch before taking the next never lets a change fall
+between a resumed watch and a lost delivery.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+import aiohttp
+import msgspec
+import structlog
+
+from controller.actuator import labels
+from controller.kube import Kube, KubeError
+from controller.watchers.backoff import Backoff
+from controller.watchers.objects import (
+    Command,
+    Job,
+    KubeObject,
+    List,
+    Pod,
+    PodGroup,
+    Status,
+    WatchEvent,
+)
+
+T = TypeVar("T", bound=KubeObject)
+
+log = structlog.get_logger("lavalog.watchers")
+
+
+@dataclass(frozen=True, slots=True)
+class Resource(Generic[T]):
+    """Where one kind lives in the API, and which of its objects are watched."""
+
+    #: `/api/v1` or `/apis/<group>/<version>`
+    prefix: str
+    plural: str
+    type: type[T]
+    label_selector: str = ""
+
+    def path(self, namespace: str | None) -> str:
+        if namespace is None:
+            return f"{self.prefix}/{self.plural}"
+        return f"{self.prefix}/namespaces/{namespace}/{self.plural}"
+
+
+#: pods of Volcano jobs only (the owner is checked on each pod by `translate`)
+PODS = Resource("/api/v1", "pods", Pod, label_selector=labels.JOB_NAME)
+JOBS = Resource("/apis/batch.volcano.sh/v1alpha1", "jobs", Job)
+PODGROUPS = Resource("/apis/scheduling.volcano.sh/v1beta1", "podgroups", PodGroup)
+COMMANDS = Resource("/apis/bus.volcano.sh/v1alpha1", "commands", Command)
+
+
+class ChangeType(enum.StrEnum):
+    ADDED = "ADDED"
+    MODIFIED = "MODIFIED"
+    DELETED = "DELETED"
+
+
+@dataclass(frozen=True, slots=True)
+class Change(Generic[T]):
+    type: ChangeType
+    #: the object after the change; for DELETED, its last state
+    obj: T
+
+
+class Mark(enum.Enum):
+    """Signals among the batches."""
+
+    #: a (re)list and the changes it revealed have all been consumed: caught up
+    LISTED = enum.auto()
+
+
+@dataclass(frozen=True, kw_only=True)
+class WatchSettings:
+    #: the server ends each watch after this long; it is then resumed
+    timeout_seconds: int = 300
+    page_size: int = 500
+    max_batch: int = 1000
+    backoff_initial: float = 0.2
+    backoff_max: float = 30.0
+    request_timeout: float = 60.0
+
+
+class Gone(Exception):
+    """410: the resourceVersion is older than the server's history; list again."""
+
+
+class WatchError(Exception):
+    """An ERROR event other than 410."""
+
+
+#: failures worth retrying: all of them, since a watcher that gives up loses changes
+RETRYABLE = (KubeError, WatchError, aiohttp.ClientError, OSError, TimeoutError, msgspec.DecodeError)
+
+
+def relisted(known: Mapping[str, T], listed: Iterable[T]) -> list[Change[T]]:
+    """What changed between the objects `known` (by uid) and a fresh list of them."""
+    present: dict[str, T] = {obj.metadata.uid: obj for obj in listed}
+    changes = [Change(ChangeType.DELETED, obj) for uid, obj in known.items() if uid not in present]
+    for uid, obj in present.items():
+        old = known.get(uid)
+        if old is None:
+            changes.append(Change(ChangeType.ADDED, obj))
+        elif old.metadata.resource_version != obj.metadata.resource_version:
+            changes.append(Change(ChangeType.MODIFIED, obj))
+    return changes
+
+
+def remember(known: dict[str, T], changes: Iterable[Change[T]]) -> None:
+    for change in changes:
+        if change.type is ChangeType.DELETED:
+            known.pop(change.obj.metadata.uid, None)
+        else:
+            known[change.obj.metadata.uid] = change.obj
+
+
+_event_decoder = msgspec.json.Decoder(WatchEvent)
+_status_decoder = msgspec.json.Decoder(Status)
+_bookmark_decoder = msgspec.json.Decoder(KubeObject)
+
+
+@dataclass(slots=True)
+class Parsed(Generic[T]):
+    """One batch of watch lines, understood."""
+
+    changes: list[Change[T]]
+    #: the last resourceVersion seen (objects and bookmarks), or "" for none
+    resource_version: str
+    #: what ended the stream, raised once the changes before it are consumed
+    error: Exception | None = None
+
+
+def parse(lines: Sequence[bytes], decoder: msgspec.json.Decoder[T]) -> Parsed[T]:
+    """Watch lines to changes: bookmarks only move the position, an ERROR ends the batch."""
+    parsed: Parsed[T] = Parsed([], "")
+    for line in lines:
+        event = _event_decoder.decode(line)
+        if event.type == "BOOKMARK":
+            parsed.resource_version = _bookmark_decoder.decode(
+                event.object
+            ).metadata.resource_version
+        elif event.type == "ERROR":
+            status = _status_decoder.decode(event.object)
+            text = f"{status.code} {status.reason}: {status.message}"
+            parsed.error = Gone(text) if status.code == 410 else WatchError(text)
+            break
+        elif event.type in ChangeType.__members__:
+            obj = decoder.decode(event.object)
+            parsed.changes.append(Change(ChangeType(event.type), obj))
+            parsed.resource_version = obj.metadata.resource_version
+        else:
+            log.warning("unknown watch event", type=event.type)
+    return parsed
+
+
+class _End:
+    """The reader reached the end of the stream, or failed."""
+
+    def __init__(self, error: BaseException | None = None) -> None:
+        self.error = error
+
+
+class _ReadAhead:
+    """Reads a watch stream in a task so that the lines already received form a batch."""
+
+    def __init__(self, lines: AsyncIterator[bytes], max_batch: int) -> None:
+        self._queue: asyncio.Queue[bytes | _End] = asyncio.Queue(maxsize=max_batch)
+        self._max_batch = max_batch
+        self._task = asyncio.create_task(self._pump(lines))
+        self._ended: _End | None = None
+
+    async def _pump(self, lines: AsyncIterator[bytes]) -> None:
+        try:
+            async for line in lines:
+                await self._queue.put(line)
+        except Exception as exc:  # handed to the consumer, which decides
+            await self._queue.put(_End(exc))
+        else:
+            await self._queue.put(_End())
+
+    async def next_batch(self) -> list[bytes] | None:
+        """The lines received so far (at least one), or None at the end of the stream."""
+        if self._ended is None:
+            batch: list[bytes] = []
+            item = await self._queue.get()
+            while True:
+                if isinstance(item, _End):
+                    self._ended = item
+                    break
+                batch.append(item)
+                if len(batch) >= self._max_batch or self._queue.empty():
+                    return batch
+                item = self._queue.get_nowait()
+            if batch:
+                return batch
+        if self._ended.error is not None:
+            raise self._ended.error
+        return None
+
+    async def close(self) -> None:
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+
+
+async def list_all(
+    kube: Kube,
+    resource: Resource[T],
+    namespace: str | None,
+    settings: WatchSettings,
+    decoder: msgspec.json.Decoder[List[T]],
+) -> tuple[list[T], str]:
+    """Every selected object, page by page, and the resourceVersion of the snapshot."""
+    items: list[T] = []
+    version = ""
+    token = ""
+    while True:
+        query: dict[str, str | int | bool] = {"limit": settings.page_size}
+        if resource.label_selector:
+            query["labelSelector"] = resource.label_selector
+        if token:
+            query["continue"] = token
+        data = await kube.request(
+            "GET", resource.path(namespace), query=query, request_timeout=settings.request_timeout
+        )
+        page = decoder.decode(data)
+        items.extend(page.items)
+        version = version or page.metadata.resource_version
+        token = page.metadata.continue_
+        if not token:
+            return items, version
+
+
+async def watch(
+    kube: Kube,
+    resource: Resource[T],
+    *,
+    namespace: str | None = None,
+    settings: WatchSettings | None = None,
+) -> AsyncGenerator[list[Change[T]] | Mark, None]:
+    """Batches of changes to `resource`, forever; `Mark.LISTED` after each (re)list."""
+    settings = settings or WatchSettings()
+    bound = log.bind(resource=resource.plural)
+    decoder = msgspec.json.Decoder(resource.type)
+    list_decoder = msgspec.json.Decoder(List[resource.type])  # type: ignore[name-defined]
+    backoff = Backoff(settings.backoff_initial, settings.backoff_max)
+    known: dict[str, T] = {}
+    version = ""  # "" until listed, and again after a 410
+    query: dict[str, str | int | bool] = {
+        "watch": True,
+        "allowWatchBookmarks": True,
+        "timeoutSeconds": settings.timeout_seconds,
+    }
+    if resource.label_selector:
+        query["labelSelector"] = resource.label_selector
+    while True:
+        try:
+            if not version:
+                objects, listed_version = await list_all(
+                    kube, resource, namespace, settings, list_decoder
+                )
+                changes = relisted(known, objects)
+                bound.info("listed", objects=len(objects), changes=len(changes))
+                for start in range(0, len(changes), settings.max_batch):
+                    chunk = changes[start : start + settings.max_batch]
+                    yield chunk
+                    remember(known, chunk)
+                version = listed_version
+                yield Mark.LISTED
+            async with kube.stream(
+                resource.path(namespace),
+                {**query, "resourceVersion": version},
+                request_timeout=settings.timeout_seconds + settings.request_timeout,
+            ) as lines:
+                backoff.reset()
+                reader = _ReadAhead(lines, settings.max_batch)
+                try:
+                    while (batch := await reader.next_batch()) is not None:
+                        parsed = parse(batch, decoder)
+                        if parsed.changes:
+                            yield parsed.changes
+                            remember(known, parsed.changes)
+                        version = parsed.resource_version or version
+                        if parsed.error is not None:
+                            raise parsed.error
+                finally:
+                    await reader.close()
+        except Gone as exc:
+            bound.info("history expired, listing again", error=str(exc))
+            version = ""
+        except KubeError as exc:
+            if exc.status == 410:
+                bound.info("history expired, listing again", error=str(exc))
+                version = ""
+            else:
+                await _pause(bound, backoff, exc)
+        except RETRYABLE as exc:
+            await _pause(bound, backoff, exc)
+
+
+async def _pause(
+    bound: structlog.typing.FilteringBoundLogger, backoff: Backoff, exc: Exception
+) -> None:
+    delay = backoff.next_delay()
+    temporary = not isinstance(exc, KubeError) or exc.temporary
+    (bound.warning if temporary else bound.error)(
+        "watch failed, retrying", error=f"{type(exc).__name__}: {exc}", delay=round(delay, 2)
+    )
+    await asyncio.sleep(delay)

@@ -1,0 +1,180 @@
+"""Fixtures for the watcher tests: a small simulated cluster, a client, the observed log."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
+
+import msgspec
+import pytest_asyncio
+from aiokafka import TopicPartition
+
+from controller.actuator.pods import build_pod
+from controller.kafka import KafkaSettings, create_consumer, topic_name
+from controller.kube import Kube, connect
+from controller.watchers.service import WatcherService
+from controller.watchers.watch import WatchSettings
+from events import topics
+from events.codec import decode_observation
+from events.decisions import PodRef
+from events.observations import AnyObservation
+from simulator.server import SimulatedCluster
+
+#: short watches, quick retries: the tests see resumes and backoff within seconds
+FAST = WatchSettings(timeout_seconds=3, backoff_initial=0.02, backoff_max=0.3)
+JOBS = "/apis/batch.volcano.sh/v1alpha1/namespaces/default/jobs"
+PODS = "/api/v1/namespaces/default/pods"
+
+
+@pytest_asyncio.fixture
+async def cluster() -> AsyncIterator[SimulatedCluster]:
+    async with SimulatedCluster(nodes=1, time_scale=50, bookmark_interval=0.2) as sim:
+        yield sim
+
+
+@pytest_asyncio.fixture
+async def kube(cluster: SimulatedCluster) -> AsyncIterator[Kube]:
+    async with connect(str(cluster.kubeconfig_path)) as client:
+        yield client
+
+
+class ObservedLog:
+    """Everything on the test's `lavalog.observed`, read from the beginning."""
+
+    def __init__(self, settings: KafkaSettings) -> None:
+        self._settings = settings
+        self._consumer = create_consumer(settings, group_id=None)
+        self.seen: list[AnyObservation] = []
+
+    async def __aenter__(self) -> ObservedLog:
+        await self._consumer.start()
+        topic = topic_name(self._settings, topics.OBSERVED)
+        partitions = [TopicPartition(topic, p) for p in range(self._settings.observed_partitions)]
+        self._consumer.assign(partitions)
+        await self._consumer.seek_to_beginning(*partitions)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._consumer.stop()
+
+    async def _poll(self) -> int:
+        records = await self._consumer.getmany(timeout_ms=100)
+        fresh = [decode_observation(r.value) for rs in records.values() for r in rs]
+        self.seen.extend(fresh)
+        return len(fresh)
+
+    async def wait_for(
+        self, done: Callable[[list[AnyObservation]], bool], within: float = 15.0
+    ) -> list[AnyObservation]:
+        async with asyncio.timeout(within):
+            while not done(self.seen):
+                await self._poll()
+        return self.seen
+
+    async def settle(self, quiet: float = 0.6) -> list[AnyObservation]:
+        """Everything published until nothing new came for `quiet` seconds."""
+        loop = asyncio.get_running_loop()
+        last = loop.time()
+        while loop.time() - last < quiet:
+            if await self._poll():
+                last = loop.time()
+        return self.seen
+
+
+@pytest_asyncio.fixture
+async def observed(kafka_settings: KafkaSettings) -> AsyncIterator[ObservedLog]:
+    async with ObservedLog(kafka_settings) as log:
+        yield log
+
+
+def service(
+    kube: Kube, kafka: KafkaSettings, identity: str = "lavalog-0", lease_duration: float = 3.0
+) -> WatcherService:
+    return WatcherService(
+        kube=kube,
+        kafka=kafka,
+        identity=identity,
+        lease_duration=lease_duration,
+        watch_settings=FAST,
+    )
+
+
+@contextlib.asynccontextmanager
+async def running(*services: WatcherService) -> AsyncIterator[list[asyncio.Task[None]]]:
+    tasks = [asyncio.create_task(s.run()) for s in services]
+    try:
+        yield tasks
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def until(check: Callable[[], bool], within: float = 10.0) -> None:
+    async with asyncio.timeout(within):
+        while True:
+            if check():
+                return
+            await asyncio.sleep(0.02)
+
+
+def job_manifest(name: str, commands: Sequence[str] = ("sleep 25; exit 3",)) -> dict[str, Any]:
+    """A Volcano Job whose task `worker` runs one command per replica (on the default
+    scheduler, so that pods run without a PodGroup)."""
+    return {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "minAvailable": 1,
+            "schedulerName": "default-scheduler",
+            "tasks": [
+                {
+                    "name": "worker",
+                    "replicas": len(commands),
+                    "template": {
+                        "spec": {
+                            "restartPolicy": "Never",
+                            "schedulerName": "default-scheduler",
+                            "containers": [
+                                {
+                                    "name": "main",
+                                    "image": "busybox",
+                                    "command": ["sh", "-c", commands[0]],
+                                }
+                            ],
+                        }
+                    },
+                }
+            ],
+        },
+    }
+
+
+async def create_job(
+    kube: Kube, name: str, commands: Sequence[str] = ("sleep 25; exit 3",)
+) -> dict[str, Any]:
+    job: dict[str, Any] = decode(
+        await kube.request("POST", JOBS, body=job_manifest(name, commands))
+    )
+    return job
+
+
+async def create_pod(kube: Kube, job: dict[str, Any], index: int, command: str) -> dict[str, Any]:
+    """Pod `index` of the job's task `worker`, exactly as the actuator builds it."""
+    name = job["metadata"]["name"]
+    manifest = build_pod(
+        job,
+        PodRef(name=f"{name}-worker-{index}", task="worker", index=index),
+        job_version=0,
+        podgroup=f"{name}-{job['metadata']['uid']}",
+    )
+    manifest["spec"]["containers"][0]["command"] = ["sh", "-c", command]
+    pod: dict[str, Any] = decode(await kube.request("POST", PODS, body=manifest))
+    return pod
+
+
+def decode(data: bytes) -> Any:
+    return msgspec.json.decode(data)

@@ -1,0 +1,130 @@
+"""The watchers end to end: the simulated cluster in, the development broker out."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller.kafka import KafkaSettings
+from controller.kube import MERGE_PATCH, Kube
+from events.observations import (
+    CommandIssued,
+    JobObserved,
+    PodDeleted,
+    PodGroupObserved,
+    PodObserved,
+)
+from tests.watchers.conftest import (
+    JOBS,
+    PODS,
+    ObservedLog,
+    create_job,
+    create_pod,
+    running,
+    service,
+    until,
+)
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+
+
+async def test_a_job_its_pod_podgroup_and_command_are_observed_in_order(
+    kube: Kube, kafka_settings: KafkaSettings, observed: ObservedLog
+) -> None:
+    watchers = service(kube, kafka_settings)
+    async with running(watchers):
+        await until(lambda: watchers.ready and watchers.is_leader)
+        job = await create_job(kube, "mpi")
+        uid = job["metadata"]["uid"]
+        await kube.request(
+            "POST",
+            "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups",
+            body={
+                "metadata": {
+                    "name": f"mpi-{uid}",
+                    "ownerReferences": [
+                        {
+                            "apiVersion": "batch.volcano.sh/v1alpha1",
+                            "kind": "Job",
+                            "name": "mpi",
+                            "uid": uid,
+                            "controller": True,
+                        }
+                    ],
+                },
+                "spec": {"minMember": 1},
+                "status": {"phase": "Pending"},
+            },
+        )
+        await create_pod(kube, job, 0, "sleep 25; exit 3")
+        await observed.wait_for(
+            lambda seen: any(isinstance(o, PodObserved) and o.phase == "Failed" for o in seen)
+        )
+
+        # the controller's own status writes are not news; a new spec is
+        await kube.request(
+            "PATCH",
+            f"{JOBS}/mpi/status",
+            body={"status": {"state": {"phase": "Running"}}},
+            content_type=MERGE_PATCH,
+        )
+        spec = job["spec"] | {"maxRetry": 5}
+        await kube.request("PATCH", f"{JOBS}/mpi", body={"spec": spec}, content_type=MERGE_PATCH)
+        await kube.request(
+            "POST",
+            "/apis/bus.volcano.sh/v1alpha1/namespaces/default/commands",
+            body={
+                "metadata": {"name": "mpi-abort"},
+                "action": "AbortJob",
+                "targetObject": {
+                    "apiVersion": "batch.volcano.sh/v1alpha1",
+                    "kind": "Job",
+                    "name": "mpi",
+                    "uid": uid,
+                },
+            },
+        )
+        await kube.request("DELETE", f"{PODS}/mpi-worker-0")
+        seen = await observed.wait_for(
+            lambda seen: (
+                any(isinstance(o, PodDeleted) for o in seen)
+                and any(isinstance(o, CommandIssued) for o in seen)
+            )
+        )
+        seen = await observed.settle()
+
+    assert all(o.key == "default/mpi" and o.job_uid == uid for o in seen)
+    assert len({o.id for o in seen}) == len(seen)
+    jobs = [o for o in seen if isinstance(o, JobObserved)]
+    assert [j.generation for j in jobs] == [1, 2]
+    assert jobs[1].spec["maxRetry"] == 5
+    pods = [o for o in seen if isinstance(o, PodObserved | PodDeleted)]
+    facts = [
+        (type(p).__name__, p.phase, p.node if isinstance(p, PodObserved) else "") for p in pods
+    ]
+    assert facts == [
+        ("PodObserved", "Pending", ""),
+        ("PodObserved", "Pending", "node-1"),
+        ("PodObserved", "Running", "node-1"),
+        ("PodObserved", "Failed", "node-1"),
+        ("PodDeleted", "Failed", ""),
+    ]
+    failed = pods[3]
+    assert isinstance(failed, PodObserved)
+    assert (
+        failed.pod,
+        failed.task,
+        failed.index,
+        failed.job_version,
+        failed.exit_code,
+        failed.reason,
+    ) == ("mpi-worker-0", "worker", 0, 0, 3, "Error")
+    assert (
+        failed.created is not None
+        and failed.scheduled is not None
+        and failed.started is not None
+        and failed.finished is not None
+    )
+    groups = [o for o in seen if isinstance(o, PodGroupObserved)]
+    assert groups and groups[0].podgroup == f"mpi-{uid}"
+    (command,) = [o for o in seen if isinstance(o, CommandIssued)]
+    assert (command.command, command.action) == ("mpi-abort", "AbortJob")

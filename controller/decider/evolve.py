@@ -12,7 +12,14 @@ from typing import Any
 from msgspec.structs import replace
 
 from controller.admission import Admitted, admit_job, admit_update
-from controller.decider.state import JobState, PendingTimer, PodGroupRecord, PodRecord, Replicas
+from controller.decider.state import (
+    COMMAND_MEMORY,
+    JobState,
+    PendingTimer,
+    PodGroupRecord,
+    PodRecord,
+    Replicas,
+)
 from events.decisions import (
     ActionDecided,
     AnyDecision,
@@ -117,6 +124,13 @@ def _podgroup_observed(state: JobState, event: PodGroupObserved) -> JobState:
         return state
     record = PodGroupRecord(name=event.podgroup, uid=event.podgroup_uid, phase=event.phase)
     return replace(state, podgroup=record)
+
+
+def _command_issued(state: JobState, event: CommandIssued) -> JobState:
+    if event.command in state.handled_commands:
+        return state
+    handled = (*state.handled_commands, event.command)[-COMMAND_MEMORY:]
+    return replace(state, handled_commands=handled)
 
 
 def _timer_fired(state: JobState, event: TimerFired) -> JobState:
@@ -226,7 +240,7 @@ _RULES: dict[type, Callable[[JobState, Any], JobState]] = {
     PodObserved: _pod_observed,
     PodDeleted: _pod_deleted,
     PodGroupObserved: _podgroup_observed,
-    CommandIssued: _unchanged,
+    CommandIssued: _command_issued,
     TimerFired: _timer_fired,
     ActionDecided: _unchanged,
     PhaseChanged: _phase_changed,

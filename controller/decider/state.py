@@ -102,6 +102,12 @@ class JobState(msgspec.Struct, frozen=True):
     #: the status last written, so that unchanged status is not written again
     status: JobStatus | None = None
     delete_requested: bool = False
+    #: names of the Commands already acted on (a relisted Command must not act twice)
+    handled_commands: tuple[str, ...] = ()
+
+
+#: how many handled Command names a job remembers
+COMMAND_MEMORY = 64
 
 
 def initial_state(key: str) -> JobState:

@@ -52,6 +52,8 @@ def derive_trigger(before: JobState, after: JobState, observation: AnyObservatio
             return Trigger(event=Event.UNKNOWN)
         return OUT_OF_SYNC
     if isinstance(observation, CommandIssued):
+        if observation.command in before.handled_commands:
+            return OUT_OF_SYNC  # the same Command seen again (a relist): act once
         return Trigger(event=Event.COMMAND_ISSUED, action=observation.action)
     if isinstance(observation, JobObserved):
         spec_changed = before.spec is not None and after.spec != before.spec

@@ -407,3 +407,18 @@ def test_restart_task_without_a_task_only_syncs():
 
     assert killed(decisions) == []
     assert state.phase == "Running" and state.retry_count == 0
+
+
+def test_a_command_seen_twice_acts_once():
+    """A watcher relist re-reports existing Command objects: they must not act again."""
+    script = JobScript("twice", job(task("worker", 1))).submit().podgroup("Inqueue")
+    running(script, "worker", 1)
+    script.command("RestartJob", name="twice-restartjob-abcde")
+    script.pod_deleted("worker", 0)
+    running(script, "worker", 1, version=1)
+    script.command("RestartJob", name="twice-restartjob-abcde")
+
+    state, decisions = run(script)
+
+    assert actions(decisions) == ["RestartJob"]
+    assert state.retry_count == 1 and state.phase == "Running"

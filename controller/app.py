@@ -1,0 +1,131 @@
+"""The controller process: watchers, decider and actuator over one Kafka and one cluster.
+
+`run_controller` is what `lavalog run` and `lavalog demo` start. Components run as tasks
+side by side; if one dies the process stops (and is restarted by its supervisor), and on
+SIGTERM every component stops cleanly: the decider snapshots, the actuator finishes what
+it started, offsets are committed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import structlog
+from aiohttp import web
+
+from controller.actuator.service import ActuatorService
+from controller.deciding.service import DeciderService
+from controller.health import Component, Health, health_app
+from controller.kafka import KafkaSettings, ensure_topics
+from controller.kube import Kube, connect
+from controller.watchers.service import WatcherService
+
+log = structlog.get_logger("lavalog")
+
+COMPONENTS = ("watchers", "decider", "actuator")
+
+
+def default_identity() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ControllerConfig:
+    kafka: KafkaSettings
+    #: None: the in-cluster service account
+    kubeconfig: str | None = None
+    #: None: every namespace
+    namespace: str | None = None
+    identity: str = field(default_factory=default_identity)
+    components: tuple[str, ...] = COMPONENTS
+    http_host: str = "0.0.0.0"
+    #: 0 picks a free port; None serves no HTTP
+    http_port: int | None = 8080
+    qps: float = 50.0
+    burst: int = 100
+    lease_namespace: str = "default"
+    lease_duration: float = 15.0
+
+
+async def run_controller(
+    config: ControllerConfig,
+    *,
+    stop: asyncio.Event | None = None,
+    on_started: Callable[[Health, int | None], None] | None = None,
+) -> None:
+    """Run until `stop` is set (or forever) or a component fails; then stop them all."""
+    unknown = set(config.components) - set(COMPONENTS)
+    if unknown:
+        raise ValueError(f"unknown components {sorted(unknown)}; choose from {COMPONENTS}")
+    await ensure_topics(config.kafka)
+    async with connect(config.kubeconfig) as kube:
+        health = Health()
+        for name in config.components:
+            component = _build(name, kube, config)
+            health.components[name] = component
+            health.tasks[name] = asyncio.create_task(component.run(), name=name)
+        runner, port = await _serve_health(health, config)
+        log.info("controller started", components=list(config.components), http_port=port)
+        if on_started is not None:
+            on_started(health, port)
+        try:
+            await _until_stopped_or_failed(health, stop)
+        finally:
+            for task in health.tasks.values():
+                task.cancel()
+            results = await asyncio.gather(*health.tasks.values(), return_exceptions=True)
+            if runner is not None:
+                await runner.cleanup()
+            for name, result in zip(health.tasks, results, strict=True):
+                if isinstance(result, Exception):
+                    log.error("component failed", component=name, error=repr(result))
+            log.info("controller stopped")
+
+
+class Service(Component, Protocol):
+    async def run(self) -> None: ...
+
+
+def _build(name: str, kube: Kube, config: ControllerConfig) -> Service:
+    if name == "watchers":
+        return WatcherService(
+            kube=kube,
+            kafka=config.kafka,
+            namespace=config.namespace,
+            identity=config.identity,
+            lease_namespace=config.lease_namespace,
+            lease_duration=config.lease_duration,
+        )
+    if name == "decider":
+        return DeciderService(kafka=config.kafka)
+    return ActuatorService(kube=kube, kafka=config.kafka, qps=config.qps, burst=config.burst)
+
+
+async def _until_stopped_or_failed(health: Health, stop: asyncio.Event | None) -> None:
+    stopper = asyncio.create_task((stop or asyncio.Event()).wait(), name="stop")
+    waiters: set[asyncio.Task[Any]] = {*health.tasks.values(), stopper}
+    try:
+        done, _ = await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopper.cancel()
+    for task in done:
+        if task is not stopper and not task.cancelled() and task.exception() is not None:
+            raise RuntimeError(f"component {task.get_name()} failed") from task.exception()
+
+
+async def _serve_health(
+    health: Health, config: ControllerConfig
+) -> tuple[web.AppRunner | None, int | None]:
+    if config.http_port is None:
+        return None, None
+    runner = web.AppRunner(health_app(health), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, config.http_host, config.http_port)
+    await site.start()
+    port: int = runner.addresses[0][1]
+    return runner, port

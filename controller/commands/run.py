@@ -1,0 +1,94 @@
+"""`lavalog run`: the controller against a cluster and a Kafka."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import os
+import signal
+
+from controller.app import COMPONENTS, ControllerConfig, default_identity, run_controller
+from controller.kafka import KafkaSettings
+from controller.logs import configure_logging
+
+HELP = "run the controller (watchers, decider, actuator) against a cluster and a Kafka"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Watch Volcano Jobs and their pods, decide their lifecycle over Kafka and carry the "
+        "decisions out. Every option defaults to its LAVALOG_* environment variable. Several "
+        "replicas may run: they share the Kafka partitions, and only the leader (a Lease) "
+        "watches the cluster. SIGTERM stops cleanly."
+    )
+    env = os.environ.get
+    parser.add_argument(
+        "--kubeconfig",
+        default=env("LAVALOG_KUBECONFIG") or env("KUBECONFIG"),
+        help="kubeconfig file; without one, the in-cluster service account is used",
+    )
+    parser.add_argument(
+        "--bootstrap-servers",
+        default=env("LAVALOG_BOOTSTRAP_SERVERS", "127.0.0.1:9092"),
+        help="Kafka bootstrap servers, HOST:PORT[,HOST:PORT...]",
+    )
+    parser.add_argument(
+        "--namespace", default=env("LAVALOG_NAMESPACE"), help="watch one namespace (default: all)"
+    )
+    parser.add_argument(
+        "--components",
+        default=env("LAVALOG_COMPONENTS", ",".join(COMPONENTS)),
+        help=f"comma-separated subset of {','.join(COMPONENTS)} to run in this process",
+    )
+    parser.add_argument(
+        "--http-port",
+        type=int,
+        default=int(env("LAVALOG_HTTP_PORT", "8080")),
+        help="port of /healthz, /readyz and /metrics",
+    )
+    parser.add_argument(
+        "--identity",
+        default=env("LAVALOG_IDENTITY", default_identity()),
+        help="this replica's name in the leader Lease",
+    )
+    parser.add_argument(
+        "--lease-namespace",
+        default=env("LAVALOG_LEASE_NAMESPACE", "default"),
+        help="namespace of the leader Lease",
+    )
+    parser.add_argument("--log-level", default=env("LAVALOG_LOG_LEVEL", "info"))
+    parser.add_argument(
+        "--log-json",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="JSON log lines (default: when stderr is not a terminal)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    configure_logging(level=args.log_level, json=args.log_json)
+    kafka = dataclasses.replace(KafkaSettings.from_env(), bootstrap_servers=args.bootstrap_servers)
+    config = ControllerConfig(
+        kafka=kafka,
+        kubeconfig=args.kubeconfig,
+        namespace=args.namespace,
+        identity=args.identity,
+        components=tuple(c.strip() for c in args.components.split(",") if c.strip()),
+        http_port=args.http_port,
+        lease_namespace=args.lease_namespace,
+    )
+    return asyncio.run(_main(config))
+
+
+async def _main(config: ControllerConfig) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        await run_controller(config, stop=stop)
+    except (RuntimeError, ValueError, OSError) as exc:
+        print(f"lavalog run: {exc}")
+        return 1
+    return 0

@@ -1,0 +1,83 @@
+"""`/healthz`, `/readyz` and `/metrics` of a controller process.
+
+Healthy: every component task is still running. Ready: every component says it is
+(in its consumer group, watching or standing by as a follower). Metrics: each
+component's counters, as Prometheus counters named `lavalog_<component>_<counter>`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, is_dataclass
+from typing import Any, Protocol
+
+from aiohttp import web
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+
+class Component(Protocol):
+    @property
+    def ready(self) -> bool: ...
+
+
+class Health:
+    """The components of one process and the tasks running them."""
+
+    def __init__(self) -> None:
+        self.components: dict[str, Component] = {}
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+
+    def healthy(self) -> bool:
+        return all(not task.done() for task in self.tasks.values())
+
+    def ready(self) -> bool:
+        return self.healthy() and all(c.ready for c in self.components.values())
+
+
+class _Counters(Collector):
+    def __init__(self, health: Health) -> None:
+        self.health = health
+
+    def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
+        for name, component in self.health.components.items():
+            ready = GaugeMetricFamily(
+                f"lavalog_{name}_ready", f"1 when the {name} is ready", value=int(component.ready)
+            )
+            yield ready
+            for counter, value in _counters(getattr(component, "counters", {})).items():
+                yield CounterMetricFamily(
+                    f"lavalog_{name}_{counter}", f"{name}: {counter}", value=value
+                )
+
+
+def _counters(counters: Any) -> Mapping[str, int]:
+    if is_dataclass(counters) and not isinstance(counters, type):
+        return asdict(counters)
+    return dict(counters)
+
+
+def health_app(health: Health) -> web.Application:
+    registry = CollectorRegistry()
+    registry.register(_Counters(health))
+
+    async def healthz(request: web.Request) -> web.Response:
+        ok = health.healthy()
+        return web.Response(status=200 if ok else 503, text="ok\n" if ok else "a component died\n")
+
+    async def readyz(request: web.Request) -> web.Response:
+        states = {name: c.ready for name, c in health.components.items()}
+        ok = health.ready()
+        text = "".join(f"{name}: {'ready' if r else 'not ready'}\n" for name, r in states.items())
+        return web.Response(status=200 if ok else 503, text=text)
+
+    async def metrics(request: web.Request) -> web.Response:
+        return web.Response(body=generate_latest(registry), content_type="text/plain")
+
+    app = web.Application()
+    app.add_routes(
+        [web.get("/healthz", healthz), web.get("/readyz", readyz), web.get("/metrics", metrics)]
+    )
+    return app

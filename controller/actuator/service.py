@@ -70,8 +70,11 @@ class ActuatorService:
 
     @property
     def ready(self) -> bool:
-        """In the consumer group and fetching."""
+        """Joined the consumer group (with its share of the partitions, maybe none)."""
         return self._ready
+
+    def _joined(self) -> None:
+        self._ready = True
 
     @property
     def in_flight(self) -> int:
@@ -82,11 +85,10 @@ class ActuatorService:
         consumer = create_consumer(self._kafka, group_id=self._group_id)
         consumer.subscribe(
             [topic_name(self._kafka, DECISIONS)],
-            listener=_Handover(functools.partial(self._hand_over, consumer)),
+            listener=_Handover(functools.partial(self._hand_over, consumer), self._joined),
         )
         await consumer.start()
         try:
-            self._ready = True
             while True:
                 self._throttle(consumer)
                 batches = await consumer.getmany(timeout_ms=_POLL_MS)
@@ -148,11 +150,17 @@ class ActuatorService:
 
 
 class _Handover(ConsumerRebalanceListener):  # type: ignore[misc]
-    def __init__(self, hand_over: Callable[[set[TopicPartition]], Awaitable[None]]) -> None:
+    def __init__(
+        self,
+        hand_over: Callable[[set[TopicPartition]], Awaitable[None]],
+        joined: Callable[[], None],
+    ) -> None:
         self._hand_over = hand_over
+        self._joined = joined
 
     async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
         await self._hand_over(revoked)
 
     async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
-        """Nothing to do: fetching starts from the group's committed offsets."""
+        """Fetching starts from the group's committed offsets; the service is ready."""
+        self._joined()

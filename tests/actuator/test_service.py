@@ -195,3 +195,29 @@ async def test_a_decision_that_cannot_be_carried_out_does_not_stall_its_partitio
     [warning] = events_of(await items(kube, EVENTS), bad_job)
     assert warning["reason"] == "FailedPodsCreate"
     assert await committed(kafka_settings, group) == ends
+
+
+async def test_two_members_share_the_partitions_and_hand_over_without_losing_a_decision(
+    kube: Kube, kafka_settings: KafkaSettings
+) -> None:
+    jobs = [await submit(kube, name=f"tf-{n}") for n in range(8)]
+    lifecycles = [lifecycle(job) for job in jobs]
+    stream = [d for step in zip(*lifecycles, strict=True) for d in step]
+    half = len(stream) // 2
+    group = f"{kafka_settings.topic_prefix}actuator"
+
+    async with running(service(kube, kafka_settings, group)) as first:
+        await produce(kafka_settings, stream[:half])
+        await until(lambda: first.counters.applied > 0)
+        async with running(service(kube, kafka_settings, group)) as second:
+            # The second member joins: partitions are handed over mid-stream.
+            await until(lambda: second.ready)
+            await produce(kafka_settings, stream[half:])
+            await until(lambda: first.counters.applied + second.counters.applied >= len(stream))
+            await until(lambda: first.in_flight == second.in_flight == 0)
+    assert second.counters.applied > 0
+    assert first.counters.failed == second.counters.failed == 0
+    state = await cluster_state(kube, jobs)
+    assert state["running"] == {f"tf-{n}": 3 for n in range(8)}
+    assert len(state["pods"]) == 24 and len(state["podgroups"]) == 8
+    assert state["events"] == {f"tf-{n}": 1 for n in range(8)}

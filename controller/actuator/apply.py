@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 import msgspec
@@ -63,7 +63,7 @@ class Applier:
     ) -> None:
         self._api = api
         self._counters = counters
-        self._pod_slots = asyncio.Semaphore(pod_concurrency)
+        self._pod_concurrency = pod_concurrency
         self._keygen = keygen
         self._jobs = _JobCache(cached_jobs)
         self._priorities: dict[str, int] = {}
@@ -135,12 +135,14 @@ class Applier:
             return False
         manifests = build_pods(job, decision)
         collection = paths.collection("v1", "Pod", split_job_key(decision.key)[0])
-        await _all(self._create_pod(collection, pod) for pod in manifests)
-        return True
+        slots = asyncio.Semaphore(self._pod_concurrency)
 
-    async def _create_pod(self, collection: str, pod: Obj) -> None:
-        async with self._pod_slots:
-            await self._api.create(collection, pod)
+        async def create(pod: Obj) -> None:
+            async with slots:
+                await self._api.create(collection, pod)
+
+        await _all(create(pod) for pod in manifests)
+        return True
 
     async def _kill_pods(self, decision: PodsKill) -> bool:
         namespace, _ = split_job_key(decision.key)
@@ -207,7 +209,7 @@ def _uid(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("uid", ""))
 
 
-async def _all(calls: Any) -> None:
+async def _all(calls: Iterable[Awaitable[object]]) -> None:
     """Run the calls concurrently, let each finish, then raise the first failure."""
     results = await asyncio.gather(*calls, return_exceptions=True)
     for result in results:

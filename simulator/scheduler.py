@@ -52,6 +52,10 @@ class Scheduler:
         self._queue_usage: dict[str, Resources] = {}
         self._groups: dict[Key, set[Key]] = {}  # (namespace, podgroup) -> its pods
         self._dirty_groups: set[Key] = set()
+        #: Pending PodGroups waiting for the enqueue step (their pods may not exist yet)
+        self._waiting: dict[Key, None] = {}
+        #: PodGroups admitted (Inqueue) and not running yet -> the minResources they hold
+        self._reserved: dict[Key, Resources] = {}
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         objects.store.subscribe(self._observe)
@@ -75,7 +79,17 @@ class Scheduler:
             self._track_pod(change.entry.obj, change.old, deleted=change.type == "DELETED")
         elif resource is registry.NODE or resource is registry.QUEUE:
             self._retry()
-        elif resource is registry.PODGROUP and change.type != "DELETED":
+        elif resource is registry.PODGROUP and change.type == "DELETED":
+            meta = change.entry.obj["metadata"]
+            gkey = (meta["namespace"], meta["name"])
+            self._waiting.pop(gkey, None)
+            if self._reserved.pop(gkey, None) is not None:
+                self._retry()
+        elif resource is registry.PODGROUP:
+            meta = change.entry.obj["metadata"]
+            if change.entry.obj.get("status", {}).get("phase", "Pending") == "Pending":
+                self._waiting.setdefault((meta["namespace"], meta["name"]), None)
+                self._wake.set()
             old_gen = (change.old or {}).get("metadata", {}).get("generation")
             if old_gen != change.entry.obj["metadata"].get("generation"):
                 meta = change.entry.obj["metadata"]
@@ -165,6 +179,50 @@ class Scheduler:
         for gkey in list(self._dirty_groups):
             self._dirty_groups.discard(gkey)
             self._refresh_group(gkey)
+        self._enqueue_waiting(free)
+
+    def _enqueue_waiting(self, free: dict[str, Resources]) -> None:
+        """Volcano's enqueue action: a Pending PodGroup becomes Inqueue when its
+        minResources fit what is idle, less what admitted gangs that do not run yet hold.
+        Its controller creates the pods only then, so a gang that cannot run takes nothing
+        (two 4-GPU jobs on 4 GPUs: one is admitted, the other waits, none deadlocks)."""
+        if not self._waiting:
+            return
+        idle = quantity.total(free.values())
+        for held in self._reserved.values():
+            quantity.add(idle, held, -1)
+        for gkey in list(self._waiting):
+            pg = self.objects.find(registry.PODGROUP, *gkey)
+            if pg is None or pg.get("status", {}).get("phase", "Pending") != "Pending":
+                self._waiting.pop(gkey, None)
+                continue
+            if any(k in self._pending for k in self._groups.get(gkey, ())):
+                continue  # pods exist: the gang step admits it with them
+            spec = pg.get("spec", {})
+            minimum = {
+                name: value
+                for name, value in quantity.parse_map(spec.get("minResources")).items()
+                if not name.startswith("count/")  # quota bookkeeping, not capacity
+            }
+            queue_name = str(spec.get("queue") or "default")
+            queue = self.objects.find(registry.QUEUE, "", queue_name)
+            capability = quantity.parse_map((queue or {}).get("spec", {}).get("capability"))
+            used = dict(self._queue_usage.get(queue_name, {}))
+            for other, held in self._reserved.items():
+                if self._queue_of(*other) == queue_name:
+                    quantity.add(used, held)
+            problem = self._enqueue_problem(
+                queue_name, queue, capability, used, minimum, {"cluster": idle}
+            )
+            if problem:
+                conditions = pg.get("status", {}).get("conditions") or []
+                if not any(c.get("message") == problem for c in conditions):
+                    self._gang_status(gkey, "Pending", False, "NotEnoughResources", problem)
+                continue
+            self._waiting.pop(gkey, None)
+            self._reserved[gkey] = minimum
+            quantity.add(idle, minimum, -1)
+            self._gang_status(gkey, "Inqueue", None, "", "")
 
     def _free(self) -> dict[str, Resources]:
         free: dict[str, Resources] = {}
@@ -327,6 +385,8 @@ class Scheduler:
         alive = sum(1 for k in self._groups.get(gkey, ()) if k in self._placed)
         min_member = int(pg.get("spec", {}).get("minMember") or 1)
         phase = pg.get("status", {}).get("phase", "Pending")
+        if alive or counts["Succeeded"]:
+            self._reserved.pop(gkey, None)  # its pods now hold what they use
         if alive + counts["Succeeded"] >= min_member and (alive or counts["Succeeded"]):
             phase, scheduled = "Running", True
         elif alive:

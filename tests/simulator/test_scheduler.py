@@ -8,6 +8,7 @@ from typing import Any
 
 from kubernetes_asyncio.client import ApiClient
 
+from simulator import registry
 from simulator.server import SimulatedCluster
 from simulator.testing import api_client
 from tests.simulator.kube import SCHED, core_api, custom_api, eventually
@@ -237,3 +238,41 @@ async def test_binding_subresource_assigns_a_node_once(kube_api: ApiClient) -> N
         "manual", "default", binding, _preload_content=False
     )
     assert again.status == 409
+
+
+async def test_a_podgroup_without_pods_is_enqueued_only_when_its_min_resources_fit() -> None:
+    """Volcano's enqueue: the first 4-GPU gang is admitted before its pods exist and
+    holds its GPUs; the second waits Pending with the reason, and nothing deadlocks."""
+    async with SimulatedCluster(nodes=1, node_capacity={"nvidia.com/gpu": "4"}) as cluster:
+        for name in ("first", "second"):
+            cluster.objects.create(
+                registry.PODGROUP,
+                "default",
+                {
+                    "metadata": {"name": name},
+                    "spec": {"minMember": 4, "minResources": {"nvidia.com/gpu": "4", "count/pods": "4"}},
+                },
+            )
+
+        async def phases() -> dict[str, str]:
+            return {
+                name: (cluster.objects.find(registry.PODGROUP, "default", name) or {})
+                .get("status", {})
+                .get("phase", "")
+                for name in ("first", "second")
+            }
+
+        async def settled() -> bool:
+            return (await phases()) == {"first": "Inqueue", "second": "Pending"}
+
+        await eventually(settled)
+        second = cluster.objects.find(registry.PODGROUP, "default", "second") or {}
+        messages = [c.get("message", "") for c in second["status"].get("conditions", [])]
+        assert any("nvidia.com/gpu" in m for m in messages)
+
+        cluster.objects.delete(registry.PODGROUP, "default", "first")
+
+        async def second_admitted() -> bool:
+            return (await phases())["second"] == "Inqueue"
+
+        await eventually(second_admitted)

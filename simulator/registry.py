@@ -126,6 +126,13 @@ QUEUE = ResourceType(
 )
 COMMAND = ResourceType("bus.volcano.sh", "v1alpha1", "Command", "commands", True, custom=True)
 LEASE = ResourceType("coordination.k8s.io", "v1", "Lease", "leases", True)
+#: stored and served only: the svc plugin creates them, the priority lookup reads them
+NETWORK_POLICY = ResourceType(
+    "networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies", True, short_names=("netpol",)
+)
+PRIORITY_CLASS = ResourceType(
+    "scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", False, short_names=("pc",)
+)
 
 RESOURCES: tuple[ResourceType, ...] = (
     NAMESPACE,
@@ -140,6 +147,8 @@ RESOURCES: tuple[ResourceType, ...] = (
     QUEUE,
     COMMAND,
     LEASE,
+    NETWORK_POLICY,
+    PRIORITY_CLASS,
 )
 
 _BY_PATH: dict[tuple[str, str, str], ResourceType] = {

@@ -33,18 +33,17 @@ from events.observations import AnyObservation
 log = structlog.get_logger("lavalog.watchers")
 
 T = TypeVar("T", bound=KubeObject)
-Obs = TypeVar("Obs", bound=AnyObservation)
 
 
 @dataclass(frozen=True, slots=True)
-class Watched(Generic[T, Obs]):
+class Watched(Generic[T]):
     """One watched kind: where to watch it and how it becomes observations."""
 
     resource: Resource[T]
-    translation: Translation[T, Obs]
+    translation: Translation[T]
 
 
-WATCHED: tuple[Watched[Any, Any], ...] = (
+WATCHED: tuple[Watched[Any], ...] = (
     Watched(watch.JOBS, translate.JOBS),
     Watched(watch.PODS, translate.PODS),
     Watched(watch.PODGROUPS, translate.PODGROUPS),
@@ -131,7 +130,7 @@ class WatcherService:
                     self._follow(watched, publisher), name=f"watch {watched.resource.plural}"
                 )
 
-    async def _follow(self, watched: Watched[T, Obs], publisher: Publisher) -> None:
+    async def _follow(self, watched: Watched[T], publisher: Publisher) -> None:
         """One kind's pipeline: changes, the observations that matter, delivered."""
         translator = Translator(watched.translation)
         stream = watch.watch(
@@ -148,9 +147,7 @@ class WatcherService:
                     await publisher.publish(observations)
 
 
-def _observe(
-    translator: Translator[T, Obs], change: Change[T], now: float
-) -> AnyObservation | None:
+def _observe(translator: Translator[T], change: Change[T], now: float) -> AnyObservation | None:
     if change.type is ChangeType.DELETED:
         return translator.deleted(change.obj, now)
     return translator.changed(change.obj, now)

@@ -26,11 +26,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 from controller.actuator import labels
 from controller.watchers.objects import (
     Command,
+    Condition,
     ContainerStatus,
     Job,
     KubeObject,
@@ -57,8 +58,7 @@ JOB_KIND = "Job"
 _TERMINAL = ("Succeeded", "Failed")
 
 T = TypeVar("T", bound=KubeObject)
-Obs = TypeVar("Obs", bound=AnyObservation)
-#: the fields of a published observation whose change is worth publishing again
+#: the fields of an object whose change is worth publishing
 Summary = Hashable
 
 
@@ -147,22 +147,50 @@ def _scheduled(pod: Pod) -> float | None:
     return None
 
 
+class PodFacts(NamedTuple):
+    """What matters about a pod: a change in any of these is published."""
+
+    phase: str
+    exit_code: int | None
+    reason: str
+    node: str
+    restart_count: int
+    deleting: bool
+
+
+def _pod_facts(pod: Pod, terminated: Terminated | None) -> PodFacts:
+    status = pod.status
+    return PodFacts(
+        phase=status.phase,
+        exit_code=terminated.exit_code if terminated and status.phase == "Failed" else None,
+        reason=status.reason or (terminated.reason if terminated else ""),
+        node=pod.spec.node_name,
+        restart_count=max((c.restart_count for c in status.container_statuses), default=0),
+        deleting=pod.metadata.deletion_timestamp is not None,
+    )
+
+
+def _terminated(pod: Pod) -> Terminated | None:
+    """The container whose end is the pod's, for a pod that has ended."""
+    if pod.status.phase not in _TERMINAL:
+        return None
+    return _first_terminated(pod.status.container_statuses)
+
+
+def pod_summary(pod: Pod) -> PodFacts | None:
+    return _pod_facts(pod, _terminated(pod)) if _pod_identity(pod) else None
+
+
 def observe_pod(pod: Pod, time: float) -> PodObserved | None:
     who = _pod_identity(pod)
     if who is None:
         return None
     status = pod.status
-    terminal = status.phase in _TERMINAL
-    terminated = _first_terminated(status.container_statuses) if terminal else None
-    exit_code = terminated.exit_code if terminated and status.phase == "Failed" else None
-    reason = status.reason or (terminated.reason if terminated else "")
-    restarts = max((c.restart_count for c in status.container_statuses), default=0)
-    deleting = pod.metadata.deletion_timestamp is not None
-    summary = _pod_summary_of(
-        status.phase, exit_code, reason, pod.spec.node_name, restarts, deleting
-    )
+    terminated = _terminated(pod)
+    facts = _pod_facts(pod, terminated)
+    digest = hashlib.blake2b(repr(facts).encode(), digest_size=6).hexdigest()
     return PodObserved(
-        id=f"pod/{pod.metadata.uid}/{status.phase or 'Unknown'}/{_digest(summary)}",
+        id=f"pod/{pod.metadata.uid}/{facts.phase or 'Unknown'}/{digest}",
         key=who.key,
         job_uid=who.job_uid,
         time=time,
@@ -171,17 +199,17 @@ def observe_pod(pod: Pod, time: float) -> PodObserved | None:
         task=who.task,
         index=who.index,
         job_version=who.job_version,
-        phase=status.phase,
-        exit_code=exit_code,
-        reason=reason,
+        phase=facts.phase,
+        exit_code=facts.exit_code,
+        reason=facts.reason,
         message=status.message or (terminated.message if terminated else ""),
-        node=pod.spec.node_name,
-        restart_count=restarts,
-        deleting=deleting,
+        node=facts.node,
+        restart_count=facts.restart_count,
+        deleting=facts.deleting,
         created=_time(pod.metadata.creation_timestamp),
         scheduled=_scheduled(pod),
         started=_started(status.container_statuses),
-        finished=_finished(status.container_statuses) if terminal else None,
+        finished=_finished(status.container_statuses) if status.phase in _TERMINAL else None,
     )
 
 
@@ -203,24 +231,6 @@ def pod_deleted(pod: Pod, time: float) -> PodDeleted | None:
         exit_code=seen.exit_code,
         reason=seen.reason,
     )
-
-
-PodSummary = tuple[str, int | None, str, str, int, bool]
-
-
-def _pod_summary_of(
-    phase: str, exit_code: int | None, reason: str, node: str, restarts: int, deleting: bool
-) -> PodSummary:
-    return (phase, exit_code, reason, node, restarts, deleting)
-
-
-def pod_summary(observation: PodObserved) -> Summary:
-    o = observation
-    return _pod_summary_of(o.phase, o.exit_code, o.reason, o.node, o.restart_count, o.deleting)
-
-
-def _digest(summary: PodSummary) -> str:
-    return hashlib.blake2b(repr(summary).encode(), digest_size=6).hexdigest()
 
 
 # jobs ---------------------------------------------------------------------------------
@@ -250,12 +260,19 @@ def job_deleted(job: Job, time: float) -> JobDeleted:
     )
 
 
-def job_summary(observation: JobObserved) -> Summary:
+def job_summary(job: Job) -> Summary:
     """A new generation or the start of deletion; status writes change neither."""
-    return (observation.generation, observation.deleting)
+    return (job.metadata.generation, job.metadata.deletion_timestamp is not None)
 
 
 # PodGroups ----------------------------------------------------------------------------
+
+
+def _unschedulable(group: PodGroup) -> Condition | None:
+    for condition in group.status.conditions:
+        if condition.type == "Unschedulable" and condition.status == "True":
+            return condition
+    return None
 
 
 def _podgroup(group: PodGroup, time: float, *, deleted: bool) -> PodGroupObserved | None:
@@ -263,10 +280,7 @@ def _podgroup(group: PodGroup, time: float, *, deleted: bool) -> PodGroupObserve
     owner = job_owner(meta)
     if owner is None:
         return None
-    unschedulable = next(
-        (c for c in group.status.conditions if c.type == "Unschedulable" and c.status == "True"),
-        None,
-    )
+    unschedulable = _unschedulable(group)
     return PodGroupObserved(
         id=f"podgroup/{meta.uid}/" + ("deleted" if deleted else meta.resource_version),
         key=job_key(meta.namespace, owner.name),
@@ -289,17 +303,30 @@ def podgroup_deleted(group: PodGroup, time: float) -> PodGroupObserved | None:
     return _podgroup(group, time, deleted=True)
 
 
-def podgroup_summary(observation: PodGroupObserved) -> Summary:
-    return (observation.phase, observation.reason, observation.message)
+def podgroup_summary(group: PodGroup) -> Summary | None:
+    """The phase and why the gang cannot be scheduled; condition times churn."""
+    if job_owner(group.metadata) is None:
+        return None
+    unschedulable = _unschedulable(group)
+    return (
+        group.status.phase,
+        unschedulable.reason if unschedulable else "",
+        unschedulable.message if unschedulable else "",
+    )
 
 
 # Commands -----------------------------------------------------------------------------
 
 
+def _targets_a_job(command: Command) -> bool:
+    target = command.target_object
+    return target is not None and target.kind == JOB_KIND and bool(target.name)
+
+
 def observe_command(command: Command, time: float) -> CommandIssued | None:
     """A command aimed at a Volcano Job; commands to other kinds are not ours."""
     target = command.target_object
-    if target is None or target.kind != JOB_KIND or not target.name:
+    if target is None or not _targets_a_job(command):
         return None
     meta = command.metadata
     return CommandIssued(
@@ -319,51 +346,48 @@ def command_deleted(command: Command, time: float) -> None:
     return None
 
 
-def command_summary(observation: CommandIssued) -> Summary:
+def command_summary(command: Command) -> Summary | None:
     """Constant: a command is published once, whatever is written to it later."""
-    return ()
+    return () if _targets_a_job(command) else None
 
 
 # the memory ---------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
-class Translation(Generic[T, Obs]):
+class Translation(Generic[T]):
     """How one kind becomes observations."""
 
-    observe: Callable[[T, float], Obs | None]
+    #: what matters about an object, or None when it is not about a Volcano job
+    summary: Callable[[T], Summary | None]
+    observe: Callable[[T, float], AnyObservation | None]
     deleted: Callable[[T, float], AnyObservation | None]
-    summary: Callable[[Obs], Summary]
 
 
-PODS: Translation[Pod, PodObserved] = Translation(observe_pod, pod_deleted, pod_summary)
-JOBS: Translation[Job, JobObserved] = Translation(observe_job, job_deleted, job_summary)
-PODGROUPS: Translation[PodGroup, PodGroupObserved] = Translation(
-    observe_podgroup, podgroup_deleted, podgroup_summary
-)
-COMMANDS: Translation[Command, CommandIssued] = Translation(
-    observe_command, command_deleted, command_summary
-)
+PODS: Translation[Pod] = Translation(pod_summary, observe_pod, pod_deleted)
+JOBS: Translation[Job] = Translation(job_summary, observe_job, job_deleted)
+PODGROUPS: Translation[PodGroup] = Translation(podgroup_summary, observe_podgroup, podgroup_deleted)
+COMMANDS: Translation[Command] = Translation(command_summary, observe_command, command_deleted)
 
 
-class Translator(Generic[T, Obs]):
+class Translator(Generic[T]):
     """One kind's events to observations, skipping those that change nothing that matters."""
 
-    def __init__(self, translation: Translation[T, Obs]) -> None:
+    def __init__(self, translation: Translation[T]) -> None:
         self._translation = translation
-        #: uid -> summary of the last observation published about the object
+        #: uid -> summary of the object when an observation of it was last published
         self._published: dict[str, Summary] = {}
 
-    def changed(self, obj: T, time: float) -> Obs | None:
-        """The observation for an added or modified object, or None if nothing changed."""
-        observation = self._translation.observe(obj, time)
-        if observation is None:
-            return None
-        summary = self._translation.summary(observation)
+    def changed(self, obj: T, time: float) -> AnyObservation | None:
+        """The observation for an added or modified object, or None if nothing changed
+        (the summary is compared first: most events stop there, before any parsing)."""
+        summary = self._translation.summary(obj)
         uid = obj.metadata.uid
-        if self._published.get(uid) == summary:
+        if summary is None or self._published.get(uid) == summary:
             return None
-        self._published[uid] = summary
+        observation = self._translation.observe(obj, time)
+        if observation is not None:
+            self._published[uid] = summary
         return observation
 
     def deleted(self, obj: T, time: float) -> AnyObservation | None:

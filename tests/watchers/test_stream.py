@@ -1,4 +1,4 @@
-"""The pure parts of watching and publishing: relist differences, watch lines, retries."""
+"""The pure parts: relist differences, watch lines, retries, redelivery, lease expiry."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import msgspec
 import pytest
 
 from controller.watchers.backoff import Backoff
-from controller.watchers.objects import ObjectMeta, Pod
+from controller.watchers.leader import Sighting
+from controller.watchers.objects import Lease, LeaseSpec, ObjectMeta, Pod
 from controller.watchers.publisher import to_resend
 from controller.watchers.watch import (
     ChangeType,
@@ -119,3 +120,17 @@ def test_a_failed_delivery_is_sent_again_with_its_jobs_later_messages() -> None:
     failures = [None, RuntimeError("timeout"), None, None, None]
     assert [o.id for o in to_resend(batch, failures)] == ["ns/b#1", "ns/b#2"]
     assert to_resend(batch, [None] * 5) == []
+
+
+def lease(holder: str, renewed: str | None) -> Lease:
+    return Lease(spec=LeaseSpec(holder_identity=holder, renew_time=renewed, lease_duration_seconds=15))
+
+
+def test_a_lease_expires_by_the_candidates_clock_from_when_it_saw_the_last_renewal() -> None:
+    seen = Sighting.update(None, lease("a", "10:00:00.000001"), now=100.0)
+    assert Sighting.update(seen, lease("a", "10:00:00.000001"), now=110.0) is seen  # no renewal
+    assert not seen.expired(15, now=114.9)
+    assert seen.expired(15, now=115.0)
+    renewed = Sighting.update(seen, lease("a", "10:00:05.000001"), now=112.0)
+    assert not renewed.expired(15, now=120.0)
+    assert Sighting.update(renewed, lease("", "10:00:06.000001"), now=113.0).expired(15, now=113.0)  # released

@@ -35,143 +35,21 @@ def observe_pod(obj: dict[str, Any]) -> PodObserved | None:
 EARLIER = "2026-03-01T10:00:02Z"
 
 # (what the pod looks like, phase, exit code, reason, node, restarts, deleting)
+# fmt: off
 POD_CASES = [
-    pytest.param(
-        m.pod(phase="Pending", node="", containers=None),
-        "Pending",
-        None,
-        "",
-        "",
-        0,
-        False,
-        id="unscheduled",
-    ),
-    pytest.param(
-        m.pod(containers=[m.container(m.running())]),
-        "Running",
-        None,
-        "",
-        "node-1",
-        0,
-        False,
-        id="running",
-    ),
-    pytest.param(
-        m.pod(phase="Failed", containers=[m.container(m.terminated(3, "Error"))]),
-        "Failed",
-        3,
-        "Error",
-        "node-1",
-        0,
-        False,
-        id="exit-code-3",
-    ),
-    pytest.param(
-        m.pod(phase="Failed", containers=[m.container(m.terminated(137, "OOMKilled"))]),
-        "Failed",
-        137,
-        "OOMKilled",
-        "node-1",
-        0,
-        False,
-        id="oom-killed",
-    ),
-    pytest.param(
-        m.pod(
-            phase="Failed",
-            reason="Evicted",
-            message="The node was low on resource: memory.",
-            containers=[m.container(m.terminated(137, "ContainerStatusUnknown"))],
-        ),
-        "Failed",
-        137,
-        "Evicted",
-        "node-1",
-        0,
-        False,
-        id="evicted",
-    ),
-    pytest.param(
-        m.pod(
-            phase="Failed",
-            reason="NodeLost",
-            message="Node node-1 which was running pod mpi-worker-1 is unresponsive",
-            containers=[m.container(m.running())],
-        ),
-        "Failed",
-        None,
-        "NodeLost",
-        "node-1",
-        0,
-        False,
-        id="node-lost",
-    ),
-    pytest.param(
-        m.pod(deleting=True, containers=[m.container(m.running())]),
-        "Running",
-        None,
-        "",
-        "node-1",
-        0,
-        True,
-        id="being-deleted",
-    ),
-    pytest.param(
-        m.pod(
-            containers=[
-                m.container(m.running(), restarts=2, last=m.terminated(1, "Error", started=EARLIER))
-            ]
-        ),
-        "Running",
-        None,
-        "",
-        "node-1",
-        2,
-        False,
-        id="restarted-in-place",
-    ),
-    pytest.param(
-        m.pod(
-            containers=[
-                m.container(m.running(), name="a", restarts=1),
-                m.container(m.running(), name="b", restarts=4),
-            ]
-        ),
-        "Running",
-        None,
-        "",
-        "node-1",
-        4,
-        False,
-        id="highest-restart-count",
-    ),
-    pytest.param(
-        m.pod(phase="Succeeded", containers=[m.container(m.terminated(0, "Completed"))]),
-        "Succeeded",
-        None,
-        "Completed",
-        "node-1",
-        0,
-        False,
-        id="succeeded",
-    ),
-    pytest.param(
-        m.pod(
-            phase="Failed",
-            containers=[
-                m.container(m.terminated(0, "Completed"), name="sidecar"),
-                m.container(m.terminated(2, "Error")),
-            ],
-        ),
-        "Failed",
-        0,
-        "Completed",
-        "node-1",
-        0,
-        False,
-        id="first-terminated-container-counts",
-    ),
+    pytest.param(m.pod(phase="Pending", node="", containers=None), "Pending", None, "", "", 0, False, id="unscheduled"),
+    pytest.param(m.pod(containers=[m.container(m.running())]), "Running", None, "", "node-1", 0, False, id="running"),
+    pytest.param(m.pod(phase="Failed", containers=[m.container(m.terminated(3, "Error"))]), "Failed", 3, "Error", "node-1", 0, False, id="exit-code-3"),
+    pytest.param(m.pod(phase="Failed", containers=[m.container(m.terminated(137, "OOMKilled"))]), "Failed", 137, "OOMKilled", "node-1", 0, False, id="oom-killed"),
+    pytest.param(m.pod(phase="Failed", reason="Evicted", message="The node was low on resource: memory.", containers=[m.container(m.terminated(137, "ContainerStatusUnknown"))]), "Failed", 137, "Evicted", "node-1", 0, False, id="evicted"),
+    pytest.param(m.pod(phase="Failed", reason="NodeLost", message="Node node-1 which was running pod mpi-worker-1 is unresponsive", containers=[m.container(m.running())]), "Failed", None, "NodeLost", "node-1", 0, False, id="node-lost"),
+    pytest.param(m.pod(deleting=True, containers=[m.container(m.running())]), "Running", None, "", "node-1", 0, True, id="being-deleted"),
+    pytest.param(m.pod(containers=[m.container(m.running(), restarts=2, last=m.terminated(1, "Error", started=EARLIER))]), "Running", None, "", "node-1", 2, False, id="restarted-in-place"),
+    pytest.param(m.pod(containers=[m.container(m.running(), name="a", restarts=1), m.container(m.running(), name="b", restarts=4)]), "Running", None, "", "node-1", 4, False, id="highest-restart-count"),
+    pytest.param(m.pod(phase="Succeeded", containers=[m.container(m.terminated(0, "Completed"))]), "Succeeded", None, "Completed", "node-1", 0, False, id="succeeded"),
+    pytest.param(m.pod(phase="Failed", containers=[m.container(m.terminated(0, "Completed"), name="sidecar"), m.container(m.terminated(2, "Error"))]), "Failed", 0, "Completed", "node-1", 0, False, id="first-terminated-container-counts"),
 ]
+# fmt: on
 
 
 @pytest.mark.parametrize(
@@ -268,54 +146,16 @@ def test_pods_of_no_volcano_job_are_ignored(obj: dict[str, Any]) -> None:
 
 
 # (first, then, published again?)
+# fmt: off
 POD_CHANGES = [
-    pytest.param(
-        m.pod(containers=[m.container(m.running())]),
-        m.pod(
-            resource_version="101", ready_since=m.FINISHED, containers=[m.container(m.running())]
-        ),
-        False,
-        id="conditions-churn",
-    ),
-    pytest.param(
-        m.pod(containers=[m.container(m.running())]),
-        m.pod(
-            resource_version="101",
-            labels={**m.pod()["metadata"]["labels"], "team": "ml"},
-            containers=[m.container(m.running())],
-        ),
-        False,
-        id="label-edit",
-    ),
-    pytest.param(
-        m.pod(phase="Pending", node="", containers=None),
-        m.pod(phase="Pending", resource_version="101", containers=None),
-        True,
-        id="bound-to-a-node",
-    ),
-    pytest.param(
-        m.pod(containers=[m.container(m.running())]),
-        m.pod(
-            resource_version="101",
-            phase="Failed",
-            containers=[m.container(m.terminated(3, "Error"))],
-        ),
-        True,
-        id="failed",
-    ),
-    pytest.param(
-        m.pod(containers=[m.container(m.running())]),
-        m.pod(resource_version="101", containers=[m.container(m.running(), restarts=1)]),
-        True,
-        id="restarted",
-    ),
-    pytest.param(
-        m.pod(containers=[m.container(m.running())]),
-        m.pod(resource_version="101", deleting=True, containers=[m.container(m.running())]),
-        True,
-        id="deletion-asked",
-    ),
+    pytest.param(m.pod(containers=[m.container(m.running())]), m.pod(resource_version="101", ready_since=m.FINISHED, containers=[m.container(m.running())]), False, id="conditions-churn"),
+    pytest.param(m.pod(containers=[m.container(m.running())]), m.pod(resource_version="101", labels={**m.pod()["metadata"]["labels"], "team": "ml"}, containers=[m.container(m.running())]), False, id="label-edit"),
+    pytest.param(m.pod(phase="Pending", node="", containers=None), m.pod(phase="Pending", resource_version="101", containers=None), True, id="bound-to-a-node"),
+    pytest.param(m.pod(containers=[m.container(m.running())]), m.pod(resource_version="101", phase="Failed", containers=[m.container(m.terminated(3, "Error"))]), True, id="failed"),
+    pytest.param(m.pod(containers=[m.container(m.running())]), m.pod(resource_version="101", containers=[m.container(m.running(), restarts=1)]), True, id="restarted"),
+    pytest.param(m.pod(containers=[m.container(m.running())]), m.pod(resource_version="101", deleting=True, containers=[m.container(m.running())]), True, id="deletion-asked"),
 ]
+# fmt: on
 
 
 @pytest.mark.parametrize(("first", "then", "published"), POD_CHANGES)
@@ -389,7 +229,7 @@ def test_jobs_publish_generations_and_deletion_not_status_writes() -> None:
         decode(Job, m.vcjob(generation=2, resource_version="52", state="Running")), 3.0
     )
     assert (
-        scaled is not None
+        isinstance(scaled, JobObserved)
         and scaled.id == f"job/{m.JOB_UID}/2"
         and scaled.spec["tasks"][0]["replicas"] == 4
     )
@@ -397,7 +237,7 @@ def test_jobs_publish_generations_and_deletion_not_status_writes() -> None:
         decode(Job, m.vcjob(generation=2, resource_version="53", deleting=True)), 4.0
     )
     assert (
-        deleting is not None and deleting.deleting and deleting.id == f"job/{m.JOB_UID}/2/deleting"
+        isinstance(deleting, JobObserved) and deleting.deleting and deleting.id == f"job/{m.JOB_UID}/2/deleting"
     )
     assert translator.deleted(
         decode(Job, m.vcjob(generation=2, resource_version="54")), 5.0
@@ -431,7 +271,7 @@ def test_podgroups() -> None:
     running = translator.changed(
         decode(PodGroup, m.podgroup(phase="Running", resource_version="62")), 3.0
     )
-    assert running is not None and (running.phase, running.reason) == ("Running", "")
+    assert isinstance(running, PodGroupObserved) and (running.phase, running.reason) == ("Running", "")
     gone = translator.deleted(
         decode(PodGroup, m.podgroup(phase="Running", resource_version="63")), 4.0
     )

@@ -24,7 +24,7 @@ class Source(Protocol):
     """A stream of event batches for one store."""
 
     def batches(self, store: Store) -> AsyncIterator[list[Sourced]]:
-        """Batches from where `store`'s positions say this source was left."""
+        """Batches from where `store`'s positions say this source was left (maybe empty)."""
         ...
 
     @property
@@ -50,14 +50,34 @@ class Runner:
         return self._source.lag()
 
     async def run(self) -> None:
-        """Apply batches until the source ends (a file) or the task is cancelled."""
+        """Apply batches until the source ends (a file) or the task is cancelled.
+
+        The source reads (and decodes) the next batch while this one is applied: SQLite
+        releases the GIL while it writes, so on two cores the two overlap.
+        """
+        ahead: asyncio.Queue[tuple[list[Sourced], bool] | Exception | None] = asyncio.Queue(2)
+
+        async def read() -> None:
+            try:
+                async for batch in self._source.batches(self._store):
+                    await ahead.put((batch, self._source.caught_up))
+            except Exception as exc:
+                await ahead.put(exc)
+            else:
+                await ahead.put(None)
+
+        reader = asyncio.create_task(read())
         try:
-            async for batch in self._source.batches(self._store):
-                applied = await asyncio.to_thread(self._store.apply, batch)
-                self.applied += len(applied)
-                if self._hub is not None:
-                    self._hub.publish(applied)
-                if self._source.caught_up and not self.ready:
+            while (item := await ahead.get()) is not None:
+                if isinstance(item, Exception):
+                    raise item
+                batch, caught_up = item
+                if batch:
+                    applied = await asyncio.to_thread(self._store.apply, batch)
+                    self.applied += len(applied)
+                    if self._hub is not None:
+                        self._hub.publish(applied)
+                if caught_up and not self.ready:
                     self.ready = True
                     log.info("projections caught up", applied=self.applied)
             self.ready = True
@@ -67,3 +87,6 @@ class Runner:
             self.error = f"{type(exc).__name__}: {exc}"
             log.exception("projections feed stopped")
             raise
+        finally:
+            reader.cancel()
+            await asyncio.gather(reader, return_exceptions=True)

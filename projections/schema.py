@@ -30,7 +30,6 @@ CREATE TABLE IF NOT EXISTS events (
     time    REAL NOT NULL,
     body    BLOB NOT NULL           -- the event's JSON, byte for byte
 );
-CREATE INDEX IF NOT EXISTS events_by_job ON events (job_uid, seq);
 -- one row per job incarnation: the list columns and the folded history (msgpack)
 CREATE TABLE IF NOT EXISTS jobs (
     uid           TEXT PRIMARY KEY,
@@ -69,7 +68,6 @@ CREATE TABLE IF NOT EXISTS actions (
     exit_code INTEGER,
     policy    TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS actions_by_job ON actions (job_uid);
 -- the first failure (or eviction) observed of each pod, for the top failure reasons
 CREATE TABLE IF NOT EXISTS pod_failures (
     pod_uid   TEXT PRIMARY KEY,
@@ -79,7 +77,6 @@ CREATE TABLE IF NOT EXISTS pod_failures (
     reason    TEXT NOT NULL,
     exit_code INTEGER
 );
-CREATE INDEX IF NOT EXISTS pod_failures_by_job ON pod_failures (job_uid);
 -- jobs removed by retention: their late events are ignored
 CREATE TABLE IF NOT EXISTS pruned (
     uid  TEXT PRIMARY KEY,
@@ -88,13 +85,24 @@ CREATE TABLE IF NOT EXISTS pruned (
 """
 
 
+#: Indexes only reads and retention need: a bulk load builds them once, at its end,
+#: which is faster than maintaining them row by row.
+_READ_INDEXES = """
+CREATE INDEX IF NOT EXISTS events_by_job ON events (job_uid, seq);
+CREATE INDEX IF NOT EXISTS actions_by_job ON actions (job_uid);
+CREATE INDEX IF NOT EXISTS pod_failures_by_job ON pod_failures (job_uid);
+"""
+
+
 class SchemaMismatch(RuntimeError):
     """The store file was written by another schema version: rebuild it from the topics."""
 
 
-def create(db: sqlite3.Connection) -> None:
+def create(db: sqlite3.Connection, *, read_indexes: bool = True) -> None:
     """Create the tables (idempotent) and check the file's schema version."""
     db.executescript(_TABLES)
+    if read_indexes:
+        create_read_indexes(db)
     row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     if row is None:
         db.execute(
@@ -106,3 +114,7 @@ def create(db: sqlite3.Connection) -> None:
             f"store schema version {row[0]}, this lavalog writes {SCHEMA_VERSION}: "
             "run `lavalog projections rebuild`"
         )
+
+
+def create_read_indexes(db: sqlite3.Connection) -> None:
+    db.executescript(_READ_INDEXES)

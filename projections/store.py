@@ -24,11 +24,13 @@ from events.observations import Observation
 from projections import schema
 from projections.feed import Applied, Sourced
 from projections.history import JobHistory, new_history, record
-from projections.rows import action_row, failure_row
+from projections.rows import ActionRow, FailureRow, action_row, failure_row
 from projections.summary import summarize
 
 #: The store's file inside the state directory.
 FILE_NAME = "projections.sqlite"
+#: SQLite's page cache per connection: the indexes of a million events stay in memory.
+CACHE_KIB = 64 * 1024
 
 _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(JobHistory)
@@ -54,13 +56,20 @@ def store_path(state_dir: Path) -> Path:
     return state_dir / FILE_NAME
 
 
-def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
-    """A connection in WAL mode, so that readers never wait for the writer."""
-    uri = f"file:{path}?mode=ro" if readonly else f"file:{path}"
-    db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
-    if not readonly:
+def connect(path: Path, *, durable: bool = True) -> sqlite3.Connection:
+    """A connection in WAL mode, so that readers never wait for the writer.
+
+    Not `durable`: the rollback journal in memory and no fsync, for a store that is
+    thrown away if the process dies (a rebuild, which swaps its file in when complete).
+    """
+    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    db.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+    if durable:
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = NORMAL")
+    else:
+        db.execute("PRAGMA journal_mode = MEMORY")
+        db.execute("PRAGMA synchronous = OFF")
     return db
 
 
@@ -73,14 +82,18 @@ class Store:
         *,
         retention: float | None = None,
         cache_size: int = 50_000,
+        durable: bool = True,
         before_commit: Callable[[], None] | None = None,
     ) -> None:
         """`retention`: seconds of log time after which a finished job is removed (None:
-        keep). `before_commit` runs just before each commit: tests crash there."""
+        keep). `durable`: see `connect`. `before_commit` runs just before each commit:
+        tests crash there."""
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._db = connect(path)
-        schema.create(self._db)
+        self._db = connect(path, durable=durable)
+        #: a bulk load (not durable, nothing pruned) builds the read indexes when closed
+        self._bulk = not durable and retention is None
+        schema.create(self._db, read_indexes=not self._bulk)
         self._retention = retention
         self._cache_size = cache_size
         self._before_commit = before_commit
@@ -99,6 +112,8 @@ class Store:
 
     def close(self) -> None:
         with self._lock:
+            if self._bulk:
+                schema.create_read_indexes(self._db)
             self._db.close()
 
     def positions(self, source: str) -> dict[int, int]:
@@ -130,6 +145,8 @@ class Store:
 
     def _write(self, cursor: sqlite3.Cursor, batch: Sequence[Sourced]) -> list[Applied]:
         applied: list[Applied] = []
+        actions: list[ActionRow] = []
+        failures: list[FailureRow] = []
         dirty: dict[str, JobHistory] = {}
         next_offsets: dict[tuple[str, int], int] = {}
         for event, raw, position in batch:
@@ -156,9 +173,15 @@ class Store:
             history = dirty.get(event.job_uid) or self._history(cursor, event)
             record(history, event)
             dirty[event.job_uid] = history
-            self._index(cursor, event)
+            if (action := action_row(event)) is not None:
+                actions.append(action)
+            elif (failure := failure_row(event)) is not None:
+                failures.append(failure)
             applied.append(Applied(seq, event, raw))
-            self._log_time = max(self._log_time, event.time)
+            if event.time > self._log_time:
+                self._log_time = event.time
+        cursor.executemany("INSERT OR IGNORE INTO actions VALUES (?, ?, ?, ?, ?, ?, ?, ?)", actions)
+        cursor.executemany("INSERT OR IGNORE INTO pod_failures VALUES (?, ?, ?, ?, ?, ?)", failures)
         for history in dirty.values():
             self._save(cursor, history)
         cursor.executemany(
@@ -179,15 +202,6 @@ class Store:
             history = _decoder.decode(row[0]) if row is not None else new_history(event)
             self._cache[event.job_uid] = history
         return history
-
-    @staticmethod
-    def _index(cursor: sqlite3.Cursor, event: LogEvent) -> None:
-        action = action_row(event)
-        if action is not None:
-            cursor.execute("INSERT OR IGNORE INTO actions VALUES (?, ?, ?, ?, ?, ?, ?, ?)", action)
-        failure = failure_row(event)
-        if failure is not None:
-            cursor.execute("INSERT OR IGNORE INTO pod_failures VALUES (?, ?, ?, ?, ?, ?)", failure)
 
     @staticmethod
     def _save(cursor: sqlite3.Cursor, history: JobHistory) -> None:

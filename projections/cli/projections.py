@@ -20,7 +20,8 @@ from projections.cli.common import add_state_dir
 from projections.cli.progress import ProgressBar
 from projections.file_source import FileSource
 from projections.kafka_source import GROUP_ID, KafkaSource
-from projections.runner import Runner, Source
+from projections.rebuild import BATCH, rebuild
+from projections.runner import Source
 from projections.store import Store, store_path
 
 HELP = "serve the projections API and web UI, or rebuild the projections store"
@@ -99,34 +100,24 @@ def _rebuild(args: argparse.Namespace) -> int:
     partial = final.with_name(final.name + ".rebuild")
     for leftover in (partial, *_sidecars(partial)):
         leftover.unlink(missing_ok=True)
-    store = Store(partial, retention=args.retention)
+    store = Store(partial, retention=args.retention, durable=False)
     source = (
-        FileSource(args.from_file)
+        FileSource(args.from_file, batch_size=BATCH)
         if args.from_file is not None
-        else KafkaSource(_settings(args), group_id=None, until_end=True)
+        else KafkaSource(_settings(args), group_id=None, until_end=True, max_records=BATCH)
     )
     bar = ProgressBar()
     try:
-        applied = asyncio.run(_feed(store, source, bar))
+        applied = asyncio.run(rebuild(store, source, progress=bar.update))
+        bar.update(source.consumed, source.total, force=True)
     finally:
         bar.close()
-        store.close()  # checkpoints: the rebuilt file stands alone
+        store.close()
     for sidecar in _sidecars(final):  # the old store's log must not be applied to the new one
         sidecar.unlink(missing_ok=True)
     partial.replace(final)
     print(f"rebuilt {final}: {applied} events")
     return 0
-
-
-async def _feed(store: Store, source: FileSource | KafkaSource, bar: ProgressBar) -> int:
-    runner = Runner(store, source)
-    task = asyncio.create_task(runner.run())
-    while not task.done():
-        await asyncio.wait({task}, timeout=0.1)
-        bar.update(source.consumed, source.total)
-    await task
-    bar.update(source.consumed, source.total, force=True)
-    return runner.applied
 
 
 def _sidecars(path: Path) -> tuple[Path, Path]:

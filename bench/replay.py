@@ -1,0 +1,221 @@
+"""Projections rebuild: 1,000,000 events of 10,000 jobs, from a file and through the broker.
+
+    python bench/replay.py [--events 1000000] [--jobs 10000] [--active 1000] [--no-broker]
+
+The log is what the controller writes: the observations of `bench/decider.py`'s job
+lifecycles (ps/worker jobs whose workers fail and restart) with the decisions the real
+decider makes of them, `--active` jobs interleaved at a time. Each measurement runs in a
+fresh process so that its peak memory (max RSS) is its own. Baselines from the same run:
+reading and decoding the file (msgspec) and, for the broker, consuming the topics with
+aiokafka without decoding. Target (DESIGN.md): a rebuild from the file in < 20 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.decider import job_lifecycle
+from controller.decider import replay
+from controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
+from events.codec import LogEvent, decode_event, decode_observation, encode
+from events.observations import Observation
+from events.topics import DECISIONS, OBSERVED
+from projections.file_source import FileSource
+from projections.kafka_source import KafkaSource
+from projections.rebuild import BATCH, CountedSource, rebuild
+from projections.store import Store
+
+#: observations per job that, with their decisions, make about 100 events
+OBSERVATIONS_PER_JOB = 46
+
+
+def job_log(index: int) -> list[bytes]:
+    observations = [decode_observation(m) for m in job_lifecycle(index, OBSERVATIONS_PER_JOB)]
+    return [encode(e) for o, decisions in replay(observations) for e in (o, *decisions)]
+
+
+def generate(path: Path, *, events: int, jobs: int, active: int) -> int:
+    """Write the log: waves of `active` jobs, round-robin within a wave; returns its length."""
+    written = 0
+    with path.open("wb") as out:
+        for wave in range(0, jobs, active):
+            logs = [job_log(index) for index in range(wave, min(wave + active, jobs))]
+            for message in itertools.chain.from_iterable(itertools.zip_longest(*logs)):
+                if message is not None and written < events:
+                    out.write(message + b"\n")
+                    written += 1
+    return written
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+# --- measurements, each run in its own process ----------------------------------------
+
+
+def measure_decode(path: Path) -> dict[str, Any]:
+    started = time.perf_counter()
+    count = 0
+    with path.open("rb") as lines:
+        for line in lines:
+            decode_event(line)
+            count += 1
+    return {"events": count, "seconds": time.perf_counter() - started, "peak_mb": peak_mb()}
+
+
+def measure_rebuild(store_dir: Path, source: CountedSource) -> dict[str, Any]:
+    """What `lavalog projections rebuild` does, without its progress bar."""
+    store = Store(store_dir / "projections.sqlite", durable=False)
+    started = time.perf_counter()
+    applied = asyncio.run(rebuild(store, source))
+    store.close()
+    return {"events": applied, "seconds": time.perf_counter() - started, "peak_mb": peak_mb()}
+
+
+async def _consume_raw(settings: KafkaSettings, count: int) -> dict[str, Any]:
+    consumer = create_consumer(settings, group_id=None, max_poll_records=10_000)
+    consumer.subscribe([topic_name(settings, OBSERVED), topic_name(settings, DECISIONS)])
+    await consumer.start()
+    started = time.perf_counter()
+    seen = 0
+    try:
+        while seen < count:
+            for messages in (await consumer.getmany(timeout_ms=500)).values():
+                seen += len(messages)
+    finally:
+        await consumer.stop()
+    return {"events": seen, "seconds": time.perf_counter() - started, "peak_mb": peak_mb()}
+
+
+async def _produce(settings: KafkaSettings, path: Path) -> dict[str, Any]:
+    started = time.perf_counter()
+    count = 0
+    async with create_producer(settings) as producer:
+        pending = []
+        with path.open("rb") as lines:
+            for line in lines:
+                raw = line.rstrip(b"\n")
+                event: LogEvent = decode_event(raw)
+                topic = OBSERVED if isinstance(event, Observation) else DECISIONS
+                pending.append(
+                    await producer.send(topic_name(settings, topic), raw, key=event.key.encode())
+                )
+                count += 1
+                if len(pending) >= 20_000:
+                    await asyncio.gather(*pending)
+                    pending.clear()
+        await asyncio.gather(*pending)
+    return {"events": count, "seconds": time.perf_counter() - started, "peak_mb": peak_mb()}
+
+
+def run_phase(phase: str, args: list[str]) -> dict[str, Any]:
+    """One measurement in a fresh interpreter; it prints its figures as JSON."""
+    output = subprocess.run(
+        [sys.executable, __file__, "--phase", phase, *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    result: dict[str, Any] = json.loads(output.strip().splitlines()[-1])
+    return result
+
+
+def phase_main(phase: str, rest: list[str]) -> dict[str, Any]:
+    if phase == "decode":
+        return measure_decode(Path(rest[0]))
+    if phase == "rebuild-file":
+        return measure_rebuild(Path(rest[1]), FileSource(Path(rest[0]), batch_size=BATCH))
+    settings = KafkaSettings(bootstrap_servers=rest[0], topic_prefix=rest[1])
+    if phase == "produce":
+        return asyncio.run(_produce(settings, Path(rest[2])))
+    if phase == "consume-raw":
+        return asyncio.run(_consume_raw(settings, int(rest[2])))
+    if phase == "rebuild-broker":
+        source = KafkaSource(settings, group_id=None, until_end=True, max_records=BATCH)
+        return measure_rebuild(Path(rest[2]), source)
+    raise SystemExit(f"unknown phase {phase}")
+
+
+def report(name: str, figures: dict[str, Any], *, baseline: dict[str, Any] | None = None) -> None:
+    rate = figures["events"] / figures["seconds"]
+    line = (
+        f"{name:<34} {figures['events']:>9,} events  {figures['seconds']:>7.2f} s"
+        f"  {rate:>10,.0f} events/s  peak {figures['peak_mb']:>6.0f} MB"
+    )
+    if baseline is not None:
+        line += f"  ({rate / (baseline['events'] / baseline['seconds']):.0%} of baseline)"
+    print(line, flush=True)
+
+
+def broker_figures(path: Path, count: int, work: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    from controller.broker import DevelopmentBroker
+
+    with DevelopmentBroker() as broker:
+        settings = KafkaSettings(bootstrap_servers=broker.bootstrap_servers, topic_prefix="bench.")
+        from controller.kafka import ensure_topics
+
+        asyncio.run(ensure_topics(settings))
+        common = [broker.bootstrap_servers, settings.topic_prefix]
+        yield "produce (setup, aiokafka)", run_phase("produce", [*common, str(path)])
+        yield "baseline: raw aiokafka consume", run_phase("consume-raw", [*common, str(count)])
+        (work / "broker").mkdir()
+        yield (
+            "rebuild from the broker",
+            run_phase("rebuild-broker", [*common, str(work / "broker")]),
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument("--jobs", type=int, default=10_000)
+    parser.add_argument("--active", type=int, default=1_000, help="jobs interleaved at a time")
+    parser.add_argument("--no-broker", action="store_true", help="only the file rebuild")
+    parser.add_argument("--phase", help=argparse.SUPPRESS)
+    args, rest = parser.parse_known_args()
+    if args.phase:
+        print(json.dumps(phase_main(args.phase, rest)))
+        return
+    with tempfile.TemporaryDirectory(prefix="lavalog-bench-") as scratch:
+        work = Path(scratch)
+        path = work / "log.jsonl"
+        started = time.perf_counter()
+        count = generate(path, events=args.events, jobs=args.jobs, active=args.active)
+        size = path.stat().st_size / 1e6
+        print(
+            f"generated {count:,} events of {args.jobs:,} jobs ({size:,.0f} MB) "
+            f"in {time.perf_counter() - started:.1f} s",
+            flush=True,
+        )
+        decode = run_phase("decode", [str(path)])
+        report("baseline: read + msgspec decode", decode)
+        (work / "file").mkdir()
+        report(
+            "rebuild from the file",
+            run_phase("rebuild-file", [str(path), str(work / "file")]),
+            baseline=decode,
+        )
+        print("target: rebuild from the file in < 20 s")
+        if not args.no_broker:
+            figures = dict(broker_figures(path, count, work))
+            for name, result in figures.items():
+                baseline = figures["baseline: raw aiokafka consume"] if "rebuild" in name else None
+                report(name, result, baseline=baseline)
+
+
+if __name__ == "__main__":
+    main()

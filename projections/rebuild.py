@@ -1,0 +1,48 @@
+"""Rebuilding a store from the beginning of a source, as fast as one process can.
+
+A rebuild only accumulates data that holds no reference cycles, so the cyclic garbage
+collector is paused while it runs: its passes over the growing heap otherwise cost a
+third of the rebuild (bench/replay.py measures it). A long-running `serve` keeps the
+collector on: aiohttp's requests do make cycles.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from collections.abc import Callable
+from typing import Protocol
+
+from projections.runner import Runner, Source
+from projections.store import Store
+
+#: Events per batch (one transaction): fewer, larger transactions rewrite each job row
+#: less often; memory grows with it.
+BATCH = 50_000
+
+
+class CountedSource(Source, Protocol):
+    """A source that knows how much it has read and how much there is."""
+
+    consumed: int
+    total: int
+
+
+async def rebuild(
+    store: Store, source: CountedSource, *, progress: Callable[[int, int], None] | None = None
+) -> int:
+    """Apply everything the source holds; returns how many events were new."""
+    runner = Runner(store, source)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        task = asyncio.create_task(runner.run())
+        while not task.done():
+            await asyncio.wait({task}, timeout=0.1)
+            if progress is not None:
+                progress(source.consumed, source.total)
+        await task
+    finally:
+        if collecting:
+            gc.enable()
+    return runner.applied

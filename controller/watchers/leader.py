@@ -140,9 +140,10 @@ class LeaderElection:
         self.is_leader = False
 
     async def release(self) -> None:
-        """Give the Lease up, so that another candidate takes it at once."""
-        lease, self.is_leader = self._lease, False
-        if lease is None or lease.spec.holder_identity != self.settings.identity:
+        """Give the Lease up, so that another candidate takes it at once (a no-op when
+        this candidate does not lead)."""
+        lease, leading, self.is_leader = self._lease, self.is_leader, False
+        if not leading or lease is None:
             return
         try:
             self._lease = await self._patch(

@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 
 import structlog
 from aiokafka import AIOKafkaProducer
+from aiokafka.errors import KafkaError
 
 from controller.kafka import KafkaSettings, create_producer, topic_name
 from controller.watchers.backoff import Backoff
@@ -42,21 +43,19 @@ def to_resend(
 class Publisher:
     """Sends batches of observations and waits for their delivery, retrying failures."""
 
-    def __init__(
-        self, producer: AIOKafkaProducer, topic: str, *, backoff: Backoff | None = None
-    ) -> None:
+    def __init__(self, producer: AIOKafkaProducer, topic: str) -> None:
         self._producer = producer
         self._topic = topic
-        self._backoff = backoff or Backoff(0.2, 10.0)
 
     async def publish(self, batch: Sequence[AnyObservation]) -> None:
         """Return when every observation of `batch` is on the broker."""
         pending = list(batch)
+        backoff = Backoff(0.2, 10.0)
         while pending:
             failures = await self._send(pending)
             pending = to_resend(pending, failures)
             if pending:
-                delay = self._backoff.next_delay()
+                delay = backoff.next_delay()
                 first = next(f for f in failures if f is not None)
                 log.warning(
                     "delivery failed, sending again",
@@ -65,11 +64,10 @@ class Publisher:
                     delay=round(delay, 2),
                 )
                 await asyncio.sleep(delay)
-        self._backoff.reset()
 
-    async def _send(self, batch: Sequence[AnyObservation]) -> list[BaseException | None]:
+    async def _send(self, batch: Sequence[AnyObservation]) -> list[KafkaError | None]:
         """Queue every message (the producer batches them), then await each delivery."""
-        deliveries: list[asyncio.Future[object] | BaseException] = []
+        deliveries: list[asyncio.Future[object] | KafkaError] = []
         for observation in batch:
             try:
                 deliveries.append(
@@ -77,16 +75,16 @@ class Publisher:
                         self._topic, encode(observation), key=observation.key.encode()
                     )
                 )
-            except Exception as exc:  # not queued: e.g. no metadata for the topic yet
+            except KafkaError as exc:  # not queued: e.g. no metadata for the topic yet
                 deliveries.append(exc)
-        failures: list[BaseException | None] = []
+        failures: list[KafkaError | None] = []
         for delivery in deliveries:
-            if isinstance(delivery, BaseException):
+            if isinstance(delivery, KafkaError):
                 failures.append(delivery)
                 continue
             try:
                 await delivery
-            except Exception as exc:
+            except KafkaError as exc:
                 failures.append(exc)
             else:
                 failures.append(None)
@@ -102,7 +100,7 @@ async def open_publisher(settings: KafkaSettings) -> AsyncIterator[Publisher]:
         try:
             await producer.start()
             break
-        except Exception as exc:  # the broker is not reachable yet: keep trying
+        except KafkaError as exc:  # the broker is not reachable yet: keep trying
             delay = backoff.next_delay()
             log.warning("cannot reach Kafka, retrying", error=str(exc), delay=round(delay, 2))
             await producer.stop()

@@ -118,7 +118,15 @@ class WatchError(Exception):
 
 
 #: failures worth retrying: all of them, since a watcher that gives up loses changes
-RETRYABLE = (KubeError, WatchError, aiohttp.ClientError, OSError, TimeoutError, msgspec.DecodeError)
+RETRYABLE = (
+    KubeError,
+    Gone,
+    WatchError,
+    aiohttp.ClientError,
+    OSError,
+    TimeoutError,
+    msgspec.DecodeError,
+)
 
 
 def relisted(known: Mapping[str, T], listed: Iterable[T]) -> list[Change[T]]:
@@ -270,6 +278,7 @@ async def watch(
     settings = settings or WatchSettings()
     bound = log.bind(resource=resource.plural)
     decoder = msgspec.json.Decoder(resource.type)
+    # a runtime type argument, which msgspec understands and mypy cannot follow
     list_decoder = msgspec.json.Decoder(List[resource.type])  # type: ignore[name-defined]
     backoff = Backoff(settings.backoff_initial, settings.backoff_max)
     known: dict[str, T] = {}
@@ -313,17 +322,12 @@ async def watch(
                             raise parsed.error
                 finally:
                     await reader.close()
-        except Gone as exc:
-            bound.info("history expired, listing again", error=str(exc))
-            version = ""
-        except KubeError as exc:
-            if exc.status == 410:
+        except RETRYABLE as exc:
+            if isinstance(exc, Gone) or (isinstance(exc, KubeError) and exc.status == 410):
                 bound.info("history expired, listing again", error=str(exc))
                 version = ""
             else:
                 await _pause(bound, backoff, exc)
-        except RETRYABLE as exc:
-            await _pause(bound, backoff, exc)
 
 
 async def _pause(

@@ -6,6 +6,8 @@ import pytest
 
 from controller.kafka import KafkaSettings
 from controller.kube import MERGE_PATCH, Kube
+from controller.watchers.service import WatcherService
+from controller.watchers.watch import WatchSettings
 from events.observations import (
     CommandIssued,
     JobObserved,
@@ -128,3 +130,13 @@ async def test_a_job_its_pod_podgroup_and_command_are_observed_in_order(
     assert groups and groups[0].podgroup == f"mpi-{uid}"
     (command,) = [o for o in seen if isinstance(o, CommandIssued)]
     assert (command.command, command.action) == ("mpi-abort", "AbortJob")
+
+
+async def test_objects_that_exist_before_the_watchers_start_are_listed_page_by_page(kube: Kube, kafka_settings: KafkaSettings, observed: ObservedLog) -> None:
+    job = await create_job(kube, "early")
+    for index in range(5):
+        await create_pod(kube, job, index, "sleep 1000")
+    watchers = WatcherService(kube=kube, kafka=kafka_settings, identity="lavalog-0", watch_settings=WatchSettings(page_size=2))
+    async with running(watchers):
+        seen = await observed.wait_for(lambda seen: len({o.pod for o in seen if isinstance(o, PodObserved)}) == 5 and any(isinstance(o, JobObserved) for o in seen))
+    assert {o.pod for o in seen if isinstance(o, PodObserved)} == {f"early-worker-{i}" for i in range(5)}

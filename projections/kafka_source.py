@@ -71,7 +71,6 @@ class KafkaSource:
         #: messages to read in all (until_end only) and read so far, for a progress bar
         self.total = 0
         self.consumed = 0
-        self.skipped = 0
 
     @property
     def topics(self) -> list[str]:
@@ -127,7 +126,6 @@ class KafkaSource:
                 try:
                     event = decode_event(value)
                 except DecodeError as exc:
-                    self.skipped += 1
                     log.warning(
                         "skipping a message that is no event",
                         topic=tp.topic,

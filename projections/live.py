@@ -33,20 +33,12 @@ class StreamFilter(msgspec.Struct, frozen=True, kw_only=True):
         return not self.types or type(event).__name__ in self.types
 
 
-class Overflow(Exception):
-    """The subscriber fell behind by more than its queue holds."""
-
-
 class LiveHub:
     """Fan-out of applied events to the subscribers of one event loop."""
 
     def __init__(self, *, queue_size: int = 10_000) -> None:
         self._queue_size = queue_size
         self._subscribers: dict[asyncio.Queue[Applied | None], StreamFilter] = {}
-
-    @property
-    def subscribers(self) -> int:
-        return len(self._subscribers)
 
     def publish(self, applied: Iterable[Applied]) -> None:
         """Hand events to every subscriber whose filter matches (call from the loop)."""

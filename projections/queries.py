@@ -225,9 +225,6 @@ class Queries:
             total=row[-1] or 0.0,
         )
 
-    def last_seq(self) -> int:
-        return int(self._all("SELECT COALESCE(MAX(seq), 0) FROM events")[0][0])
-
 
 def _summary(row: Sequence[Any]) -> JobSummary:
     return JobSummary(**dict(zip(JobSummary.__struct_fields__, row, strict=False)))

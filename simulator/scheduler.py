@@ -29,6 +29,8 @@ GANG_SCHEDULER = "volcano"
 SCHEDULERS = frozenset({"default-scheduler", GANG_SCHEDULER})
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 _ALL = Selector()
+#: minResources repeats requests under quota names (`requests.cpu`, `count/pods`)
+_QUOTA_PREFIXES = ("count/", "requests.", "limits.")
 
 
 def group_of(pod: Obj) -> str | None:
@@ -202,7 +204,7 @@ class Scheduler:
             minimum = {
                 name: value
                 for name, value in quantity.parse_map(spec.get("minResources")).items()
-                if not name.startswith("count/")  # quota bookkeeping, not capacity
+                if not name.startswith(_QUOTA_PREFIXES)  # quota bookkeeping, not capacity
             }
             queue_name = str(spec.get("queue") or "default")
             queue = self.objects.find(registry.QUEUE, "", queue_name)

@@ -250,7 +250,14 @@ async def test_a_podgroup_without_pods_is_enqueued_only_when_its_min_resources_f
                 "default",
                 {
                     "metadata": {"name": name},
-                    "spec": {"minMember": 4, "minResources": {"nvidia.com/gpu": "4", "count/pods": "4"}},
+                    "spec": {
+                        "minMember": 4,
+                        "minResources": {
+                            "nvidia.com/gpu": "4",
+                            "requests.nvidia.com/gpu": "4",
+                            "count/pods": "4",
+                        },
+                    },
                 },
             )
 

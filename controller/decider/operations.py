@@ -57,8 +57,8 @@ def sync_job(step: Step, update: UpdateStatus | None) -> None:
     """Create what is missing, delete what is surplus, then update the phase.
 
     Pods are created only once the gang scheduler has admitted the PodGroup (its phase
-    is past Pending), and never when the job is about to leave the phases that run pods:
-    a job whose retries are exhausted gets no new pods (volcano#1718).
+    is past Pending), only in Pending and Running, and never when the job is about to
+    leave them: a job whose retries are exhausted gets no new pods (volcano#1718).
     """
     state = step.state
     if state.deleting:
@@ -70,7 +70,8 @@ def sync_job(step: Step, update: UpdateStatus | None) -> None:
     if spec.plugins and step.state.resources_for != replicas:
         step.emit(PluginResourcesEnsure, plugins=spec.plugins, task_replicas=replicas)
     transition = update(step, step.counts()) if update else None
-    if transition is None or transition.phase in CREATING_PHASES:
+    phase_after = step.state.phase if transition is None else transition.phase
+    if phase_after in CREATING_PHASES:
         _reconcile_pods(step, spec)
     if transition is not None:
         enter_phase(step, transition)

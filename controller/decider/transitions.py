@@ -15,8 +15,9 @@ from events.decisions import PhaseChanged, PodGroupDelete
 from events.volcano import FINISHED_PHASES, JobPhase
 
 ACTIVE_PHASES = frozenset({JobPhase.PENDING, JobPhase.RUNNING})
-#: phases whose sync may create pods
-CREATING_PHASES = frozenset({JobPhase.PENDING, JobPhase.RUNNING, JobPhase.RESTARTING})
+#: phases whose sync may create pods. Not Restarting: a new version's pods are created
+#: once the old ones are gone (the job is Pending again), never beside them
+CREATING_PHASES = frozenset({JobPhase.PENDING, JobPhase.RUNNING})
 
 
 class Transition(msgspec.Struct, frozen=True):

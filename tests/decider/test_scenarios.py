@@ -422,3 +422,20 @@ def test_a_command_seen_twice_acts_once():
 
     assert actions(decisions) == ["RestartJob"]
     assert state.retry_count == 1 and state.phase == "Running"
+
+
+def test_a_restarting_job_creates_no_pod_until_the_old_ones_are_gone():
+    """One killed pod goes at once, another takes its grace period: the new version's
+    pods come together once both are gone, never beside an old one."""
+    spec = job(task("ps", 1), task("worker", 1), policies=[{"event": "PodFailed", "action": "RestartJob"}])
+    script = JobScript("graceful", spec).submit().podgroup("Inqueue")
+    running(script, "ps", 1)
+    running(script, "worker", 1)
+    script.pod("worker", 0, "Failed", exit_code=1).pod_deleted("worker", 0, phase="Failed")
+    _, decisions = run(script)
+    assert created(decisions) == ["graceful-ps-0", "graceful-worker-0"]  # the first run only
+
+    script.pod_deleted("ps", 0)
+    state, decisions = run(script)
+    assert created(decisions)[2:] == ["graceful-ps-0", "graceful-worker-0"]
+    assert state.phase == "Pending"

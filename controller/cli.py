@@ -17,10 +17,10 @@ import sys
 from collections.abc import Sequence
 from typing import Protocol, cast
 
-#: command name -> module implementing it. The CLI is the composition root: it is the
-#: only place that may reach the simulated cluster (for `sim` and `demo`).
+#: command name -> module implementing it. `sim` and `demo` are development tools and
+#: live with the simulated cluster; the product itself never imports it.
 COMMANDS: dict[str, str] = {
-    "demo": "controller.commands.demo",
+    "demo": "simulator.demo",
     "run": "controller.commands.run",
     "sim": "simulator.cli",
     "broker": "controller.commands.broker",

@@ -37,12 +37,17 @@ def worker(job: str, index: int, command: list[str], *, gang: bool) -> dict[str,
     }
 
 
-def podgroup(name: str, min_member: int, queue: str = "default") -> dict[str, Any]:
+def podgroup(
+    name: str, min_member: int, queue: str = "default", gpus: int | None = None
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {"minMember": min_member, "queue": queue}
+    if gpus is not None:
+        spec["minResources"] = {"nvidia.com/gpu": str(gpus)}
     return {
         "apiVersion": "scheduling.volcano.sh/v1beta1",
         "kind": "PodGroup",
         "metadata": {"name": name},
-        "spec": {"minMember": min_member, "queue": queue},
+        "spec": spec,
     }
 
 
@@ -161,7 +166,7 @@ async def test_queue_capability_holds_a_gang_pending() -> None:
             },
         )
         await custom.create_namespaced_custom_object(
-            *SCHED, "default", "podgroups", podgroup("q", 3, "small")
+            *SCHED, "default", "podgroups", podgroup("q", 3, "small", gpus=3)
         )
         for i in range(3):
             await core_api(api).create_namespaced_pod(

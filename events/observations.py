@@ -80,6 +80,17 @@ class PodDeleted(Observation, frozen=True, kw_only=True, tag="PodDeleted"):
     reason: str = ""
 
 
+class PodsListed(Observation, frozen=True, kw_only=True, tag="PodsListed"):
+    """A fresh list of the cluster shows exactly these pods of the job (name -> uid).
+
+    Published after every list of pods, so that a pod deleted while nobody was watching
+    (between two leaders, say) is not remembered for ever: any pod the job had that is
+    not here is gone.
+    """
+
+    pods: dict[str, str]
+
+
 class PodGroupObserved(Observation, frozen=True, kw_only=True, tag="PodGroupObserved"):
     """The job's PodGroup changed phase (Pending, Inqueue, Running, Unknown) or was deleted."""
 
@@ -111,6 +122,7 @@ AnyObservation = (
     | JobDeleted
     | PodObserved
     | PodDeleted
+    | PodsListed
     | PodGroupObserved
     | CommandIssued
     | TimerFired

@@ -17,6 +17,7 @@ from events.observations import (
     PodDeleted,
     PodGroupObserved,
     PodObserved,
+    PodsListed,
     TimerFired,
 )
 
@@ -129,6 +130,14 @@ class JobScript:
         self._incarnations[name] = self._incarnations.get(name, 0) + 1
         self._pod_uids.pop(name, None)
         return self
+
+    def listed(self, *alive: tuple[str, int]) -> Self:
+        """A fresh list shows exactly these pods (task, index) of the job."""
+        pods = {
+            self.pod_name(task, index): self._pod_uid(self.pod_name(task, index))
+            for task, index in alive
+        }
+        return self._add(PodsListed, pods=pods)
 
     def command(self, action: str, *, name: str = "") -> Self:
         return self._add(

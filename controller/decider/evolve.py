@@ -44,6 +44,7 @@ from events.observations import (
     PodDeleted,
     PodGroupObserved,
     PodObserved,
+    PodsListed,
     TimerFired,
 )
 from events.timestamps import to_rfc3339
@@ -112,6 +113,20 @@ def _pod_deleted(state: JobState, event: PodDeleted) -> JobState:
         return state
     pods = dict(state.pods)
     del pods[event.pod]
+    return replace(state, pods=pods)
+
+
+def _pods_listed(state: JobState, event: PodsListed) -> JobState:
+    gone = [
+        name
+        for name, pod in state.pods.items()
+        if pod.observed and event.pods.get(name) != pod.uid
+    ]
+    if not gone:
+        return state
+    pods = dict(state.pods)
+    for name in gone:
+        del pods[name]
     return replace(state, pods=pods)
 
 
@@ -239,6 +254,7 @@ _RULES: dict[type, Callable[[JobState, Any], JobState]] = {
     JobDeleted: _job_deleted,
     PodObserved: _pod_observed,
     PodDeleted: _pod_deleted,
+    PodsListed: _pods_listed,
     PodGroupObserved: _podgroup_observed,
     CommandIssued: _command_issued,
     TimerFired: _timer_fired,

@@ -19,6 +19,7 @@ from events.observations import (
     PodDeleted,
     PodGroupObserved,
     PodObserved,
+    PodsListed,
 )
 from events.volcano import Event, PodPhase
 
@@ -46,6 +47,8 @@ def derive_trigger(before: JobState, after: JobState, observation: AnyObservatio
         return _pod_changed(before.pods.get(observation.pod), after, observation)
     if isinstance(observation, PodDeleted):
         return _pod_gone(before.pods.get(observation.pod), observation)
+    if isinstance(observation, PodsListed):
+        return _pods_vanished(before, after)
     if isinstance(observation, PodGroupObserved):
         previous = before.podgroup.phase if before.podgroup is not None else ""
         if observation.phase == "Unknown" and previous != "Unknown" and not observation.deleted:
@@ -106,6 +109,17 @@ def _pod_gone(old: PodRecord | None, pod: PodDeleted) -> Trigger:
     if old is None or old.killed or old.deleting:
         event = Event.OUT_OF_SYNC  # ours, or its eviction was already reported
     return Trigger(event=event, task=pod.task, pod=pod.pod, job_version=pod.job_version)
+
+
+def _pods_vanished(before: JobState, after: JobState) -> Trigger:
+    """Pods the list lacks were deleted while nobody watched: an eviction unless ours."""
+    for name in sorted(set(before.pods) - set(after.pods)):
+        pod = before.pods[name]
+        if not (pod.killed or pod.deleting):
+            return Trigger(
+                event=Event.POD_EVICTED, task=pod.task, pod=pod.name, job_version=pod.version
+            )
+    return OUT_OF_SYNC
 
 
 def _task_completed(job: JobState, task_name: str) -> bool:

@@ -18,13 +18,15 @@ import time
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+import msgspec
 import structlog
 
 from controller.kafka import KafkaSettings
 from controller.kube import Kube
 from controller.watchers import translate, watch
+from controller.watchers.inventory import PodInventory
 from controller.watchers.leader import LeaderElection, LeaseSettings
-from controller.watchers.objects import KubeObject
+from controller.watchers.objects import Job, KubeObject, List
 from controller.watchers.publisher import Publisher, open_publisher
 from controller.watchers.translate import Translation, Translator
 from controller.watchers.watch import Change, ChangeType, Mark, Resource, WatchSettings
@@ -131,20 +133,37 @@ class WatcherService:
                 )
 
     async def _follow(self, watched: Watched[T], publisher: Publisher) -> None:
-        """One kind's pipeline: changes, the observations that matter, delivered."""
+        """One kind's pipeline: changes, the observations that matter, delivered. The pod
+        pipeline also publishes what each list showed of every job's pods."""
         translator = Translator(watched.translation)
+        inventory = PodInventory() if watched.resource is watch.PODS else None
         stream = watch.watch(
             self._kube, watched.resource, namespace=self._namespace, settings=self._watch_settings
         )
         async with contextlib.aclosing(stream) as batches:
             async for batch in batches:
                 if batch is Mark.LISTED:
+                    if inventory is not None:
+                        await self._publish_listing(inventory, publisher)
                     self._listed.add(watched.resource.plural)
                     continue
                 now = time.time()
                 observations = [o for c in batch if (o := _observe(translator, c, now))]
                 if observations:
                     await publisher.publish(observations)
+                if inventory is not None:
+                    inventory.apply(batch)  # type: ignore[arg-type]
+
+    async def _publish_listing(self, inventory: PodInventory, publisher: Publisher) -> None:
+        jobs, _ = await watch.list_all(
+            self._kube, watch.JOBS, self._namespace, self._watch_settings, _JOB_LIST
+        )
+        listing = inventory.listing(jobs, time.time())
+        if listing:
+            await publisher.publish(listing)
+
+
+_JOB_LIST = msgspec.json.Decoder(List[Job])
 
 
 def _observe(translator: Translator[T], change: Change[T], now: float) -> AnyObservation | None:

@@ -439,3 +439,31 @@ def test_a_restarting_job_creates_no_pod_until_the_old_ones_are_gone():
     state, decisions = run(script)
     assert created(decisions)[2:] == ["graceful-ps-0", "graceful-worker-0"]
     assert state.phase == "Pending"
+
+
+def test_a_pod_deleted_while_nobody_watched_is_forgotten_and_replaced():
+    """A new leader's list lacks a pod the decider remembers: it was deleted unseen, so
+    it counts as evicted (here: PodEvicted -> RestartJob) and is not remembered for ever."""
+    spec = job(task("worker", 2), policies=[{"event": "PodEvicted", "action": "RestartJob"}])
+    script = JobScript("unseen", spec).submit().podgroup("Inqueue")
+    running(script, "worker", 2)
+    script.listed(("worker", 0), ("worker", 1))
+    _, decisions = run(script)
+    assert actions(decisions) == []  # the list matches: nothing happens
+
+    script.listed(("worker", 0))
+    state, decisions = run(script)
+    assert actions(decisions) == ["RestartJob"]
+    assert "unseen-worker-1" not in state.pods
+
+
+def test_a_list_lacking_a_pod_the_decider_killed_is_no_eviction():
+    spec = job(task("worker", 2), policies=[{"event": "PodEvicted", "action": "RestartJob"}])
+    script = JobScript("ours", spec).submit().podgroup("Inqueue")
+    running(script, "worker", 2)
+    script.command("AbortJob").listed()
+
+    state, decisions = run(script)
+
+    assert actions(decisions) == ["AbortJob"]
+    assert state.phase == "Aborted" and not state.pods

@@ -9,11 +9,13 @@ from controller.kube import MERGE_PATCH, Kube
 from controller.watchers.service import WatcherService
 from controller.watchers.watch import WatchSettings
 from events.observations import (
+    AnyObservation,
     CommandIssued,
     JobObserved,
     PodDeleted,
     PodGroupObserved,
     PodObserved,
+    PodsListed,
 )
 from tests.watchers.conftest import (
     JOBS,
@@ -140,3 +142,30 @@ async def test_objects_that_exist_before_the_watchers_start_are_listed_page_by_p
     async with running(watchers):
         seen = await observed.wait_for(lambda seen: len({o.pod for o in seen if isinstance(o, PodObserved)}) == 5 and any(isinstance(o, JobObserved) for o in seen))
     assert {o.pod for o in seen if isinstance(o, PodObserved)} == {f"early-worker-{i}" for i in range(5)}
+
+
+async def test_a_pod_deleted_while_no_watcher_ran_is_missing_from_the_next_listing(
+    kube: Kube, kafka_settings: KafkaSettings, observed: ObservedLog
+) -> None:
+    job = await create_job(kube, "gap")
+    for index in (0, 1):
+        await create_pod(kube, job, index, "sleep 3600")
+    first = service(kube, kafka_settings)
+    async with running(first):
+        await until(lambda: first.ready and first.is_leader)
+
+    await kube.request(
+        "DELETE", "/api/v1/namespaces/default/pods/gap-worker-1", query={"gracePeriodSeconds": 0}
+    )
+    second = service(kube, kafka_settings, identity="second")
+    async with running(second):
+        await until(lambda: second.ready and second.is_leader)
+
+        def listings(seen: list[AnyObservation]) -> list[PodsListed]:
+            return [o for o in seen if isinstance(o, PodsListed) and o.key == "default/gap"]
+
+        await observed.wait_for(lambda seen: len(listings(seen)) >= 2)
+    before, after = listings(observed.seen)[:2]
+    assert sorted(before.pods) == ["gap-worker-0", "gap-worker-1"]
+    assert sorted(after.pods) == ["gap-worker-0"]
+    assert after.job_uid == job["metadata"]["uid"]

@@ -7,7 +7,7 @@ whole log. No I/O and no clock: time comes from the events, so the same log alwa
 yields the same decisions.
 """
 
-from controller.decider.decide import decide, step
+from controller.decider.flow import decide, step
 from controller.decider.evolve import evolve
 from controller.decider.replay import replay
 from controller.decider.state import (

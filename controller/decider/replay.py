@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from controller.decider.decide import step
+from controller.decider.flow import step
 from controller.decider.state import JobState, initial_state
 from events.decisions import AnyDecision
 from events.observations import AnyObservation

@@ -1,4 +1,4 @@
-"""`step`, `decide`: one observation in, the decisions it leads to out.
+"""`step`, `decide`: one observation in, the decisions it leads to out (the flow of a step).
 
 The order is Volcano's job worker: derive the event, pick the action with the
 policies (or delay it), let the current phase's handler execute it, and after every

@@ -7,12 +7,11 @@ whole log. No I/O and no clock: time comes from the events, so the same log alwa
 yields the same decisions.
 """
 
-from controller.decider.flow import decide, step
 from controller.decider.evolve import evolve
+from controller.decider.flow import decide, step
 from controller.decider.replay import replay
 from controller.decider.state import (
     JobState,
-    PendingTimer,
     PodGroupRecord,
     PodRecord,
     initial_state,
@@ -20,7 +19,6 @@ from controller.decider.state import (
 
 __all__ = [
     "JobState",
-    "PendingTimer",
     "PodGroupRecord",
     "PodRecord",
     "decide",

@@ -15,7 +15,6 @@ from controller.admission import Admitted, admit_job, admit_update
 from controller.decider.state import (
     COMMAND_MEMORY,
     JobState,
-    PendingTimer,
     PodGroupRecord,
     PodRecord,
     Replicas,
@@ -118,9 +117,7 @@ def _pod_deleted(state: JobState, event: PodDeleted) -> JobState:
 
 def _pods_listed(state: JobState, event: PodsListed) -> JobState:
     gone = [
-        name
-        for name, pod in state.pods.items()
-        if pod.observed and event.pods.get(name) != pod.uid
+        name for name, pod in state.pods.items() if pod.observed and event.pods.get(name) != pod.uid
     ]
     if not gone:
         return state
@@ -223,17 +220,7 @@ def _status_write(state: JobState, event: StatusWrite) -> JobState:
 
 
 def _timer_scheduled(state: JobState, event: TimerScheduled) -> JobState:
-    timer = PendingTimer(
-        timer_id=event.timer_id,
-        fire_at=event.fire_at,
-        action=event.action,
-        trigger=event.trigger,
-        task=event.task,
-        pod=event.pod,
-        exit_code=event.exit_code,
-        policy=event.policy,
-    )
-    return replace(state, timers={**state.timers, event.timer_id: timer})
+    return replace(state, timers={**state.timers, event.timer_id: event})
 
 
 def _timer_cancelled(state: JobState, event: TimerCancelled) -> JobState:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import msgspec
 
-from events.decisions import PolicyRef
+from events.decisions import TimerScheduled
 from events.volcano import FieldError, JobCondition, JobSpec, JobStatus
 
 
@@ -41,19 +41,6 @@ class PodGroupRecord(msgspec.Struct, frozen=True):
     name: str
     uid: str = ""
     phase: str = ""
-
-
-class PendingTimer(msgspec.Struct, frozen=True):
-    """A delayed action (policy timeout) or the TTL deletion, waiting for `fire_at`."""
-
-    timer_id: str
-    fire_at: float
-    action: str
-    trigger: str
-    task: str = ""
-    pod: str = ""
-    exit_code: int | None = None
-    policy: PolicyRef | None = None
 
 
 class Replicas(msgspec.Struct, frozen=True):
@@ -98,7 +85,8 @@ class JobState(msgspec.Struct, frozen=True):
     retired_podgroup_uid: str = ""
     #: task replicas the plugin resources were last ensured for
     resources_for: dict[str, int] = {}
-    timers: dict[str, PendingTimer] = {}
+    #: pending delayed actions and TTL deletions, as they were scheduled
+    timers: dict[str, TimerScheduled] = {}
     #: the status last written, so that unchanged status is not written again
     status: JobStatus | None = None
     delete_requested: bool = False

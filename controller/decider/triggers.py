@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import msgspec
 
-from controller.decider.state import JobState, PendingTimer, PodRecord
-from events.decisions import PolicyRef
+from controller.decider.state import JobState, PodRecord
+from events.decisions import PolicyRef, TimerScheduled
 from events.observations import (
     AnyObservation,
     CommandIssued,
@@ -64,7 +64,7 @@ def derive_trigger(before: JobState, after: JobState, observation: AnyObservatio
     return OUT_OF_SYNC
 
 
-def timer_trigger(timer: PendingTimer) -> Trigger:
+def timer_trigger(timer: TimerScheduled) -> Trigger:
     """The trigger of a delayed action coming due: the original event, action decided."""
     return Trigger(
         event=timer.trigger,

@@ -1,0 +1,363 @@
+"""Volcano's lifecycle scenarios through the whole system: broker, watchers, decider,
+actuator and the simulated cluster.
+
+The table follows Volcano's `test/e2e/jobseq/job_error_handling.go` and
+`test/e2e/jobp/job_lifecycle.go` (and lavalog's documented differences, docs/semantics.md):
+a job manifest, the faults injected into it, and what a user then sees on the Job: its
+final phase, `status.retryCount`, and every phase it went through (`status.conditions`).
+Where Volcano's test stops at a phase that is not final (Restarting), the job here runs
+on to where it ends. All jobs of the table run at once in one system (the `world`); each
+test waits for its own job.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any, cast
+
+import pytest
+import pytest_asyncio
+
+from controller.kafka import ensure_topics
+from events import topics
+from events.codec import decode_decision
+from events.decisions import TimerCancelled, TimerScheduled
+from tests.e2e.conftest import (
+    FINISHED,
+    JOBS,
+    System,
+    condition_path,
+    job_phase,
+    make_kafka,
+    read_topic,
+    running_system,
+)
+from tests.e2e.faults import Crash, Evict, Fault, Issue, inject
+from tests.e2e.jobs import job, on, task
+
+pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
+
+P, R, RS = "Pending", "Running", "Restarting"
+#: fails with exit code 1 after 20 simulated seconds (0.4 s at the time scale used here)
+FAILS = "sleep 20; exit 1"
+#: succeeds after 100 simulated seconds (2 s): long enough to be crashed or evicted first
+SUCCEEDS = "sleep 100"
+
+SCENARIOS = [
+    # -- job_error_handling.go ------------------------------------------------------------
+    pytest.param(
+        job("pf-restartjob", task("success", 2), task("fail", 2, FAILS), policies=[on("PodFailed", "RestartJob")]),
+        [], "Failed", 3, [P, R, RS, P, R, RS, P, R, RS, "Failed"],
+        id="PodFailed-RestartJob-until-maxRetry-default-3",
+    ),
+    pytest.param(
+        job("pf-terminatejob", task("success", 2), task("fail", 2, FAILS), policies=[on("PodFailed", "TerminateJob")]),
+        [], "Terminated", 0, [P, R, "Terminating", "Terminated"],
+        id="PodFailed-TerminateJob",
+    ),
+    pytest.param(
+        job("pf-abortjob", task("success", 2), task("fail", 2, FAILS), policies=[on("PodFailed", "AbortJob")]),
+        [], "Aborted", 0, [P, R, "Aborting", "Aborted"],
+        id="PodFailed-AbortJob",
+    ),
+    pytest.param(
+        job("pe-restartjob", task("success", 2, SUCCEEDS), task("delete", 2, SUCCEEDS), policies=[on("PodEvicted", "RestartJob")]),
+        [Evict("delete-0")], "Completed", 1, [P, R, RS, P, R, "Completed"],
+        id="PodEvicted-RestartJob",
+    ),
+    pytest.param(
+        job("pe-terminatejob", task("success", 2), task("delete", 2), policies=[on("PodEvicted", "TerminateJob")]),
+        [Evict("delete-0")], "Terminated", 0, [P, R, "Terminating", "Terminated"],
+        id="PodEvicted-TerminateJob",
+    ),
+    pytest.param(
+        job("pe-abortjob", task("success", 2), task("delete", 2), policies=[on("PodEvicted", "AbortJob")]),
+        [Evict("delete-0")], "Aborted", 0, [P, R, "Aborting", "Aborted"],
+        id="PodEvicted-AbortJob",
+    ),
+    pytest.param(
+        job("any-restartjob", task("success", 2), task("delete", 2), policies=[on("*", "RestartJob")]),
+        [Evict("delete-0")], R, 1, [P, R, RS, P, R],
+        id="Any-RestartJob",
+    ),
+    pytest.param(
+        job("tc-completejob", task("completed-task", 2, "sleep 20"), task("terminating-task", 2), policies=[on("TaskCompleted", "CompleteJob")]),
+        [], "Completed", 0, [P, R, "Completing", "Completed"],
+        id="TaskCompleted-CompleteJob",
+    ),
+    pytest.param(
+        job(
+            "tf-terminatejob",
+            task("success", 2),
+            # restarts in place (back-off 10 s, 20 s, 40 s) until its restart count is 3
+            task("failed", 2, "sleep 10; exit 1", restart="OnFailure", maxRetry=3),
+            policies=[on("TaskFailed", "TerminateJob")],
+        ),
+        [], "Terminated", 0, [P, R, "Terminating", "Terminated"],
+        id="TaskFailed-TerminateJob",
+    ),
+    pytest.param(
+        job("ec3-restartjob", task("success", 1, SUCCEEDS), task("fail", 1, SUCCEEDS), policies=[{"exitCode": 3, "action": "RestartJob"}]),
+        [Crash("fail-0", exit_code=3)], "Completed", 1, [P, R, RS, P, R, "Completed"],
+        id="exitCode-3-RestartJob",
+    ),
+    pytest.param(
+        job("ec1-no-policy", task("success", 1, SUCCEEDS), task("fail", 1, SUCCEEDS), policies=[{"exitCode": 3, "action": "RestartJob"}]),
+        [Crash("fail-0", exit_code=1)], "Failed", 0, [P, R, "Failed"],
+        id="exitCode-1-matches-no-policy",
+    ),
+    pytest.param(
+        job("events-terminatejob", task("success", 2), task("delete", 2), policies=[{"events": ["PodEvicted", "PodFailed", "PodEvicted"], "action": "TerminateJob"}]),
+        [Evict("delete-0")], "Terminated", 0, [P, R, "Terminating", "Terminated"],
+        id="Events-PodEvicted-PodFailed-TerminateJob",
+    ),
+    pytest.param(
+        job("task-pf-restartjob", task("success", 2, SUCCEEDS), task("fail", 2, SUCCEEDS, policies=[on("PodFailed", "RestartJob")])),
+        [Crash("fail-1")], "Completed", 1, [P, R, RS, P, R, "Completed"],
+        id="task-PodFailed-RestartJob",
+    ),
+    pytest.param(
+        job("task-pe-restartjob", task("success", 2, SUCCEEDS), task("delete", 2, SUCCEEDS, policies=[on("PodEvicted", "RestartJob")])),
+        [Evict("delete-0")], "Completed", 1, [P, R, RS, P, R, "Completed"],
+        id="task-PodEvicted-RestartJob",
+    ),
+    pytest.param(
+        job("task-pe-terminatejob", task("success", 2), task("delete", 2, policies=[on("PodEvicted", "TerminateJob")])),
+        [Evict("delete-0")], "Terminated", 0, [P, R, "Terminating", "Terminated"],
+        id="task-PodEvicted-TerminateJob",
+    ),
+    pytest.param(
+        job("task-tc-completejob", task("completed-task", 2, "sleep 20", policies=[on("TaskCompleted", "CompleteJob")]), task("terminating-task", 2)),
+        [], "Completed", 0, [P, R, "Completing", "Completed"],
+        id="task-TaskCompleted-CompleteJob",
+    ),
+    pytest.param(
+        job(
+            "task-over-job",
+            task("success", 2, SUCCEEDS),
+            task("fail", 2, SUCCEEDS, policies=[on("PodFailed", "RestartJob")]),
+            policies=[on("PodFailed", "AbortJob")],
+        ),
+        [Crash("fail-0")], "Completed", 1, [P, R, RS, P, R, "Completed"],
+        id="task-RestartJob-over-job-AbortJob",
+    ),
+    # -- job_lifecycle.go ---------------------------------------------------------------
+    pytest.param(
+        job("completes", task("completed-task", 2, "sleep 20")),
+        [], "Completed", 0, [P, R, "Completed"],
+        id="sleeping-job-completes",
+    ),
+    pytest.param(
+        job("cpu-completes", task("complete", 1, "sleep 20", cpu="1"), policies=[on("PodFailed", "TerminateJob")]),
+        [], "Completed", 0, [P, R, "Completed"],
+        id="job-with-cpu-requirement-completes",
+    ),
+    pytest.param(
+        job("exit3-abortjob", task("fail", 1, "sleep 20; exit 3"), policies=[on("PodFailed", "AbortJob")]),
+        [], "Aborted", 0, [P, R, "Aborting", "Aborted"],
+        id="exit-3-AbortJob",
+    ),
+    # -- lavalog's own stories --------------------------------------------------------------
+    pytest.param(
+        job("restart-task", task("ps", 1, "sleep 200"), task("worker", 2, SUCCEEDS, policies=[on("PodFailed", "RestartTask")])),
+        [Crash("worker-1")], "Completed", 1, [P, R, RS, P, R, "Completed"],
+        id="RestartTask-restarts-only-its-task",
+    ),
+    pytest.param(
+        job("max-retry", task("ps", 1), task("worker", 1, FAILS), maxRetry=2, policies=[on("PodFailed", "RestartJob")]),
+        [], "Failed", 2, [P, R, RS, P, R, RS, "Failed"],
+        id="maxRetry-2-exhausted-fails",
+    ),
+    pytest.param(
+        job("suspend-resume", task("worker", 2, "sleep 150")),
+        [Issue("suspend", when=R), Issue("resume", when="Aborted")], "Completed", 0,
+        [P, R, "Aborting", "Aborted", RS, P, R, "Completed"],
+        id="suspend-resume-keeps-retryCount",
+    ),
+    pytest.param(
+        job("min-success", task("a", 2, "sleep 20"), task("b", 1), minSuccess=2),
+        [], "Completed", 0, [P, R, "Completed"],
+        id="minSuccess-reached-completes",
+    ),
+    pytest.param(
+        job("min-success-missed", task("a", 1, "sleep 20"), task("b", 2, FAILS), minSuccess=2),
+        [], "Failed", 0, [P, R, "Failed"],
+        id="minSuccess-missed-fails",
+    ),
+    pytest.param(
+        job("depends-on", task("ps", 1, SUCCEEDS), task("worker", 2, "sleep 20", dependsOn={"name": ["ps"]}), minAvailable=1),
+        [], "Completed", 0, [P, R, "Completed"],
+        id="dependsOn",
+    ),
+    # -- policy timeouts ------------------------------------------------------------------
+    pytest.param(
+        job("evict-timeout", task("worker", 2, "sleep 300"), policies=[on("PodEvicted", "RestartJob", timeout="3s")]),
+        [Evict("worker-0")], "Completed", 0, [P, R, "Completed"],
+        id="delayed-RestartJob-cancelled-when-the-replacement-runs",
+    ),
+    pytest.param(
+        job("fail-timeout", task("ps", 1), task("worker", 1, FAILS), policies=[on("PodFailed", "AbortJob", timeout="1s")]),
+        [], "Aborted", 0, [P, R, "Aborting", "Aborted"],
+        id="delayed-AbortJob-fires-when-the-pod-stays-failed",
+    ),
+]  # fmt: skip
+
+#: pod -> times it was created, for jobs whose story is which pods came back
+CREATIONS = {
+    "restart-task": {"ps-0": 1, "worker-0": 2, "worker-1": 2},
+    "pe-restartjob": {"success-0": 2, "success-1": 2, "delete-0": 2, "delete-1": 2},
+    "evict-timeout": {"worker-0": 2, "worker-1": 1},
+    "max-retry": {"ps-0": 2, "worker-0": 2},
+}
+
+TERMINAL = ("Completed", "Failed", "Terminated")
+
+Row = tuple[dict[str, Any], list[Fault], str, int, list[str]]
+
+
+def rows() -> list[Row]:
+    """The table's rows as typed tuples."""
+    return [cast(Row, tuple(param.values)) for param in SCENARIOS]
+
+
+@dataclass
+class World:
+    system: System
+    faults: dict[str, asyncio.Task[None]]
+
+    async def settled(self, name: str, path: list[str], within: float = 60.0) -> dict[str, Any]:
+        """The Job once its conditions reached `path`, went past it or it finished; the
+        faults of its scenario all injected."""
+        log = self.system.log
+
+        def settled() -> bool:
+            found = log.job(name)
+            went = condition_path(found) if found else []
+            return went == path or len(went) > len(path) or job_phase(found) in TERMINAL
+
+        await log.until(settled, within, f"{name} through {path}")
+        await asyncio.wait_for(asyncio.shield(self.faults[name]), timeout=10)
+        return await self.system.job(name)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def world(kafka_broker: str) -> AsyncIterator[World]:
+    """Every job of the table submitted at once to one system, its faults on their way."""
+    kafka = make_kafka(kafka_broker)
+    await ensure_topics(kafka)
+    async with running_system(kafka, nodes=2, time_scale=50) as system:
+        faults: dict[str, asyncio.Task[None]] = {}
+        for manifest, injected, *_ in rows():
+            name = manifest["metadata"]["name"]
+            await system.submit(manifest)
+            faults[name] = asyncio.create_task(inject(system, name, injected))
+        yield World(system, faults)
+        for pending in faults.values():
+            pending.cancel()
+        await asyncio.gather(*faults.values(), return_exceptions=True)
+
+
+@pytest.mark.parametrize(("manifest", "faults", "phase", "retries", "path"), SCENARIOS)
+async def test_job_goes_through_volcanos_phases(
+    world: World,
+    manifest: dict[str, Any],
+    faults: list[Fault],
+    phase: str,
+    retries: int,
+    path: list[str],
+) -> None:
+    name = manifest["metadata"]["name"]
+
+    found = await world.settled(name, path)
+
+    assert condition_path(found) == path
+    assert (job_phase(found), found["status"]["retryCount"]) == (phase, retries)
+    if phase in FINISHED:  # a finished job holds no resources: nothing pending or running
+        log = world.system.log
+        await log.until(lambda: not log.live_pods(name), 10, f"{name}: {log.live_pods(name)}")
+
+
+@pytest.mark.parametrize("name", sorted(CREATIONS))
+async def test_restarts_recreate_exactly_the_pods_they_restart(world: World, name: str) -> None:
+    path = next(row[4] for row in rows() if row[0]["metadata"]["name"] == name)
+    await world.settled(name, path)
+
+    created = world.system.log.creations(name)
+
+    assert {pod.removeprefix(f"{name}-"): n for pod, n in created.items()} == CREATIONS[name]
+
+
+async def test_depends_on_creates_workers_once_the_ps_runs(world: World) -> None:
+    await world.settled("depends-on", [P, R, "Completed"])
+    log = world.system.log
+
+    ps_running = next(t for phase, t in log.pod_times["depends-on-ps-0"] if phase == "Running")
+    workers = [c.time for c in log.created if c.name.startswith("depends-on-worker-")]
+
+    assert len(workers) == 2
+    assert min(workers) > ps_running
+
+
+async def test_delayed_actions_wait_and_are_cancelled(world: World) -> None:
+    """A delayed RestartJob is cancelled once the evicted pod's replacement runs (the job
+    ran on past the timeout without restarting); a delayed AbortJob fires no earlier than
+    its timeout after the failure, and both were durable timers in the decisions log."""
+    log = world.system.log
+    await world.settled("evict-timeout", [P, R, "Completed"])
+    await world.settled("fail-timeout", [P, R, "Aborting", "Aborted"])
+
+    evicted = next(t for phase, t in log.pod_times["evict-timeout-worker-0"] if phase == "Deleted")
+    completed = dict(log.job_phases["evict-timeout"])["Completed"]
+    assert completed - evicted > 3.0  # the timer would have restarted the job by then
+    failed = next(t for phase, t in log.pod_times["fail-timeout-worker-0"] if phase == "Failed")
+    aborting = dict(log.job_phases["fail-timeout"])["Aborting"]
+    assert 1.0 <= aborting - failed < 5.0
+
+    records = await read_topic(
+        world.system.kafka, topics.DECISIONS, world.system.kafka.decisions_partitions
+    )
+    decisions = [decode_decision(r.value) for r in records]
+    timers = {
+        key: [
+            type(d).__name__
+            for d in decisions
+            if d.key == key and isinstance(d, TimerScheduled | TimerCancelled)
+        ]
+        for key in ("default/evict-timeout", "default/fail-timeout")
+    }
+    assert timers == {
+        "default/evict-timeout": ["TimerScheduled", "TimerCancelled"],
+        "default/fail-timeout": ["TimerScheduled"],
+    }
+
+
+@pytest.mark.parametrize(
+    ("manifest", "phase"),
+    [
+        pytest.param(job("pending-delete", task("success", 2, cpu="10000")), P, id="Pending"),
+        pytest.param(job("running-delete", task("success", 2)), R, id="Running"),
+        pytest.param(job("complete-delete", task("completed-task", 2, "sleep 20")), "Completed", id="Completed"),
+        pytest.param(job("failed-delete", task("fail", 1, "sleep 20; exit 3"), policies=[on("PodFailed", "AbortJob")]), "Aborted", id="Aborted"),
+        pytest.param(job("terminate-delete", task("fail", 1, "sleep 20; exit 3"), policies=[on("PodFailed", "TerminateJob")]), "Terminated", id="Terminated"),
+    ],
+)  # fmt: skip
+async def test_deleted_job_is_cleaned_up(
+    world: World, manifest: dict[str, Any], phase: str
+) -> None:
+    """job_lifecycle.go: deleting a job in any phase leaves none of its objects behind."""
+    system = world.system
+    name = manifest["metadata"]["name"]
+    created = await system.submit(manifest)
+    uid = created["metadata"]["uid"]
+    await system.until_phase(name, [phase], 30)
+
+    await system.kube.request("DELETE", f"{JOBS}/{name}")
+
+    def cleaned_up() -> bool:
+        store = system.cluster.objects.store
+        return system.log.job(name) is None and not store.dependents(uid)
+
+    await system.log.until(cleaned_up, 15, f"{name} and its objects gone")
+    assert system.log.pods_of(name) == []

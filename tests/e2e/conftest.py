@@ -316,6 +316,15 @@ class System:
             await asyncio.sleep(0.05)
 
 
+async def poll_until(predicate: Callable[[], bool], within: float, what: str = "") -> None:
+    """Poll `predicate` (state outside the cluster: Kafka groups, leases) until it holds."""
+    deadline = time.monotonic() + within
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {within} s: {what or predicate}")
+        await asyncio.sleep(0.05)
+
+
 async def wait_for_phase(kube: Kube, name: str, phases: Iterable[str], within: float) -> Obj:
     """Poll the Job until its `status.state.phase` is one of `phases`; the Job."""
     wanted = set(phases)

@@ -1,0 +1,95 @@
+"""Two controller replicas on one Kafka and one cluster: the deciders and actuators share
+the partitions, only the Lease holder watches, and when it stops the other takes over."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+import pytest
+from aiokafka.partitioner import DefaultPartitioner
+
+from controller.kafka import KafkaSettings
+from simulator.registry import LEASE
+from tests.e2e.conftest import (
+    NAMESPACE,
+    PARTITIONS,
+    System,
+    condition_path,
+    poll_until,
+    running_system,
+)
+from tests.e2e.jobs import job, task
+
+pytestmark = pytest.mark.integration
+
+
+def spread(prefix: str, per_partition: int) -> list[str]:
+    """Job names whose keys land `per_partition` times on every partition of
+    `lavalog.observed` (Kafka's default partitioner: murmur2 of the key)."""
+    partitioner = DefaultPartitioner()
+    everywhere = list(range(PARTITIONS))
+    names: dict[int, list[str]] = {p: [] for p in everywhere}
+    for i in itertools.count():
+        name = f"{prefix}-{i}"
+        partition = partitioner(f"{NAMESPACE}/{name}".encode(), everywhere, everywhere)
+        if len(names[partition]) < per_partition:
+            names[partition].append(name)
+        if all(len(n) == per_partition for n in names.values()):
+            return [name for p in everywhere for name in names[p]]
+    raise AssertionError("unreachable")
+
+
+async def run_jobs(system: System, names: list[str]) -> None:
+    for name in names:
+        await system.submit(job(name, task("worker", 2, "sleep 20")))
+    for name in names:
+        found = await system.until_phase(name, ["Completed", "Failed"], 30)
+        assert condition_path(found) == ["Pending", "Running", "Completed"], name
+
+
+async def test_replicas_share_partitions_and_one_watches(e2e_kafka: KafkaSettings) -> None:
+    async with running_system(e2e_kafka, replicas=("replica-a", "replica-b")) as system:
+        a, b = system.replicas
+        deciders = (a.component("decider"), b.component("decider"))
+
+        def shared() -> bool:
+            owned = [d.assigned for d in deciders]
+            return all(owned) and sorted(owned[0] + owned[1]) == list(range(PARTITIONS))
+
+        await poll_until(shared, 15, "both deciders own partitions")
+        assert [a.is_leader, b.is_leader].count(True) == 1
+        leaders: set[tuple[str, ...]] = set()
+        sampler = asyncio.create_task(sample_leaders(system, leaders))
+
+        await run_jobs(system, spread("before", 2))
+
+        assert all(d.counters["decisions"] > 0 for d in deciders)
+        actuators = [r.component("actuator").counters.applied for r in (a, b)]
+        assert all(n > 0 for n in actuators), actuators
+
+        leader, follower = (a, b) if a.is_leader else (b, a)
+        await leader.halt()
+        await poll_until(lambda: follower.is_leader, 10, "the follower leads")
+        await poll_until(
+            lambda: follower.component("decider").assigned == list(range(PARTITIONS)),
+            15,
+            "the follower owns every partition",
+        )
+
+        await run_jobs(system, spread("after", 1))
+        sampler.cancel()
+
+    # sampled every 20 ms: never two leaders, and the Lease named the one that led
+    allowed = {(leader.identity,), (follower.identity,), ()}
+    assert {(leader.identity,), (follower.identity,)} <= leaders <= allowed, leaders
+
+
+async def sample_leaders(system: System, seen: set[tuple[str, ...]]) -> None:
+    """Record which replicas lead (as far as the Lease agrees), until cancelled."""
+    while True:
+        leading = tuple(r.identity for r in system.replicas if not r.task.done() and r.is_leader)
+        lease = system.cluster.objects.find(LEASE, NAMESPACE, "lavalog-watchers")
+        holder = (lease or {}).get("spec", {}).get("holderIdentity") or ""
+        seen.add(leading if all(me == holder for me in leading) else ("Lease:", holder, *leading))
+        await asyncio.sleep(0.02)

@@ -365,7 +365,8 @@ async def running_system(
         try:
             for identity in replicas:
                 await system.start_replica(identity, lease_duration=lease_duration)
-            await system.ready()
+            if system.replicas:
+                await system.ready()
             yield system
         finally:
             for replica in system.replicas:

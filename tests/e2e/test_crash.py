@@ -1,0 +1,253 @@
+"""SIGKILL the controller mid-run and start it again: every job ends as in an uninterrupted
+run (same phase, same retryCount) and no pod is created twice.
+
+The controller runs as `lavalog run` in a child process against a simulated cluster in
+this process, so the test sees every pod the moment the API server stores it and kills
+the controller at exact moments (from the store's synchronous listener). Each run gets
+fresh topics; the jobs and their failures (container commands) are the same in every run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import sys
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+import pytest_asyncio
+
+from controller.kafka import KafkaSettings, ensure_topics
+from simulator import registry
+from simulator.store import Change
+from tests.e2e.conftest import (
+    ClusterLog,
+    System,
+    job_phase,
+    make_kafka,
+    poll_until,
+    running_system,
+    version_of,
+)
+from tests.e2e.jobs import job, on, task
+
+pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
+
+JOBS = [
+    # exit code 3 restarts the whole job until maxRetry (3 runs): Failed, retryCount 3
+    job("c-restart", task("ps", 1), task("worker", 1, "sleep 20; exit 3"), policies=[{"exitCode": 3, "action": "RestartJob"}]),
+    # RestartTask keeps the ps and the job version: Failed after 2 runs of the worker
+    job("c-task", task("ps", 1, "sleep 300"), task("worker", 1, "sleep 20; exit 1", policies=[on("PodFailed", "RestartTask")]), maxRetry=2),
+    job("c-complete", task("worker", 3, "sleep 40")),
+    job("c-abort", task("ps", 1), task("worker", 1, "sleep 30; exit 1"), policies=[on("PodFailed", "AbortJob")]),
+    job("c-taskcompleted", task("main", 2, "sleep 30", policies=[on("TaskCompleted", "CompleteJob")]), task("side", 1)),
+]  # fmt: skip
+NAMES = [j["metadata"]["name"] for j in JOBS]
+ENDS = ("Completed", "Failed", "Aborted", "Terminated")
+IDENTITY = "crash-e2e"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    #: job -> (final phase, retryCount)
+    jobs: dict[str, tuple[str, int]]
+    #: (pod name, job version) -> times created
+    pods: Counter[tuple[str, int]]
+
+
+class Controller:
+    """`lavalog run` in a child process, restartable, with its output in one file."""
+
+    def __init__(self, system: System, output: Path) -> None:
+        self.system = system
+        self.output = output
+        self.process: asyncio.subprocess.Process | None = None
+        self.port = 0
+
+    async def start(self) -> None:
+        kafka = self.system.kafka
+        env = {
+            **os.environ,
+            "LAVALOG_TOPIC_PREFIX": kafka.topic_prefix,
+            "LAVALOG_OBSERVED_PARTITIONS": str(kafka.observed_partitions),
+            "LAVALOG_DECISIONS_PARTITIONS": str(kafka.decisions_partitions),
+            "LAVALOG_STATE_PARTITIONS": str(kafka.state_partitions),
+            "LAVALOG_SESSION_TIMEOUT_MS": str(kafka.session_timeout_ms),
+            "LAVALOG_HEARTBEAT_INTERVAL_MS": str(kafka.heartbeat_interval_ms),
+        }
+        self.port = free_port()
+        with self.output.open("ab") as out:
+            self.process = await asyncio.create_subprocess_exec(
+                *(sys.executable, "-m", "controller.cli", "run"),
+                *("--kubeconfig", str(self.system.cluster.kubeconfig_path)),
+                *("--bootstrap-servers", kafka.bootstrap_servers),
+                *("--http-port", str(self.port), "--identity", IDENTITY, "--log-json"),
+                env=env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=out,
+                stderr=out,
+            )
+
+    async def ready(self, within: float = 30.0) -> None:
+        url = f"http://127.0.0.1:{self.port}/readyz"
+        async with aiohttp.ClientSession() as http, asyncio.timeout(within):
+            while True:
+                assert self.process is not None and self.process.returncode is None, self.tail()
+                try:
+                    async with http.get(url) as answer:
+                        if answer.status == 200:
+                            return
+                except aiohttp.ClientError:
+                    pass
+                await asyncio.sleep(0.1)
+
+    def kill(self) -> None:
+        """SIGKILL: no clean shutdown, no last commit, no Lease release."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+
+    async def restart(self) -> None:
+        assert self.process is not None
+        await self.process.wait()
+        await self.start()
+
+    async def stop(self) -> None:
+        if self.process is None or self.process.returncode is not None:
+            return
+        self.process.terminate()
+        try:
+            await asyncio.wait_for(self.process.wait(), timeout=15)
+        except TimeoutError:
+            self.process.kill()
+            await self.process.wait()
+
+    def tail(self) -> str:
+        return self.output.read_text(errors="replace")[-4000:]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+# when to kill: a predicate over each change the API server stores --------------------------
+
+Moment = Callable[[Change], bool]
+
+
+def first_pod_created(change: Change) -> bool:
+    return change.resource is registry.POD and change.type == "ADDED"
+
+
+def job_restarting(change: Change) -> bool:
+    return change.resource is registry.JOB and job_phase(change.entry.obj) == "Restarting"
+
+
+def replacement_pod_created(change: Change) -> bool:
+    """A pod of a restarted job version, or a second pod of the same name."""
+    return first_pod_created(change) and version_of(change.entry.obj) >= 1
+
+
+async def run(
+    kafka: KafkaSettings, output: Path, moment: Moment | None = None, *, at_submission: bool = False
+) -> Outcome:
+    """Run the jobs to their end with one controller process, SIGKILLed once at `moment`
+    (or right after the jobs are submitted) and started again."""
+    async with running_system(kafka, replicas=(), time_scale=50) as system:
+        controller = Controller(system, output)
+        killed = asyncio.Event()
+
+        def kill_at_moment(change: Change) -> None:
+            if moment is not None and not killed.is_set() and moment(change):
+                controller.kill()
+                killed.set()
+
+        system.cluster.store.subscribe(kill_at_moment)
+        try:
+            await controller.start()
+            await controller.ready()
+            for manifest in JOBS:
+                await system.submit(manifest)
+            if at_submission:
+                controller.kill()
+                killed.set()
+            if moment is not None or at_submission:
+                async with asyncio.timeout(30):
+                    await killed.wait()
+                await controller.restart()
+            await ended(system.log, controller)
+        finally:
+            await controller.stop()
+        return outcome(system.log)
+
+
+async def ended(log: ClusterLog, controller: Controller) -> None:
+    def finished() -> bool:
+        return all(job_phase(log.job(n)) in ENDS and not log.live_pods(n) for n in NAMES)
+
+    try:
+        await poll_until(finished, 60, "every job ended with nothing left running")
+    except AssertionError as exc:
+        phases = {n: job_phase(log.job(n)) for n in NAMES}
+        raise AssertionError(f"{exc}: {phases}\n{controller.tail()}") from None
+
+
+def outcome(log: ClusterLog) -> Outcome:
+    jobs: dict[str, tuple[str, int]] = {}
+    for name in NAMES:
+        found: dict[str, Any] = log.job(name) or {}
+        status = found.get("status") or {}
+        jobs[name] = (job_phase(found), int(status.get("retryCount", 0)))
+    return Outcome(jobs, Counter((c.name, c.version) for c in log.created))
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def uninterrupted(kafka_broker: str, tmp_path_factory: pytest.TempPathFactory) -> Outcome:
+    kafka = make_kafka(kafka_broker)
+    await ensure_topics(kafka)
+    return await run(kafka, tmp_path_factory.mktemp("uninterrupted") / "controller.log")
+
+
+async def test_uninterrupted_run_is_what_the_jobs_say(uninterrupted: Outcome) -> None:
+    assert uninterrupted.jobs == {
+        "c-restart": ("Failed", 3),
+        "c-task": ("Failed", 2),
+        "c-complete": ("Completed", 0),
+        "c-abort": ("Aborted", 0),
+        "c-taskcompleted": ("Completed", 0),
+    }
+    assert max(uninterrupted.pods.values()) <= 2  # c-task's worker: once per run
+
+
+@pytest.mark.parametrize(
+    ("moment", "at_submission"),
+    [
+        pytest.param(None, True, id="right-after-submission"),
+        pytest.param(first_pod_created, False, id="first-pod-created"),
+        pytest.param(job_restarting, False, id="a-job-restarting"),
+        pytest.param(replacement_pod_created, False, id="replacement-pod-created"),
+    ],
+)
+async def test_sigkill_and_restart_end_as_uninterrupted(
+    kafka_broker: str,
+    tmp_path: Path,
+    uninterrupted: Outcome,
+    moment: Moment | None,
+    at_submission: bool,
+) -> None:
+    kafka = make_kafka(kafka_broker)
+    await ensure_topics(kafka)
+
+    crashed = await run(kafka, tmp_path / "controller.log", moment, at_submission=at_submission)
+
+    assert crashed.jobs == uninterrupted.jobs
+    assert crashed.pods == uninterrupted.pods  # no pod (name, job version) created twice

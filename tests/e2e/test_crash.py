@@ -24,7 +24,11 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
+from controller.actuator.service import ActuatorService
 from controller.kafka import KafkaSettings, ensure_topics
+from events import topics
+from events.codec import decode_decision
+from events.decisions import TimerCancelled, TimerScheduled
 from simulator import registry
 from simulator.store import Change
 from tests.e2e.conftest import (
@@ -33,6 +37,7 @@ from tests.e2e.conftest import (
     job_phase,
     make_kafka,
     poll_until,
+    read_topic,
     running_system,
     version_of,
 )
@@ -251,3 +256,56 @@ async def test_sigkill_and_restart_end_as_uninterrupted(
 
     assert crashed.jobs == uninterrupted.jobs
     assert crashed.pods == uninterrupted.pods  # no pod (name, job version) created twice
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "actuator: a PodsCreate carried out again after later decisions of its job (a "
+        "restart, the job's end) brings back pods of an old job version or of a finished "
+        "job; nothing in PodsCreate or the Job tells the actuator it is stale"
+    ),
+)
+async def test_decisions_carried_out_again_bring_back_no_pod(kafka_broker: str) -> None:
+    """The actuator commits the first offset not carried out, so a crash repeats every
+    decision of the partition after it; one slow decision (a call retried while the API
+    errs) holds that offset back while later jobs run their whole course. Modelled here
+    as a second actuator (a group of its own) carrying out the whole decisions log again
+    once the jobs have ended: at-least-once delivery allows exactly this."""
+    kafka = make_kafka(kafka_broker)
+    await ensure_topics(kafka)
+    async with running_system(kafka) as system:
+        log = system.log
+        for manifest in JOBS[:2]:  # c-restart (3 versions), c-task (RestartTask, Failed)
+            await system.submit(manifest)
+        await poll_until(
+            lambda: all(job_phase(log.job(n)) in ENDS and not log.live_pods(n) for n in NAMES[:2]),
+            30,
+            "c-restart and c-task ended",
+        )
+        for replica in system.replicas:
+            await replica.halt()
+        created = Counter((c.name, c.version) for c in log.created)
+        records = await read_topic(kafka, topics.DECISIONS, kafka.decisions_partitions)
+        carried = [
+            d
+            for d in (decode_decision(r.value) for r in records)
+            if not isinstance(d, TimerScheduled | TimerCancelled)
+        ]
+        again = ActuatorService(
+            kube=system.kube, kafka=kafka, group_id=f"{kafka.topic_prefix}again"
+        )
+        running = asyncio.create_task(again.run())
+        try:
+            counters = again.counters
+            await poll_until(
+                lambda: counters.applied + counters.skipped + counters.failed >= len(carried),
+                30,
+                "every decision carried out again",
+            )
+        finally:
+            running.cancel()
+            await asyncio.gather(running, return_exceptions=True)
+
+        assert Counter((c.name, c.version) for c in log.created) == created
+        assert [n for n in NAMES[:2] if log.live_pods(n)] == []

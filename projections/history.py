@@ -49,28 +49,47 @@ DEFAULT_QUEUE = "default"
 _TERMINAL_POD_PHASES = frozenset({PodPhase.SUCCEEDED, PodPhase.FAILED})
 
 
+class PodClock(msgspec.Struct, kw_only=True, gc=False):
+    """A pod's times as the pod itself reports them (its API server's and kubelet's clocks).
+
+    Kept as detail only: these clocks are not the log's (a skewed node, the simulated
+    cluster's scaled time), so they never position an attempt among the job's phases.
+    """
+
+    created: float | None = None
+    scheduled: float | None = None
+    started: float | None = None
+    finished: float | None = None
+
+
 class PodAttempt(msgspec.Struct, kw_only=True, gc=False):
-    """One pod incarnation (one pod uid) of a task index, as the watchers saw it."""
+    """One pod incarnation (one pod uid) of a task index, as the watchers saw it.
+
+    Its times are on the log's clock, like the phases and decisions they are drawn with:
+    each is the `time` of the observation where the fact (scheduled, started, finished)
+    was first seen. The pod's own timestamps are in `pod_clock`.
+    """
 
     uid: str
     name: str
     task: str
     index: int
     job_version: int
-    #: time of the first observation of this uid: orders the attempts of an index
+    #: time of the first observation of this uid: its creation on the log's clock, and
+    #: what orders the attempts of an index
     first_seen: float
     phase: str = ""
     node: str = ""
-    created: float | None = None
     scheduled: float | None = None
     started: float | None = None
     finished: float | None = None
+    #: when the pod was seen gone
+    deleted: float | None = None
     exit_code: int | None = None
     reason: str = ""
     message: str = ""
     restart_count: int = 0
-    #: when the pod was seen gone
-    deleted: float | None = None
+    pod_clock: PodClock = msgspec.field(default_factory=PodClock)
 
 
 class PhaseInterval(msgspec.Struct, kw_only=True, gc=False):
@@ -297,14 +316,23 @@ def _pod_observed(history: JobHistory, event: PodObserved) -> None:
     attempt.message = event.message or attempt.message
     if event.exit_code is not None:
         attempt.exit_code = event.exit_code
-    for field in ("created", "scheduled", "started", "finished"):
-        value = getattr(event, field)
-        if value is not None:
-            setattr(attempt, field, value)
-    # when the pod does not carry its times, the first observation of the state is as close
-    if attempt.started is None and event.phase == PodPhase.RUNNING:
+    clock = attempt.pod_clock
+    if event.created is not None:
+        clock.created = event.created
+    if event.scheduled is not None:
+        clock.scheduled = event.scheduled
+    if event.started is not None:
+        clock.started = event.started
+    if event.finished is not None:
+        clock.finished = event.finished
+    # on the log's clock: the first observation that shows each fact
+    if attempt.scheduled is None and (event.scheduled is not None or event.node):
+        attempt.scheduled = event.time
+    if attempt.started is None and (event.started is not None or event.phase == PodPhase.RUNNING):
         attempt.started = event.time
-    if attempt.finished is None and event.phase in _TERMINAL_POD_PHASES:
+    if attempt.finished is None and (
+        event.finished is not None or event.phase in _TERMINAL_POD_PHASES
+    ):
         attempt.finished = event.time
 
 

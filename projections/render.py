@@ -61,9 +61,10 @@ def render_timeline(timeline: Timeline, *, incarnations: int = 1) -> str:
 
 
 def _attempt(a: AttemptView, origin: float) -> str:
-    start = a.created if a.created is not None else a.first_seen
     end = a.finished if a.finished is not None else a.deleted
-    text = f"v{a.job_version} {a.node or '-':<10} {_at(start, origin):>9} -> {_at(end, origin):<9}"
+    text = f"v{a.job_version} {a.node or '-':<10}"
+    text += f" {_at(a.created, origin):>9} -> {_at(end, origin):<9}"
+    text += f" ran {_span(a.ran):<7}" if a.ran is not None else f" {'':<11}"
     text += f" {a.outcome.value}"
     if a.exit_code is not None:
         text += f" exit {a.exit_code}"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import sqlite3
 
-#: Bumped when a table changes; an older file is rebuilt from the topics, not migrated.
-SCHEMA_VERSION = 1
+#: Bumped when a table or the folded history (`jobs.history`) changes meaning; an older
+#: file is rebuilt from the topics, not migrated. 2: attempt times on the log's clock.
+SCHEMA_VERSION = 2
 
 _TABLES = """
 CREATE TABLE IF NOT EXISTS meta (

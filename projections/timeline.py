@@ -21,6 +21,7 @@ from projections.history import (
     DecisionMark,
     JobHistory,
     PodAttempt,
+    PodClock,
     PodCreate,
     PodGroupPoint,
     PodKill,
@@ -43,7 +44,12 @@ class Outcome(StrEnum):
 
 
 class AttemptView(msgspec.Struct, frozen=True, kw_only=True):
-    """One pod attempt with the decisions around it."""
+    """One pod attempt with the decisions around it.
+
+    `created` to `deleted` are on the log's clock, the one of the phases and decisions:
+    the time of the observation where each fact was first seen. `pod_clock` has the
+    pod's own timestamps, detail that another clock wrote.
+    """
 
     uid: str
     name: str
@@ -53,8 +59,8 @@ class AttemptView(msgspec.Struct, frozen=True, kw_only=True):
     outcome: Outcome
     phase: str
     node: str
-    first_seen: float
-    created: float | None
+    #: first observation of the pod
+    created: float
     scheduled: float | None
     started: float | None
     finished: float | None
@@ -63,6 +69,9 @@ class AttemptView(msgspec.Struct, frozen=True, kw_only=True):
     reason: str
     message: str
     restart_count: int
+    #: seconds from started to finished (or deleted), both on the log's clock
+    ran: float | None
+    pod_clock: PodClock
     #: the PodsCreate decision that asked for this pod
     created_by: str = ""
     #: the PodsKill decision that deleted it, its reason and the action behind it
@@ -178,16 +187,22 @@ def build_timeline(history: JobHistory, *, incarnation: int = 1) -> Timeline:
     )
 
 
-def outcome(attempt: PodAttempt, *, killed: bool) -> Outcome:
-    """The outcome of an attempt: eviction first, then the pod's own verdict, then ours."""
+def outcome(attempt: PodAttempt, *, killed_at: float | None) -> Outcome:
+    """The outcome of an attempt: eviction first, then our kill if the pod was still
+    running when we decided it (a killed container exits 137 and its pod turns Failed:
+    that failure is ours, not the pod's), then the pod's own verdict.
+
+    `killed_at` is the time of the kill decision, compared with `finished` on one
+    clock, the log's: the kill that follows a pod's own failure leaves it failed.
+    """
     if attempt.reason in EVICTION_REASONS:
         return Outcome.EVICTED
+    if killed_at is not None and (attempt.finished is None or killed_at < attempt.finished):
+        return Outcome.KILLED
     if attempt.phase == PodPhase.SUCCEEDED:
         return Outcome.SUCCEEDED
     if attempt.phase == PodPhase.FAILED:
         return Outcome.FAILED
-    if killed:
-        return Outcome.KILLED
     if attempt.deleted is not None:
         return Outcome.EVICTED  # deleted by someone else: Volcano's PodEvicted
     if attempt.phase == PodPhase.RUNNING:
@@ -224,6 +239,15 @@ def _creator(creates: list[PodCreate], attempt: PodAttempt) -> str:
     return creator
 
 
+def _ran(attempt: PodAttempt) -> float | None:
+    """How long the attempt ran, once it has ended: never a mix of the log's and the pod's
+    clocks, which may disagree (skew, the simulated cluster's scaled time)."""
+    end = attempt.finished if attempt.finished is not None else attempt.deleted
+    if attempt.started is None or end is None:
+        return None
+    return end - attempt.started
+
+
 def _attempt_views(history: JobHistory, actions: dict[str, DecisionMark]) -> list[AttemptView]:
     kills = _kills_by_attempt(history)
     views: list[AttemptView] = []
@@ -237,11 +261,10 @@ def _attempt_views(history: JobHistory, actions: dict[str, DecisionMark]) -> lis
                 task=attempt.task,
                 index=attempt.index,
                 job_version=attempt.job_version,
-                outcome=outcome(attempt, killed=kill is not None),
+                outcome=outcome(attempt, killed_at=kill.time if kill is not None else None),
                 phase=attempt.phase,
                 node=attempt.node,
-                first_seen=attempt.first_seen,
-                created=attempt.created,
+                created=attempt.first_seen,
                 scheduled=attempt.scheduled,
                 started=attempt.started,
                 finished=attempt.finished,
@@ -250,6 +273,8 @@ def _attempt_views(history: JobHistory, actions: dict[str, DecisionMark]) -> lis
                 reason=attempt.reason,
                 message=attempt.message,
                 restart_count=attempt.restart_count,
+                ran=_ran(attempt),
+                pod_clock=msgspec.structs.replace(attempt.pod_clock),  # the fold mutates its own
                 created_by=_creator(history.creates, attempt),
                 ended_by=kill.decision if kill is not None else "",
                 end_reason=kill.reason if kill is not None else "",
@@ -262,7 +287,7 @@ def _attempt_views(history: JobHistory, actions: dict[str, DecisionMark]) -> lis
 def _task_views(history: JobHistory, attempts: list[AttemptView]) -> tuple[TaskView, ...]:
     """Tasks in spec order (then any only seen in pods), each index with its attempts."""
     by_index: dict[str, dict[int, list[AttemptView]]] = defaultdict(lambda: defaultdict(list))
-    for view in sorted(attempts, key=lambda v: v.first_seen):
+    for view in sorted(attempts, key=lambda v: v.created):
         by_index[view.task][view.index].append(view)
     names = list(history.tasks) + sorted(set(by_index) - set(history.tasks))
     tasks: list[TaskView] = []

@@ -8,10 +8,10 @@ import msgspec
 import pytest
 
 from events.codec import LogEvent
-from events.observations import Observation
-from projections.history import JobHistory, new_history, record
+from events.observations import Observation, PodObserved
+from projections.history import JobHistory, PodClock, new_history, record
 from projections.summary import summarize
-from projections.timeline import Outcome, build_timeline
+from projections.timeline import AttemptView, Outcome, Timeline, build_timeline
 from tests.projections.story import failing_job, tf_job
 
 
@@ -108,8 +108,8 @@ def test_every_attempt_of_every_index_with_the_decisions_around_it():
                 "w0b",
                 1,
                 "node-a",
-                1046.0,
-                1048.0,
+                1050.0,
+                1050.0,
                 1050.0,
                 1100.0,
                 0,
@@ -142,8 +142,8 @@ def test_every_attempt_of_every_index_with_the_decisions_around_it():
                 "w1b",
                 1,
                 "node-c",
-                1046.0,
-                1048.0,
+                1050.0,
+                1050.0,
                 1050.0,
                 1100.0,
                 0,
@@ -156,6 +156,69 @@ def test_every_attempt_of_every_index_with_the_decisions_around_it():
             ),
         ],
     }
+
+
+def _skewed(events: list[LogEvent], shift: float, scale: float) -> list[LogEvent]:
+    """The same log with every pod timestamp on another clock: `shift` seconds off and
+    running `scale` times faster (a skewed node; the simulated cluster's scaled time)."""
+    origin = events[0].time
+
+    def other(t: float | None) -> float | None:
+        return None if t is None else origin + shift + (t - origin) * scale
+
+    return [
+        msgspec.structs.replace(
+            e, **{f: other(getattr(e, f)) for f in ("created", "scheduled", "started", "finished")}
+        )
+        if isinstance(e, PodObserved)
+        else e
+        for e in events
+    ]
+
+
+def _attempts(timeline: Timeline) -> dict[str, AttemptView]:
+    return {a.uid: a for task in timeline.tasks for index in task.indexes for a in index.attempts}
+
+
+@pytest.mark.parametrize(("shift", "scale"), [(-3600.0, 1.0), (25.0, 10.0)])
+def test_attempts_sit_on_the_log_clock_whatever_the_pod_clock_says(shift, scale):
+    plain = _attempts(build_timeline(fold(tf_job(start=1000.0).events)))
+    skewed = _attempts(build_timeline(fold(_skewed(tf_job(start=1000.0).events, shift, scale))))
+    times = ("created", "scheduled", "started", "finished", "deleted", "ran")
+    assert {uid: [getattr(a, t) for t in times] for uid, a in skewed.items()} == {
+        "p0": [1002.0, 1005.0, 1010.0, None, 1102.0, 92.0],
+        "w0": [1002.0, 1005.0, 1010.0, None, 1045.0, 35.0],
+        "w1": [1002.0, 1005.0, 1010.0, 1040.0, 1045.0, 30.0],
+        "w0b": [1050.0, 1050.0, 1050.0, 1100.0, None, 50.0],
+        "w1b": [1050.0, 1050.0, 1050.0, 1100.0, None, 50.0],
+    }
+    assert {uid: [getattr(a, t) for t in times] for uid, a in plain.items()} == {
+        uid: [getattr(a, t) for t in times] for uid, a in skewed.items()
+    }
+    # the pod's own times are kept, on its own clock
+    assert skewed["w0b"].pod_clock == PodClock(
+        created=1000.0 + shift + 46.0 * scale,
+        scheduled=1000.0 + shift + 48.0 * scale,
+        started=1000.0 + shift + 50.0 * scale,
+        finished=1000.0 + shift + 100.0 * scale,
+    )
+    assert plain["w0b"].pod_clock == PodClock(
+        created=1046.0, scheduled=1048.0, started=1050.0, finished=1100.0
+    )
+
+
+def test_a_pod_that_fails_because_we_killed_it_is_killed_not_failed():
+    """The simulated kubelet (like a real one) ends a killed container with 137: the pod
+    turns Failed after the kill. The pod whose own failure led to the kill stays failed."""
+    story = tf_job(start=1000.0)
+    story.at(1043.0).pod("worker", 0, "w0", 0, "Failed", exit_code=137, reason="Error")
+    attempts = _attempts(build_timeline(fold(story.events)))
+    assert (attempts["w0"].outcome, attempts["w0"].finished, attempts["w0"].ended_by) == (
+        Outcome.KILLED,
+        1043.0,
+        "u-tf:o12#1",
+    )
+    assert (attempts["w1"].outcome, attempts["w1"].ended_by) == (Outcome.FAILED, "u-tf:o12#1")
 
 
 def test_decisions_keep_policy_and_trigger():

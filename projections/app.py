@@ -1,7 +1,9 @@
 """The projections service: a store fed by a source, served over HTTP.
 
 `create_app` is the web application alone (tests drive it with aiohttp's client);
-`serve` runs it with the runner that feeds the store, until cancelled.
+`serve` runs it with the runner that feeds the store, until cancelled; it returns once
+the batch in flight has committed and the server has closed, so the caller can close
+the store.
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ async def serve(
             await asyncio.Event().wait()  # a file has ended: keep serving what it held
         finally:
             feed.cancel()
+            # the batch in flight commits before the caller may close the store
+            await asyncio.gather(feed, return_exceptions=True)
     finally:
         await site_runner.cleanup()
         queries.close()

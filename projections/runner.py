@@ -8,8 +8,9 @@ blocks) and reports its progress to `/readyz`, `/healthz` and `/metrics`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
-from typing import Protocol
+import contextlib
+from collections.abc import AsyncIterator, Coroutine, Mapping
+from typing import Any, Protocol, TypeVar
 
 import structlog
 
@@ -18,6 +19,7 @@ from projections.live import LiveHub
 from projections.store import Store
 
 log = structlog.get_logger(__name__)
+T = TypeVar("T")
 
 
 class Source(Protocol):
@@ -52,6 +54,9 @@ class Runner:
     async def run(self) -> None:
         """Apply batches until the source ends (a file) or the task is cancelled.
 
+        Cancelled while a batch is being written, it waits for that batch to commit: the
+        thread writing it cannot be stopped, and the store must not be closed under it.
+
         The source reads (and decodes) the next batch while this one is applied: SQLite
         releases the GIL while it writes, so on two cores the two overlap.
         """
@@ -73,7 +78,7 @@ class Runner:
                     raise item
                 batch, caught_up = item
                 if batch:
-                    applied = await asyncio.to_thread(self._store.apply, batch)
+                    applied = await _finish(asyncio.to_thread(self._store.apply, batch))
                     self.applied += len(applied)
                     if self._hub is not None:
                         self._hub.publish(applied)
@@ -90,3 +95,15 @@ class Runner:
         finally:
             reader.cancel()
             await asyncio.gather(reader, return_exceptions=True)
+
+
+async def _finish(work: Coroutine[Any, Any, T]) -> T:
+    """Await `work`; if cancelled meanwhile, let it complete first, then stop."""
+    task = asyncio.ensure_future(work)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        while not task.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(task)
+        raise

@@ -10,8 +10,9 @@ WIDTH = 30
 
 
 class ProgressBar:
-    def __init__(self, *, stream: TextIO = sys.stderr) -> None:
-        self._stream = stream
+    def __init__(self, *, stream: TextIO | None = None) -> None:
+        # looked up when drawing starts, not at import: stderr may have been replaced since
+        self._stream = sys.stderr if stream is None else stream
         self._started = time.monotonic()
         self._shown = 0.0
 

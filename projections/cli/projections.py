@@ -1,7 +1,8 @@
 """`lavalog projections serve|rebuild`: run the projections service, or rebuild its store.
 
 `serve` feeds the store from the topics (consumer group `lavalog-projections`) or from
-a JSONL file and serves the API and web UI over it. `rebuild` reads the topics (or a
+a JSONL file and serves the API and web UI over it, until SIGTERM or SIGINT: then it
+commits the batch in hand and closes the store. `rebuild` reads the topics (or a
 file) from the beginning into a new store and swaps it in when complete, so a reader
 never sees a half-built store.
 """
@@ -22,6 +23,7 @@ from projections.file_source import FileSource
 from projections.kafka_source import GROUP_ID, KafkaSource
 from projections.rebuild import BATCH, rebuild
 from projections.runner import Source
+from projections.shutdown import until_signalled
 from projections.store import Store, store_path
 
 HELP = "serve the projections API and web UI, or rebuild the projections store"
@@ -80,16 +82,16 @@ def _serve(args: argparse.Namespace) -> int:
     )
     try:
         asyncio.run(
-            serve(
-                store=store,
-                source=source,
-                host=args.host,
-                port=args.port,
-                started=lambda url: print(f"projections at {url}", flush=True),
+            until_signalled(
+                serve(
+                    store=store,
+                    source=source,
+                    host=args.host,
+                    port=args.port,
+                    started=lambda url: print(f"projections at {url}", flush=True),
+                )
             )
         )
-    except KeyboardInterrupt:
-        pass
     finally:
         store.close()
     return 0

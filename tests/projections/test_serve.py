@@ -1,0 +1,198 @@
+"""Serving as a process: `projections serve` stops cleanly on a signal, `replay --serve`
+shows a recording's timelines, and a cancelled runner commits the batch in hand."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from projections.feed import Applied, Sourced
+from projections.file_source import read_file
+from projections.memory_source import MemorySource
+from projections.runner import Runner
+from projections.store import Store, store_path
+from tests.projections.helpers import EXAMPLES, decided_examples, write_events
+
+LAVALOG = [sys.executable, "-m", "controller.cli"]
+
+
+def _started(process: subprocess.Popen[str], marker: str = "http://") -> str:
+    """The URL the process prints once it listens."""
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    assert marker in line, (line, process.stderr.read() if process.stderr else "")
+    return line[line.index(marker) :].split()[0]
+
+
+def _get(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return json.loads(response.read())
+
+
+def _ready(base: str) -> None:
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            if _get(base + "readyz")["status"] == "ready":
+                return
+        except OSError:
+            pass
+        assert time.monotonic() < deadline, "never ready"
+        time.sleep(0.1)
+
+
+@contextmanager
+def _stream_open(base: str) -> Iterator[None]:
+    host, port = base.removeprefix("http://").rstrip("/").split(":")
+    with socket.create_connection((host, int(port)), timeout=5) as client:
+        client.sendall(b"GET /api/v1/stream HTTP/1.1\r\nHost: x\r\n\r\n")
+        received = b""
+        while b"stream open" not in received:
+            received += client.recv(4096)
+        yield
+
+
+@pytest.fixture
+def spawn() -> Iterator[Any]:
+    processes: list[subprocess.Popen[str]] = []
+
+    def start(*args: str) -> subprocess.Popen[str]:
+        process = subprocess.Popen(
+            [*LAVALOG, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        processes.append(process)
+        return process
+
+    yield start
+    for process in processes:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_projections_serve_stops_cleanly_on_a_signal(tmp_path, spawn, stop):
+    events = decided_examples()
+    log = write_events(tmp_path / "log.jsonl", events)
+    state = tmp_path / "state"
+    process = spawn(
+        "projections", "serve", "--from-file", str(log), "--state-dir", str(state), "--port", "0"
+    )
+    base = _started(process)
+    _ready(base)
+    with _stream_open(base):  # a browser tab left open does not hold the shutdown up
+        process.send_signal(stop)
+        _, err = process.communicate(timeout=20)
+    assert process.returncode == 0, err
+    assert "Traceback" not in err
+    # closed: the last connection gone, SQLite folded its write-ahead log into the file
+    assert not store_path(state).with_name("projections.sqlite-wal").exists()
+    db = sqlite3.connect(store_path(state))
+    try:
+        assert db.execute("SELECT COUNT(*) FROM events").fetchone() == (len(events),)
+    finally:
+        db.close()
+
+
+def test_replay_serve_shows_the_recording_with_its_recomputed_decisions(tmp_path, spawn):
+    state = tmp_path / "state"
+    process = spawn(
+        "replay",
+        str(EXAMPLES / "tensorflow-restart-task.jsonl"),
+        "--serve",
+        "--port",
+        "0",
+        "--state-dir",
+        str(state),
+    )
+    base = _started(process)
+    _ready(base)
+    assert [job["key"] for job in _get(base + "api/v1/jobs")["jobs"]] == ["ml/tf-dist"]
+    timeline = _get(base + "api/v1/jobs/ml/tf-dist")["timeline"]
+    assert [p["phase"] for p in timeline["phases"]] == [
+        "Pending",
+        "Running",
+        "Restarting",
+        "Pending",
+        "Running",
+        "Completing",
+        "Completed",
+    ]
+    # the decisions are the decider's, recomputed: the file holds observations only
+    assert [(d["action"], d["trigger"]) for d in timeline["decisions"]] == [
+        ("RestartTask", "PodFailed"),
+        ("CompleteJob", "TaskCompleted"),
+    ]
+    bars = [a["outcome"] for t in timeline["tasks"] for i in t["indexes"] for a in i["attempts"]]
+    assert bars == ["killed", "killed", "succeeded", "failed", "succeeded"]
+    with urllib.request.urlopen(base, timeout=5) as page:
+        assert b"<title>lavalog</title>" in page.read()
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=20)
+    assert process.returncode == 0, err
+    assert store_path(state).is_file()  # a given state directory is kept
+
+
+def test_replay_serve_of_a_file_without_jobs_says_so(tmp_path, spawn):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    process = spawn("replay", str(empty), "--serve", "--port", "0")
+    _, err = process.communicate(timeout=20)
+    assert process.returncode == 1
+    assert "no JobObserved event" in err
+
+
+class _SlowStore(Store):
+    """A store whose writes wait for the test's word, to be cancelled in the middle."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.writing = threading.Event()
+        self.go_on = threading.Event()
+
+    def apply(self, batch: Sequence[Sourced]) -> list[Applied]:
+        self.writing.set()
+        assert self.go_on.wait(10)
+        return super().apply(batch)
+
+
+async def test_a_cancelled_runner_commits_the_batch_it_is_writing(tmp_path):
+    events = decided_examples()
+    store = _SlowStore(tmp_path / "s.sqlite")
+    run = asyncio.create_task(Runner(store, MemorySource(events, name="m")).run())
+    await asyncio.to_thread(store.writing.wait, 10)
+    run.cancel()
+    await asyncio.sleep(0.2)
+    assert not run.done()  # still waiting for the write: closing the store now would break it
+    store.go_on.set()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    assert store.positions("m") == {0: len(events)}
+    store.close()
+
+
+async def test_memory_source_feeds_everything_each_time(tmp_path):
+    """Positions are not consulted: a second feeding is all duplicates, a no-op."""
+    log = write_events(tmp_path / "log.jsonl", decided_examples())
+    events = [item.event for item in read_file(log)]
+    store = Store(tmp_path / "s.sqlite")
+    for _ in range(2):
+        await Runner(store, MemorySource(events, name="m", batch_size=100)).run()
+    db = sqlite3.connect(store.path)
+    assert db.execute("SELECT COUNT(*) FROM events").fetchone() == (len(events),)
+    db.close()
+    store.close()

@@ -151,7 +151,8 @@ async def _job(request: web.Request) -> web.Response:
     if timeline is None:
         return _json({"error": f"no job {key}"}, status=404)
     incarnations = await asyncio.to_thread(queries.incarnations, key)
-    return _json({"timeline": timeline, "incarnations": incarnations})
+    as_of = await asyncio.to_thread(queries.log_time)
+    return _json({"timeline": timeline, "incarnations": incarnations, "as_of": as_of})
 
 
 async def _job_events(request: web.Request) -> web.Response:
@@ -188,20 +189,23 @@ async def _stream(request: web.Request) -> web.StreamResponse:
     )
     await response.prepare(request)
     async with api.hub.subscribe(wanted) as queue:
-        await response.write(b": stream open\n\n")  # subscribed: nothing stored from now is missed
-        while True:
-            try:
-                item = await asyncio.wait_for(queue.get(), HEARTBEAT_SECONDS)
-            except TimeoutError:
-                await response.write(b": heartbeat\n\n")
-                continue
-            if item is None:
-                break
-            name = type(item.event).__name__
-            data = item.raw if b"\n" not in item.raw else encode(item.event)
-            await response.write(
-                b"id: %d\nevent: %s\ndata: %s\n\n" % (item.seq, name.encode(), data)
-            )
+        try:
+            await response.write(b": stream open\n\n")  # subscribed: nothing stored is missed
+            while True:
+                try:
+                    item = await asyncio.wait_for(queue.get(), HEARTBEAT_SECONDS)
+                except TimeoutError:
+                    await response.write(b": heartbeat\n\n")
+                    continue
+                if item is None:
+                    break
+                name = type(item.event).__name__
+                data = item.raw if b"\n" not in item.raw else encode(item.event)
+                await response.write(
+                    b"id: %d\nevent: %s\ndata: %s\n\n" % (item.seq, name.encode(), data)
+                )
+        except ConnectionResetError:
+            pass  # the client left (a closed tab, a page that moved on): nothing went wrong
     return response
 
 

@@ -137,6 +137,16 @@ class Queries:
             return None
         return build_timeline(_history_decoder.decode(rows[0][0]), incarnation=rows[0][1])
 
+    def log_time(self) -> float | None:
+        """The log's "now": the time of the latest event stored, whatever its job.
+
+        An open interval (a job still running) is drawn up to here, on the log's clock
+        like everything else on a timeline, not the reader's: a recording then ends
+        where it ends, and a skewed browser clock changes nothing.
+        """
+        rows = self._all("SELECT MAX(updated) FROM jobs", [])
+        return rows[0][0] if rows else None
+
     def events(self, key: str, *, after: int = 0, uid: str | None = None) -> list[StoredEvent]:
         """The raw events of every incarnation of `key` (or one uid), in log order."""
         if uid is None:

@@ -7,6 +7,12 @@ const view = document.getElementById("view");
 const tip = document.getElementById("tip");
 const liveDot = document.getElementById("live");
 let stream = null;
+let ticker = null;
+
+// The time a job's open intervals run to: while it lives, the log's "now" (the latest event
+// stored, `as_of`; not the browser's clock, which is another clock), else its last event.
+let asOf = null;
+const until = (t) => (t.finished == null && t.deleted == null ? Math.max(t.updated, asOf ?? 0) : t.updated);
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -41,13 +47,18 @@ function withTip(node, text) {
   return node;
 }
 
-const badge = (phase) => el("span", { class: `badge phase-${phase || "Unknown"}`, text: phase || "—" });
+const badge = (phase) => (phase
+  ? el("span", { class: `badge phase-${phase}`, text: phase })
+  : el("span", { class: "badge phase-Unknown", text: "new", title: "observed; the controller has not given it a phase yet" }));
 const when = (t) => (t == null ? "—" : new Date(t * 1000).toISOString().replace("T", " ").slice(0, 19));
 function seconds(s) {
   if (s == null) return "—";
-  if (s < 120) return `${Math.round(s)}s`;
-  if (s < 7200) return `${Math.floor(s / 60)}m${Math.round(s % 60)}s`;
-  return `${Math.floor(s / 3600)}h${Math.round((s % 3600) / 60)}m`;
+  if (s < 10) return `${Math.round(s * 10) / 10}s`;  // the demo's jobs live seconds: keep tenths
+  if (s < 59.5) return `${Math.round(s)}s`;
+  const pair = (big, small, a, b) => (small ? `${big}${a}${small}${b}` : `${big}${a}`);
+  const whole = Math.round(s), minutes = Math.round(s / 60);
+  if (whole < 3600) return pair(Math.floor(whole / 60), whole % 60, "m", "s");
+  return pair(Math.floor(minutes / 60), minutes % 60, "h", "m");
 }
 
 async function getJSON(url) {
@@ -94,6 +105,11 @@ function jobList(params) {
         el("td", { text: seconds(job.queue_wait) }), el("td", { text: String(job.retry_count) }),
         el("td", { text: String(job.pods) }), el("td", { text: String(job.restarts) })));
     }
+    if (!page.jobs.length) {
+      table.append(el("tr", {}, el("td", { class: "muted empty", colspan: "8", text: search.value
+        ? `No job matches "${search.value}".`
+        : "No jobs yet: they appear here as soon as the controller observes them." })));
+    }
     pager.replaceChildren(el("span", { class: "muted", text: `${page.jobs.length} of ${page.total} jobs ` }));
     if (page.next) pager.append(el("a", { href: "#", text: "next page", onclick: (e) => { e.preventDefault(); after = page.next; render(); } }));
   };
@@ -105,79 +121,145 @@ function jobList(params) {
 
 // ---- job page ------------------------------------------------------------------------
 
-const ROW = 22, LABEL = 140, BAND = 26, TOP = 20;
+const ROW = 22, LABEL = 140, BAND = 26, TOP = 20, MARK_LANE = 14;
 
-function attemptText(a) {
+// Times on the log's clock, relative to the chart's origin; the pod's own clock as detail.
+function attemptText(a, t0) {
+  const at = (t) => (t == null ? "—" : `+${seconds(t - t0)}`);
   const lines = [`${a.name}  (uid ${a.uid}, version ${a.job_version})`, `outcome: ${a.outcome}   phase: ${a.phase}`];
   if (a.node) lines.push(`node: ${a.node}`);
-  lines.push(`created ${when(a.created ?? a.first_seen)}  started ${when(a.started)}  finished ${when(a.finished ?? a.deleted)}`);
+  lines.push(`seen created ${at(a.created)}  scheduled ${at(a.scheduled)}  started ${at(a.started)}  ` +
+    (a.finished != null ? `finished ${at(a.finished)}` : `deleted ${at(a.deleted)}`));
+  if (a.ran != null) lines.push(`ran ${seconds(a.ran)}`);
+  const pod = a.pod_clock;
+  if (pod.created != null || pod.started != null || pod.finished != null) {
+    lines.push(`pod's own clock: created ${when(pod.created)}  started ${when(pod.started)}  finished ${when(pod.finished)}`);
+  }
   if (a.exit_code != null || a.reason) lines.push(`exit code ${a.exit_code ?? "—"}  ${a.reason}`);
   if (a.ended_by) lines.push(`ended by ${a.ended_by} (${a.end_action || a.end_reason})`);
   if (a.replaced_by) lines.push(`replaced by ${a.replaced_by}`);
   return lines.join("\n");
 }
 
-function decisionText(d) {
+function decisionText(d, t0) {
   const parts = [`${d.type} ${d.action}`.trim()];
   if (d.trigger) parts.push(`on ${d.trigger}`);
   if (d.policy) parts.push(`policy ${d.policy}`);
   if (d.exit_code != null) parts.push(`exit code ${d.exit_code}`);
   if (d.pod) parts.push(`pod ${d.pod}`);
   if (d.reason) parts.push(d.reason);
-  return `${when(d.time)}  ${parts.join(", ")}\n${d.id}`;
+  return `+${seconds(d.time - t0)}  ${parts.join(", ")}\n${when(d.time)}  ${d.id}`;
 }
+
+// The chart's time origin: submission, else the first phase (the API's times are seconds).
+function origin(t) {
+  const starts = [t.submitted, ...t.phases.map((p) => p.start)].filter((x) => x != null);
+  return starts.length ? Math.min(...starts) : t.updated;
+}
+
+// A round step for about six axis ticks over `span` seconds.
+function tickStep(span) {
+  const steps = [0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400];
+  return steps.find((step) => span / step <= 8) ?? Math.ceil(span / 8 / 86400) * 86400;
+}
+
+const textWidth = (text) => text.length * 6.5 + 6;  // 12px system-ui, near enough to avoid overlaps
 
 function gantt(t) {
   const rows = t.tasks.flatMap((task) => task.indexes.map((ix) => ({ task: task.name, ...ix })));
-  const starts = [t.submitted, ...t.phases.map((p) => p.start)].filter((x) => x != null);
-  const t0 = starts.length ? Math.min(...starts) : t.updated;
-  const t1 = Math.max(t.updated, t.finished ?? 0, t0 + 1);
+  const t0 = origin(t);
+  const last = Math.max(until(t), t.finished ?? 0, t0 + 1);
+  const t1 = last + (last - t0) * 0.03;  // room to see the phase the job ended in
   const width = Math.max(view.clientWidth - 64, 600);
   const span = width - LABEL - 36;
   const x = (time) => LABEL + ((time - t0) / (t1 - t0)) * span;
-  const height = TOP + BAND + rows.length * ROW + 30;
+  const groups = t.podgroup.filter((g) => g.phase !== "Deleted");
+  const rowsTop = TOP + BAND + (groups.length ? ROW : 0);
+  const marksY = rowsTop + rows.length * ROW + 4;  // the decision marks' triangles sit here
+  const height = marksY + 2 * MARK_LANE + 8;
   const chart = svg("svg", { id: "gantt", width, height, "data-rows": rows.length });
 
   const axis = svg("g", { class: "axis" });
-  for (let i = 0; i <= 5; i++) {
-    const time = t0 + ((t1 - t0) * i) / 5;
-    axis.append(svg("line", { class: "grid", x1: x(time), x2: x(time), y1: TOP - 4, y2: height - 20 }),
-      svg("text", { x: x(time), y: TOP - 8, "text-anchor": "middle", text: `+${seconds(time - t0)}` }));
+  const step = tickStep(t1 - t0);
+  for (let offset = 0; offset <= t1 - t0 + 1e-9; offset += step) {
+    axis.append(svg("line", { class: "grid", x1: x(t0 + offset), x2: x(t0 + offset), y1: TOP - 4, y2: marksY }),
+      svg("text", { x: x(t0 + offset), y: TOP - 8, "text-anchor": "middle", text: `+${seconds(offset)}` }));
   }
   chart.append(axis);
 
-  const band = svg("g", { class: "phase-band" }, svg("text", { x: 4, y: TOP + 16, text: "job phase" }));
+  const band = svg("g", { class: "phase-band" }, svg("text", { x: 4, y: TOP + 14, text: "job phase" }));
   for (const p of t.phases) {
-    const end = p.end ?? t1;
-    const rect = svg("rect", { x: x(p.start), y: TOP, width: Math.max(x(end) - x(p.start), 1), height: BAND - 6,
-      class: `band phase-${p.phase}`, "data-phase": p.phase });
-    band.append(withTip(rect, `${p.phase}  ${when(p.start)} → ${when(p.end)}\nreason: ${p.reason || "—"}${p.trigger ? `\non ${p.trigger} → ${p.action}` : ""}\ncause ${p.cause}`));
+    const x0 = x(p.start), w = Math.max(x(p.end ?? t1) - x0, 1);
+    const rect = svg("rect", { x: x0, y: TOP, width: w, height: BAND - 6, class: `band phase-${p.phase}`, "data-phase": p.phase });
+    band.append(withTip(rect, `${p.phase}  +${seconds(p.start - t0)} → ${p.end == null ? "now" : `+${seconds(p.end - t0)}`}` +
+      `  (${when(p.start)})\nreason: ${p.reason || "—"}${p.trigger ? `\non ${p.trigger} → ${p.action}` : ""}\ncause ${p.cause}`));
+    if (w >= textWidth(p.phase)) band.append(svg("text", { class: "band-label", x: x0 + 4, y: TOP + 14, text: p.phase }));
   }
   chart.append(band);
 
+  // The PodGroup's phases say why a job waits: Pending until the gang fits the queue.
+  if (groups.length) {
+    const y = TOP + BAND;
+    const g = svg("g", { class: "podgroup-band" }, svg("text", { x: 4, y: y + 13, text: "podgroup" }));
+    t.podgroup.forEach((point, i) => {
+      if (point.phase === "Deleted") return;
+      const end = t.podgroup[i + 1]?.time ?? t1;
+      const x0 = x(point.time), w = Math.max(x(end) - x0, 1);
+      g.append(withTip(svg("rect", { x: x0, y: y + 2, width: w, height: ROW - 8, class: `band podgroup phase-${point.phase}`, "data-phase": point.phase }),
+        `PodGroup ${point.phase}  +${seconds(point.time - t0)}${point.reason ? `\nreason: ${point.reason}` : ""}`));
+      if (w >= textWidth(point.phase)) g.append(svg("text", { class: "band-label", x: x0 + 4, y: y + 13, text: point.phase }));
+    });
+    chart.append(g);
+  }
+
   rows.forEach((row, i) => {
-    const y = TOP + BAND + i * ROW;
+    const y = rowsTop + i * ROW;
     const g = svg("g", { class: "gantt-row", "data-task": row.task, "data-index": row.index },
       svg("text", { x: 4, y: y + 15, text: `${row.task}-${row.index}` }));
+    if (!row.attempts.length) g.append(svg("text", { class: "empty", x: LABEL + 4, y: y + 15, text: "no pod yet" }));
     for (const a of row.attempts) {
-      const start = a.created ?? a.first_seen;
-      const end = a.finished ?? a.deleted ?? (["running", "pending"].includes(a.outcome) ? t1 : start);
+      const end = a.finished ?? a.deleted ?? t1;  // not seen to end: still there (a kill takes time)
       g.append(withTip(svg("rect", { class: `attempt outcome-${a.outcome}`, "data-outcome": a.outcome, "data-uid": a.uid,
-        x: x(start), y: y + 3, width: Math.max(x(end) - x(start), 3), height: ROW - 6, rx: 3 }), attemptText(a)));
+        x: x(a.created), y: y + 3, width: Math.max(x(end) - x(a.created), 3), height: ROW - 6, rx: 3 }), attemptText(a, t0)));
     }
     chart.append(g);
   });
 
+  // A dashed line per decision, with a wide invisible line to hover, and its action below
+  // in the first of two lanes where it does not overlap the previous label.
+  const laneEnds = [-Infinity, -Infinity];
   for (const d of t.decisions) {
+    const xd = x(d.time);
     const mark = svg("g", { class: "decision-mark", "data-type": d.type },
-      svg("line", { x1: x(d.time), x2: x(d.time), y1: TOP, y2: height - 20 }),
-      svg("path", { d: `M${x(d.time) - 5},${height - 20} l5,-8 l5,8 z` }));
-    chart.append(withTip(mark, decisionText(d)));
+      svg("line", { x1: xd, x2: xd, y1: TOP, y2: marksY }),
+      svg("line", { class: "hit", x1: xd, x2: xd, y1: TOP, y2: marksY + 8 }),
+      svg("path", { d: `M${xd - 5},${marksY + 8} l5,-8 l5,8 z` }));
+    const label = d.action || d.type;
+    const w = textWidth(label);
+    const left = Math.min(Math.max(xd - w / 2, LABEL), width - w);
+    const lane = laneEnds.findIndex((end) => left > end);
+    if (lane >= 0) {
+      laneEnds[lane] = left + w;
+      mark.append(svg("text", { class: "mark-label", x: left + w / 2, y: marksY + 8 + (lane + 1) * MARK_LANE - 2, "text-anchor": "middle", text: label }));
+    }
+    chart.append(withTip(mark, decisionText(d, t0)));
   }
   return chart;
 }
 
+// What the colours mean: the pod outcomes always, the phases this job and its PodGroup went through.
+function legend(t) {
+  const phases = [...new Set([...t.phases, ...t.podgroup].map((p) => p.phase).filter((p) => p !== "Deleted"))];
+  return el("div", { class: "legend" },
+    el("span", { class: "legend-title", text: "pod attempts" }),
+    ...["pending", "running", "succeeded", "failed", "evicted", "killed"].map((o) => el("span", {}, el("i", { class: `outcome-${o}` }), o)),
+    phases.length ? el("span", { class: "legend-title", text: "job phases" }) : "",
+    ...phases.map((p) => el("span", {}, el("i", { class: `phase-${p}` }), p)),
+    el("span", {}, el("i", { class: "mark" }), "decision"));
+}
+
 async function jobPage(key, params) {
+  let live = false;
   const render = async () => {
     const query = params.get("incarnation") ? `?incarnation=${params.get("incarnation")}` : "";
     let data;
@@ -186,32 +268,38 @@ async function jobPage(key, params) {
       return;
     }
     const t = data.timeline;
-    const legend = el("div", { class: "legend" }, ...["pending", "running", "succeeded", "failed", "evicted", "killed"].map(
-      (o) => el("span", {}, el("i", { class: `outcome-${o}` }), o)));
+    asOf = data.as_of;
+    live = t.finished == null && t.deleted == null;
     const facts = el("div", { class: "facts" }, ...[
       ["queue", t.queue], ["submitted", when(t.submitted)], ["queue wait", seconds(t.queue_wait)],
-      ["run time", seconds(t.run_time + (t.running_since != null ? t.updated - t.running_since : 0))],
+      ["run time", seconds(t.run_time + (t.running_since != null ? until(t) - t.running_since : 0))],
       ["retries", t.retry_count], ["version", t.version], ["uid", t.uid],
       ["incarnation", `${t.incarnation} of ${data.incarnations.length}`],
     ].map(([k, v]) => el("span", {}, `${k} `, el("b", { text: String(v) }))));
-    const decisions = el("table", { id: "decisions" }, el("tr", {}, ...["Time", "Decision", "Action", "Trigger", "Policy", "Detail"].map((h) => el("th", { text: h }))));
+    const t0 = origin(t);
+    const decisions = el("table", { id: "decisions" }, el("tr", {}, ...["At", "Time", "Decision", "Action", "Trigger", "Policy", "Detail"].map((h) => el("th", { text: h }))));
     for (const d of t.decisions) {
-      decisions.append(el("tr", {}, el("td", { text: when(d.time) }), el("td", { text: d.type }), el("td", { text: d.action }),
-        el("td", { text: d.trigger }), el("td", { text: d.policy }), el("td", { text: [d.pod, d.reason, d.exit_code != null ? `exit ${d.exit_code}` : ""].filter(Boolean).join(" ") })));
+      decisions.append(el("tr", {}, el("td", { text: `+${seconds(d.time - t0)}` }), el("td", { text: when(d.time) }),
+        el("td", { text: d.type }), el("td", { text: d.action }), el("td", { text: d.trigger }), el("td", { text: d.policy }),
+        el("td", { text: [d.pod, d.reason, d.exit_code != null ? `exit ${d.exit_code}` : ""].filter(Boolean).join(" ") })));
     }
     view.replaceChildren(
       el("p", {}, el("a", { href: "#/", text: "← jobs" })),
       el("h2", {}, `${t.key} `, badge(t.phase)),
-      facts, el("div", { class: "panel" }, legend, gantt(t)),
-      el("h3", { text: "Decisions" }), decisions,
+      facts, el("div", { class: "panel" }, legend(t), gantt(t)),
+      el("h3", { text: "Decisions" }),
+      t.decisions.length ? decisions : el("p", { class: "muted empty", text: "No decisions: the controller has taken no action (restart, abort, complete...) on this job." }),
       el("p", {}, el("a", { href: `/api/v1/jobs/${key}/events`, text: "raw events (audit trail)" })));
   };
   follow(`job=${encodeURIComponent(key)}`, render);
+  // a running job's bars grow with the log's clock, which other jobs' events move on
+  ticker = setInterval(() => { if (!document.hidden && live) render(); }, 5000);
   return render();
 }
 
 function route() {
   tip.hidden = true;
+  clearInterval(ticker);
   const [path, search] = location.hash.slice(1).split("?");
   const params = new URLSearchParams(search || "");
   const match = /^\/jobs\/([^/]+\/[^/]+)$/.exec(path || "");

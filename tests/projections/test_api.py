@@ -13,6 +13,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from events.codec import LogEvent, to_builtins
 from events.observations import PodObserved
+from projections import api
 from projections.app import create_app
 from projections.file_source import read_file
 from projections.live import LiveHub
@@ -136,6 +137,7 @@ async def test_one_job_timeline_and_its_raw_events(client):
         1,
     )
     assert [t["name"] for t in timeline["tasks"]] == ["ps", "worker"]
+    assert body["as_of"] == 4321.0  # the log's "now": the latest event of any job (job-23's)
     events = await get(http, "/api/v1/jobs/team-a/tf-mnist/events")
     assert [e["event"] for e in events["events"]] == [
         msgspec.json.decode(msgspec.json.encode(to_builtins(e))) for e in tf_job().events
@@ -183,6 +185,34 @@ async def test_stream_sends_matching_events_once_stored(client, store, tmp_path)
     ]
     assert lines[0].startswith(b"id: ")
     response.close()
+
+
+async def test_a_stream_whose_client_left_ends_quietly(store, monkeypatch, caplog):
+    """A browser tab closed mid-stream is the normal end of a stream, not a server error.
+
+    A real server and socket: aiohttp's test client ends the handler another way."""
+    monkeypatch.setattr(api, "HEARTBEAT_SECONDS", 0.05)
+    hub, queries = LiveHub(), Queries(store.path)
+    runner = web.AppRunner(create_app(queries=queries, hub=hub, status=Status()))
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        reader, writer = await asyncio.open_connection("127.0.0.1", runner.addresses[0][1])
+        writer.write(b"GET /api/v1/stream HTTP/1.1\r\nHost: x\r\n\r\n")
+        while b"stream open" not in await reader.readline():
+            pass
+        writer.close()
+        await writer.wait_closed()
+        for _ in range(100):  # the next heartbeats find the connection gone
+            if not hub._subscribers:
+                break
+            await asyncio.sleep(0.05)
+        assert not hub._subscribers
+    finally:
+        await runner.cleanup()
+        queries.close()
+    assert not [r for r in caplog.records if r.levelname == "ERROR"], caplog.text
 
 
 async def test_metrics_health_and_readiness(client):

@@ -113,6 +113,9 @@ async def test_job_list_and_gantt_render_and_follow_the_stream(chromium, served)
                 bars: [...g.querySelectorAll('rect.attempt')].map(b => b.dataset.outcome),
                 phases: [...g.querySelectorAll('.phase-band rect')].map(b => b.dataset.phase),
                 marks: [...g.querySelectorAll('g.decision-mark title')].map(t => t.textContent),
+                labels: [...g.querySelectorAll('g.decision-mark text')].map(t => t.textContent),
+                groups: [...g.querySelectorAll('.podgroup-band rect')].map(b => b.dataset.phase),
+                ticks: [...g.querySelectorAll('.axis text')].map(t => t.textContent),
             })""",
         )
         assert gantt["rows"] == ["ps-0", "worker-0", "worker-1"]
@@ -128,6 +131,17 @@ async def test_job_list_and_gantt_render_and_follow_the_stream(chromium, served)
         ]
         assert len(gantt["marks"]) == 2
         assert "RestartTask, on PodFailed, policy task:worker#0, exit code 1" in gantt["marks"][0]
+        assert gantt["labels"] == ["RestartTask", "CompleteJob"]
+        assert gantt["groups"] and gantt["groups"][0] == "Inqueue"
+        assert gantt["ticks"][:4] == ["+0s", "+30s", "+1m", "+1m30s"]  # round steps, not fifths
+        legend = await page.locator(".legend").text_content() or ""
+        assert "job phases" in legend and "Restarting" in legend and "decision" in legend
+        # a decision is found by hovering anywhere on its line, not only its 10 px triangle
+        box = await page.locator("#gantt g.decision-mark line.hit").first.bounding_box()
+        assert box is not None
+        await page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 40)
+        await page.wait_for_selector("#tip:not([hidden])")
+        assert "RestartTask" in (await page.locator("#tip").text_content() or "")
         await page.screenshot(path=str(ARTIFACTS / "projections-tf-dist.png"), full_page=True)
 
         await page.goto(url + "#/jobs/team-a/tf-mnist")

@@ -6,17 +6,18 @@
 - `running_system(kafka, ...)`: a `System`, i.e. a simulated cluster, a client on it, a
   `ClusterLog` of every pod change, and one or more controller replicas
   (`run_controller`) in this process. `system` is one with defaults.
-- `wait_for_phase(kube, name, phases, within)`: poll a Job until its phase is one of
-  `phases`.
+- `wait_for_phase(kube, name, phases, within)`: poll a Job through the API until its
+  phase is one of `phases`; `poll_until(predicate, within)` for state outside the
+  cluster (consumer groups, leadership).
 
 Waiting is event-driven where the cluster is in this process: `ClusterLog.until(...)`
-re-checks a predicate after every write to the simulator's store.
+(and `System.until_phase`) re-check a predicate after every write to the simulator's
+store, so faults land at exact moments and nothing sleeps a guessed time.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import os
 import time
 import uuid
@@ -209,10 +210,9 @@ class ClusterLog:
         """How many times each pod name of the job was created."""
         return Counter(c.name for c in self.created if c.job == job)
 
-    def duplicates(self) -> dict[tuple[str, int], int]:
-        """(pod name, job version) created more than once."""
-        counts = Counter((c.name, c.version) for c in self.created)
-        return {k: n for k, n in counts.items() if n > 1}
+    def created_versions(self) -> Counter[tuple[str, int]]:
+        """How many times each (pod name, job version) was created, in all jobs."""
+        return Counter((c.name, c.version) for c in self.created)
 
 
 # the system ------------------------------------------------------------------------------
@@ -263,9 +263,6 @@ class System:
     async def command(self, name: str, verb: str) -> None:
         """`lavalog job VERB default/NAME`, as the CLI does it."""
         await _issue(str(self.cluster.kubeconfig_path), NAMESPACE, name, ACTIONS[verb])
-
-    async def wait_for_phase(self, name: str, phases: Iterable[str], within: float) -> Obj:
-        return await wait_for_phase(self.kube, name, phases, within)
 
     async def until_phase(self, name: str, phases: Iterable[str], within: float) -> Obj:
         """Event-driven twin of `wait_for_phase`, on the in-process cluster."""
@@ -406,7 +403,3 @@ async def read_topic(settings: KafkaSettings, topic: str, partitions: int) -> li
                     return records
     finally:
         await consumer.stop()
-
-
-def replace_kafka(settings: KafkaSettings, **changes: Any) -> KafkaSettings:
-    return dataclasses.replace(settings, **changes)

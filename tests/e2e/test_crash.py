@@ -212,7 +212,7 @@ def outcome(log: ClusterLog) -> Outcome:
         found: dict[str, Any] = log.job(name) or {}
         status = found.get("status") or {}
         jobs[name] = (job_phase(found), int(status.get("retryCount", 0)))
-    return Outcome(jobs, Counter((c.name, c.version) for c in log.created))
+    return Outcome(jobs, log.created_versions())
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -285,7 +285,7 @@ async def test_decisions_carried_out_again_bring_back_no_pod(kafka_broker: str) 
         )
         for replica in system.replicas:
             await replica.halt()
-        created = Counter((c.name, c.version) for c in log.created)
+        created = log.created_versions()
         records = await read_topic(kafka, topics.DECISIONS, kafka.decisions_partitions)
         carried = [
             d
@@ -307,5 +307,5 @@ async def test_decisions_carried_out_again_bring_back_no_pod(kafka_broker: str) 
             running.cancel()
             await asyncio.gather(running, return_exceptions=True)
 
-        assert Counter((c.name, c.version) for c in log.created) == created
+        assert log.created_versions() == created
         assert [n for n in NAMES[:2] if log.live_pods(n)] == []

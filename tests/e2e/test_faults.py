@@ -156,26 +156,23 @@ async def missed_changes(system: System) -> list[str]:
     return missed
 
 
-async def test_poison_message_goes_to_dead_letters_and_the_job_goes_on(
-    e2e_kafka: KafkaSettings,
-) -> None:
+async def test_poison_message_goes_to_dead_letters_and_the_job_goes_on(system: System) -> None:
+    """Raw bytes on the job's partition (its key) between its first facts and the rest:
+    the decider dead-letters them and decides everything after them."""
     name = "poisoned"
     key = f"{NAMESPACE}/{name}".encode()
-    async with running_system(e2e_kafka) as system:
-        await system.submit(
-            job(name, task("worker", 2, "sleep 50"), policies=[on("PodFailed", "RestartJob")])
-        )
-        await system.until_phase(name, [P], 30)
+    await system.submit(
+        job(name, task("worker", 2, "sleep 50"), policies=[on("PodFailed", "RestartJob")])
+    )
+    await system.until_phase(name, [P], 30)
 
-        async with create_producer(system.kafka) as producer:
-            sent: RecordMetadata = await producer.send_and_wait(
-                topic_name(system.kafka, topics.OBSERVED), b"\x00 not an observation {", key=key
-            )
-
-        found = await system.until_phase(name, FINISHED, 30)
-        letters = await read_topic(
-            system.kafka, topics.DEADLETTER, system.kafka.deadletter_partitions
+    async with create_producer(system.kafka) as producer:
+        sent: RecordMetadata = await producer.send_and_wait(
+            topic_name(system.kafka, topics.OBSERVED), b"\x00 not an observation {", key=key
         )
+
+    found = await system.until_phase(name, FINISHED, 30)
+    letters = await read_topic(system.kafka, topics.DEADLETTER, system.kafka.deadletter_partitions)
 
     assert (job_phase(found), condition_path(found)) == ("Completed", [P, R, "Completed"])
     assert len(letters) == 1

@@ -18,6 +18,7 @@ from tests.e2e.conftest import (
     condition_path,
     poll_until,
     running_system,
+    wait_for_phase,
 )
 from tests.e2e.jobs import job, task
 
@@ -44,7 +45,7 @@ async def run_jobs(system: System, names: list[str]) -> None:
     for name in names:
         await system.submit(job(name, task("worker", 2, "sleep 20")))
     for name in names:
-        found = await system.until_phase(name, ["Completed", "Failed"], 30)
+        found = await wait_for_phase(system.kube, name, ["Completed", "Failed"], 30)
         assert condition_path(found) == ["Pending", "Running", "Completed"], name
 
 

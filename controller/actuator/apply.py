@@ -29,6 +29,7 @@ from controller.actuator.podgroup import build_podgroup
 from controller.actuator.pods import build_pods
 from controller.actuator.resources import KEEP_EXISTING_KINDS, build_plugin_resources
 from controller.actuator.sshkeys import generate_key_pair
+from controller.actuator.staleness import pods_are_stale, status_is_older
 from events.decisions import (
     AnyDecision,
     Decision,
@@ -42,7 +43,8 @@ from events.decisions import (
 )
 from events.topics import split_job_key
 
-#: a handler returns False when it skipped the decision (its Job incarnation is gone)
+#: a handler returns False when it skipped the decision (its Job incarnation is gone, or
+#: the Job is already past it: see `staleness`)
 Handler = Callable[[Any], Awaitable[bool]]
 
 _PODGROUP_FIELDS = ("minMember", "minTaskMember", "queue", "minResources", "priorityClassName")
@@ -95,7 +97,7 @@ class Applier:
             self._counters.applied += 1
         else:
             self._counters.skipped += 1
-            _log.info("decision skipped: job gone or replaced", job=decision.key, id=decision.id)
+            _log.info("decision skipped: job gone or past it", job=decision.key, id=decision.id)
 
     # handlers ------------------------------------------------------------------------
 
@@ -131,7 +133,7 @@ class Applier:
 
     async def _create_pods(self, decision: PodsCreate) -> bool:
         job = await self._read_job(decision)
-        if job is None:
+        if job is None or pods_are_stale(job.get("status"), decision.job_version):
             return False
         manifests = build_pods(job, decision)
         collection = paths.collection("v1", "Pod", split_job_key(decision.key)[0])
@@ -156,8 +158,11 @@ class Applier:
         status = msgspec.to_builtins(decision.status)
 
         def change(job: Obj) -> Obj | None:
-            if _uid(job) != decision.job_uid or job.get("status") == status:
+            current = job.get("status")
+            if _uid(job) != decision.job_uid or current == status:
                 return None
+            if status_is_older(current, decision.status):
+                return None  # carried out again after a later phase change was written
             return {**job, "status": status}
 
         path = paths.job(*split_job_key(decision.key))

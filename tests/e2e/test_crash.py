@@ -258,14 +258,6 @@ async def test_sigkill_and_restart_end_as_uninterrupted(
     assert crashed.pods == uninterrupted.pods  # no pod (name, job version) created twice
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "actuator: a PodsCreate carried out again after later decisions of its job (a "
-        "restart, the job's end) brings back pods of an old job version or of a finished "
-        "job; nothing in PodsCreate or the Job tells the actuator it is stale"
-    ),
-)
 async def test_decisions_carried_out_again_bring_back_no_pod(kafka_broker: str) -> None:
     """The actuator commits the first offset not carried out, so a crash repeats every
     decision of the partition after it; one slow decision (a call retried while the API

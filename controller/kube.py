@@ -11,9 +11,12 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
+import aiohttp
 import msgspec
+from aiohttp.helpers import get_env_proxy_for_url
 from kubernetes_asyncio import config as kube_config
 from kubernetes_asyncio.client import ApiClient, Configuration
+from yarl import URL
 
 JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
@@ -129,5 +132,31 @@ async def connect(kubeconfig: str | None) -> AsyncIterator[Kube]:
         )
     else:
         kube_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+    _proxy_from_environment(configuration)
     async with ApiClient(configuration) as api:
+        _no_lookups_per_request(api)
         yield Kube(api)
+
+
+def _proxy_from_environment(configuration: Configuration) -> None:
+    """Honour HTTPS_PROXY/NO_PROXY as client-go does, looked up once instead of per request."""
+    if configuration.proxy:
+        return
+    try:
+        proxy, auth = get_env_proxy_for_url(URL(str(configuration.host)))
+    except LookupError:
+        return
+    configuration.proxy = str(proxy)
+    if auth is not None:
+        configuration.proxy_headers = {"Proxy-Authorization": auth.encode()}
+
+
+def _no_lookups_per_request(api: ApiClient) -> None:
+    """Replace kubernetes-asyncio's `trust_env=True` session, which reads the proxy
+    variables and ~/.netrc in a worker thread on every request (a third of the
+    actuator's CPU under load), with one that does not: same connector, same buffer."""
+    rest = api.rest_client
+    session: aiohttp.ClientSession = rest.pool_manager
+    connector = session.connector
+    session.detach()
+    rest.pool_manager = aiohttp.ClientSession(connector=connector, read_bufsize=2**21)

@@ -46,5 +46,6 @@ def create_consumer(
         "auto_offset_reset": "earliest",
         "session_timeout_ms": settings.session_timeout_ms,
         "heartbeat_interval_ms": settings.heartbeat_interval_ms,
+        "fetch_max_wait_ms": settings.fetch_max_wait_ms,
     }
     return AIOKafkaConsumer(**(configured | options))

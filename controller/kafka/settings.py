@@ -47,6 +47,10 @@ class KafkaSettings:
     #: Apache Kafka refuses less than its group.min.session.timeout.ms (6 s by default)
     session_timeout_ms: int = 10_000
     heartbeat_interval_ms: int = 3_000
+    #: how long a fetch may wait on the broker for records; tansu answers a waiting fetch
+    #: only when this runs out (new records do not wake it), so it bounds every hop's
+    #: latency there; Apache Kafka answers as soon as records arrive (500 is fine there)
+    fetch_max_wait_ms: int = 20
 
     def __post_init__(self) -> None:
         for name in (
@@ -61,8 +65,9 @@ class KafkaSettings:
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, not {getattr(self, name)}")
-        if self.linger_ms < 0:
-            raise ValueError(f"linger_ms must not be negative, not {self.linger_ms}")
+        for name in ("linger_ms", "fetch_max_wait_ms"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must not be negative, not {getattr(self, name)}")
         if self.acks not in (0, 1, "all"):
             raise ValueError(f"acks must be 0, 1 or 'all', not {self.acks!r}")
         if self.heartbeat_interval_ms >= self.session_timeout_ms:

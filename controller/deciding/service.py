@@ -94,14 +94,39 @@ class DeciderService:
         while True:
             batches = await consumer.getmany(timeout_ms=200, max_records=self.max_batch)
             self.ready = True
-            for tp, messages in batches.items():
-                partition = self._partitions.get(tp.partition)
-                if partition is not None and messages:
-                    await self._decide_batch(tp, partition, messages)
+            owned = [
+                (tp, self._partitions[tp.partition], messages)
+                for tp, messages in batches.items()
+                if messages and tp.partition in self._partitions
+            ]
+            if owned:
+                await self._decide_batches(owned)
 
-    async def _decide_batch(
-        self, tp: TopicPartition, partition: PartitionDecider, messages: list[Any]
+    async def _decide_batches(
+        self, batches: list[tuple[TopicPartition, PartitionDecider, list[Any]]]
     ) -> None:
+        """Decide what one fetch brought, every partition's decisions produced together
+        (one wait for their delivery, one commit, not one each per partition)."""
+        deliveries: list[Awaitable[Any]] = []
+        for _, partition, messages in batches:
+            deliveries += await self._decide_messages(partition, messages)
+        await asyncio.gather(*deliveries)
+        offsets = {tp: messages[-1].offset + 1 for tp, _, messages in batches}
+        for tp, next_offset in offsets.items():
+            self._positions[tp.partition] = next_offset
+        await self._require_consumer().commit(offsets)
+        for tp, partition, _ in batches:
+            started = self._snapshot_at.get(tp.partition, 0.0)
+            if (
+                partition.dirty >= self.snapshot_every
+                or time.monotonic() - started >= self.snapshot_interval
+            ):
+                await self._snapshot(tp.partition, partition, offsets[tp])
+
+    async def _decide_messages(
+        self, partition: PartitionDecider, messages: list[Any]
+    ) -> list[Awaitable[Any]]:
+        """Decide each message and send its decisions; their deliveries, to await."""
         producer = self._require_producer()
         deliveries: list[Awaitable[Any]] = []
         for message in messages:
@@ -121,16 +146,7 @@ class DeciderService:
                     )
                     self._add_timer(timer)
             self.counters["decisions"] += len(decisions)
-        await asyncio.gather(*deliveries)
-        next_offset = messages[-1].offset + 1
-        self._positions[tp.partition] = next_offset
-        await self._require_consumer().commit({tp: next_offset})
-        started = self._snapshot_at.get(tp.partition, 0.0)
-        if (
-            partition.dirty >= self.snapshot_every
-            or time.monotonic() - started >= self.snapshot_interval
-        ):
-            await self._snapshot(tp.partition, partition, next_offset)
+        return deliveries
 
     async def _dead_letter(self, message: Any, error: Exception) -> Awaitable[Any]:
         self.counters["deadletters"] += 1
@@ -177,10 +193,10 @@ class DeciderService:
     async def _adopt(self, assigned: list[int]) -> None:
         """Restore the states of newly assigned partitions and seek to their checkpoints."""
         consumer = self._require_consumer()
-        for number in assigned:
-            if number in self._partitions:
-                continue
-            restored = restore(await self._read_state_partition(number))
+        adopted = [number for number in assigned if number not in self._partitions]
+        records = await self._read_state_partitions(adopted)
+        for number in adopted:
+            restored = restore(records[number])
             tp = TopicPartition(self._observed, number)
             committed = await consumer.committed(tp) or 0
             partition = PartitionDecider(restored, committed=committed)
@@ -210,26 +226,36 @@ class DeciderService:
             self._timers.drop_keys(set(partition.states))
             log.info("partition released", partition=number, position=position)
 
-    async def _read_state_partition(self, number: int) -> list[tuple[str, bytes | None]]:
-        """Every record of one `lavalog.state` partition, from its start to its end.
+    async def _read_state_partitions(
+        self, numbers: list[int]
+    ) -> dict[int, list[tuple[str, bytes | None]]]:
+        """Every record of these `lavalog.state` partitions, from their start to their end,
+        read by one consumer (so that adopting many partitions costs one fetch wait).
 
         The end is the high watermark seen after a fetch (`end_offsets` is not exact on
         every Kafka-compatible broker).
         """
+        records: dict[int, list[tuple[str, bytes | None]]] = {number: [] for number in numbers}
+        if not numbers:
+            return records
         reader = create_consumer(self.kafka, group_id=None)
         await reader.start()
         try:
-            tp = TopicPartition(self._state, number)
-            reader.assign([tp])
-            await reader.seek_to_beginning(tp)
-            records: list[tuple[str, bytes | None]] = []
-            while True:
-                batch = await reader.getmany(tp, timeout_ms=300)
-                for message in batch.get(tp, []):
-                    records.append((message.key.decode(), message.value))
-                end = reader.highwater(tp)
-                if not batch and (end is None or await reader.position(tp) >= end):
-                    return records
+            pending = [TopicPartition(self._state, number) for number in numbers]
+            reader.assign(pending)
+            await reader.seek_to_beginning(*pending)
+            while pending:
+                batch = await reader.getmany(*pending, timeout_ms=300)
+                for tp, messages in batch.items():
+                    records[tp.partition].extend((m.key.decode(), m.value) for m in messages)
+                left = []
+                for tp in pending:
+                    end = reader.highwater(tp)
+                    caught_up = end is not None and await reader.position(tp) >= end
+                    if not (caught_up or (not batch and end is None)):
+                        left.append(tp)
+                pending = left
+            return records
         finally:
             await reader.stop()
 

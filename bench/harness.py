@@ -1,0 +1,186 @@
+"""Processes and printing shared by the system benchmarks (pipeline, reaction, scale).
+
+A benchmark runs what a deployment runs as separate processes as separate processes:
+the development broker (tansu), the simulated cluster (`lavalog sim`) and the controller
+(`run_controller` in a child interpreter, so that its rate limit can be raised), and
+keeps for itself only the load it makes and the clocks it reads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import aiohttp
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from controller.kafka import KafkaSettings
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def say(text: str) -> None:
+    print(text, flush=True)
+
+
+def kafka_settings(bootstrap: str, partitions: int, prefix: str = "bench.") -> KafkaSettings:
+    """Settings for the development broker: short group timeouts, so that groups form in ~1 s."""
+    return KafkaSettings(
+        bootstrap_servers=bootstrap,
+        topic_prefix=prefix,
+        observed_partitions=partitions,
+        decisions_partitions=partitions,
+        state_partitions=partitions,
+        session_timeout_ms=2_000,
+        heartbeat_interval_ms=200,
+    )
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    """Print rows as aligned columns (the first left-aligned, the others right-aligned)."""
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+
+    def line(row: Sequence[str]) -> str:
+        rest = [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
+        cells = [row[0].ljust(widths[0]), *rest]
+        return "  ".join(cells).rstrip()
+
+    say("")
+    say(line(header))
+    say(line(["-" * w for w in widths]))
+    for row in rows:
+        say(line(row))
+
+
+async def bounded(count: int, concurrency: int, make: Callable[[int], Awaitable[None]]) -> None:
+    """Call `make(0..count-1)` with at most `concurrency` calls in flight."""
+    indexes = iter(range(count))
+
+    async def worker() -> None:
+        for index in indexes:
+            await make(index)
+
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+
+
+async def until(condition: Callable[[], bool], *, every: float = 0.001) -> None:
+    """Poll `condition` (state that a listener or a service changes) until it holds."""
+    while True:
+        if condition():
+            return
+        await asyncio.sleep(every)
+
+
+@dataclass(frozen=True)
+class Cluster:
+    url: str
+    kubeconfig: Path
+
+
+@asynccontextmanager
+async def simulator_process(
+    *, nodes: int, pods_per_node: int, time_scale: float, history: int
+) -> AsyncIterator[Cluster]:
+    """`lavalog sim` in a child process: the API server is not the benchmark's process."""
+    with tempfile.TemporaryDirectory(prefix="lavalog-bench-") as tmp:
+        kubeconfig = Path(tmp) / "kubeconfig"
+        command = [
+            sys.executable, "-m", "controller.cli", "sim", "--port", "0",
+            "--nodes", str(nodes), "--node-capacity", f"cpu=1000,memory=4Ti,pods={pods_per_node}",
+            "--time-scale", str(time_scale), "--history-size", str(history),
+            "--kubeconfig", str(kubeconfig),
+        ]  # fmt: skip
+        proc = await asyncio.create_subprocess_exec(
+            *command, cwd=ROOT, stdout=subprocess.PIPE, env=ENV
+        )
+        assert proc.stdout is not None
+        try:
+            line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
+            yield Cluster(line.split(" at ")[1].split()[0], kubeconfig)
+        finally:
+            proc.terminate()
+            await proc.wait()
+
+
+@asynccontextmanager
+async def controller_process(
+    *, bootstrap: str, kubeconfig: Path, partitions: int, qps: float, burst: int
+) -> AsyncIterator[str]:
+    """The controller (watchers, decider, actuator) in a child process; yields its
+    /metrics URL once /readyz answers 200. SIGTERM stops it cleanly."""
+    command = [
+        sys.executable, str(Path(__file__)), "--bootstrap", bootstrap,
+        "--kubeconfig", str(kubeconfig), "--partitions", str(partitions),
+        "--qps", str(qps), "--burst", str(burst),
+    ]  # fmt: skip
+    proc = await asyncio.create_subprocess_exec(*command, cwd=ROOT, stdout=subprocess.PIPE, env=ENV)
+    assert proc.stdout is not None
+    try:
+        port = int((await asyncio.wait_for(proc.stdout.readline(), 30)).decode())
+        base = f"http://127.0.0.1:{port}"
+        async with aiohttp.ClientSession() as session, asyncio.timeout(60):
+            while True:
+                async with session.get(f"{base}/readyz") as response:
+                    if response.status == 200:
+                        break
+                await asyncio.sleep(0.1)
+        yield f"{base}/metrics"
+    finally:
+        if proc.returncode is None:
+            proc.send_signal(signal.SIGTERM)
+        await proc.wait()
+
+
+async def metric(url: str, name: str) -> float:
+    """One value from the controller's /metrics (a Prometheus counter or gauge)."""
+    async with aiohttp.ClientSession() as session, session.get(url) as response:
+        text = await response.text()
+    for line in text.splitlines():
+        if line.startswith(name + " ") or line.startswith(name + "_total "):
+            return float(line.split()[1])
+    raise KeyError(name)
+
+
+def _run_controller(args: argparse.Namespace) -> None:
+    """The child side of `controller_process`."""
+    from controller.app import ControllerConfig, run_controller
+    from controller.logs import configure_logging
+
+    configure_logging(level="warning", json=False)
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+        config = ControllerConfig(
+            kafka=kafka_settings(args.bootstrap, args.partitions),
+            kubeconfig=args.kubeconfig,
+            http_host="127.0.0.1",
+            http_port=0,
+            lease_duration=5.0,
+            qps=args.qps,
+            burst=args.burst,
+        )
+        await run_controller(config, stop=stop, on_started=lambda _, port: say(str(port)))
+
+    asyncio.run(main())
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description="the controller, for `controller_process`")
+    parser.add_argument("--bootstrap", required=True)
+    parser.add_argument("--kubeconfig", required=True)
+    parser.add_argument("--partitions", type=int, required=True)
+    parser.add_argument("--qps", type=float, required=True)
+    parser.add_argument("--burst", type=int, required=True)
+    _run_controller(parser.parse_args())

@@ -1,0 +1,234 @@
+"""Pipeline through Kafka: observed -> decider service -> decisions -> actuator -> API server.
+
+    python bench/pipeline.py [--events 100000] [--jobs 1000] [--partitions 12]
+
+The log is `bench/decider.py`'s: ps/worker jobs whose workers fail and are restarted,
+round-robin interleaved, about `--events / --jobs` observations each, for Jobs that
+exist in a simulated cluster (`lavalog sim`, its own process, no nodes: an API server).
+It is produced to `lavalog.observed` first; then, on the same broker:
+
+1. baseline: a raw aiokafka consumer reads the observations (no decoding);
+2. the `DeciderService` consumes them to the end, producing its decisions (the rate is
+   observations decided per second, from partition assignment to the last one);
+3. a raw aiokafka consumer reads the decisions (checks they all landed; baseline of 4);
+4. the `ActuatorService` carries the decisions out against the API server (rate limit
+   raised), from group join to the last one done.
+
+The stages run one after another, each alone, because the actuator (one API call or more
+per decision) is an order of magnitude slower than the decider: run together, the
+decider's rate would be the actuator's. Target (DESIGN.md): the decider consumes at
+>= 50% of the raw aiokafka rate measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.decider import TASKS, job_spec
+from bench.harness import bounded, kafka_settings, say, simulator_process, table, until
+from controller.actuator.service import ActuatorService
+from controller.broker import DevelopmentBroker
+from controller.deciding.service import DeciderService
+from controller.kafka import (
+    KafkaSettings,
+    create_consumer,
+    create_producer,
+    ensure_topics,
+    topic_name,
+)
+from controller.kube import Kube, connect
+from controller.logs import configure_logging
+from events.codec import encode
+from events.topics import DECISIONS, OBSERVED
+from simulator.scenarios import JobScript
+
+NAMESPACE = "pipeline"
+
+
+def lifecycle(name: str, uid: str, length: int) -> Iterator[tuple[bytes, bytes]]:
+    """`bench/decider.py`'s job lifecycle for a Job that exists, under its real uid."""
+    script = JobScript(name, job_spec(), namespace=NAMESPACE, uid=uid)
+    script.submit().podgroup("Inqueue")
+    for task, replicas in TASKS.items():
+        script.pods(task, replicas, "Pending").pods(task, replicas, "Running")
+    while len(script.events) < length - 8:
+        script.after(30).pod("worker", 1, "Failed", exit_code=1)
+        for worker in range(3):
+            script.pod("worker", worker, "Running" if worker != 1 else "Failed", deleting=True)
+        for worker in range(3):
+            script.pod_deleted("worker", worker)
+        script.pods("worker", 3, "Pending").pods("worker", 3, "Running")
+    script.after(60).pods("worker", 3, "Succeeded").pods("ps", 1, "Succeeded")
+    yield from ((event.key.encode(), encode(event)) for event in script.events)
+
+
+async def create_jobs(kube: Kube, count: int) -> list[str]:
+    """The Jobs the log is about; their uids."""
+    await kube.request("POST", "/api/v1/namespaces", body={"metadata": {"name": NAMESPACE}})
+    path = f"/apis/batch.volcano.sh/v1alpha1/namespaces/{NAMESPACE}/jobs"
+    uids = [""] * count
+
+    async def create(index: int) -> None:
+        manifest = {
+            "apiVersion": "batch.volcano.sh/v1alpha1",
+            "kind": "Job",
+            "metadata": {"name": f"train-{index}", "namespace": NAMESPACE},
+            "spec": job_spec(),
+        }
+        created = await kube.request("POST", path, body=manifest)
+        uids[index] = str(msgspec.json.decode(created)["metadata"]["uid"])
+
+    await bounded(count, 32, create)
+    return uids
+
+
+def generate(uids: list[str], events: int) -> list[tuple[bytes, bytes]]:
+    """(key, value) of every observation, the jobs' lifecycles interleaved round-robin."""
+    per_job = events // len(uids)
+    streams = [lifecycle(f"train-{i}", uid, per_job) for i, uid in enumerate(uids)]
+    return [m for batch in itertools.zip_longest(*streams) for m in batch if m is not None]
+
+
+async def produce(settings: KafkaSettings, messages: list[tuple[bytes, bytes]]) -> float:
+    topic = topic_name(settings, OBSERVED)
+    started = time.perf_counter()
+    async with create_producer(settings) as producer:
+        pending = []
+        for key, value in messages:
+            pending.append(await producer.send(topic, value, key=key))
+            if len(pending) >= 20_000:
+                await asyncio.gather(*pending)
+                pending.clear()
+        await asyncio.gather(*pending)
+    return time.perf_counter() - started
+
+
+async def consume_raw(settings: KafkaSettings, base: str, count: int) -> float:
+    """Seconds for a plain aiokafka consumer to read `count` messages of a topic."""
+    consumer = create_consumer(settings, group_id=None, max_poll_records=10_000)
+    consumer.subscribe([topic_name(settings, base)])
+    await consumer.start()
+    seen = 0
+    started = time.perf_counter()
+    try:
+        while seen < count:
+            for messages in (await consumer.getmany(timeout_ms=500)).values():
+                seen += len(messages)
+        return time.perf_counter() - started
+    finally:
+        await consumer.stop()
+
+
+async def timed(
+    run: Callable[[], Any], started: Callable[[], bool], finished: Callable[[], bool], what: str
+) -> float:
+    """Run a service until `finished()`; seconds from `started()` (its group joined) on."""
+    task = asyncio.create_task(run())
+    try:
+        await until(started)
+        began = last = time.perf_counter()
+        while not finished():
+            await asyncio.sleep(0.001)
+            if time.perf_counter() - last > 5:
+                last = time.perf_counter()
+                say(f"  {what}: {last - began:5.1f} s")
+            if task.done():
+                task.result()
+        return time.perf_counter() - began
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+async def main(args: argparse.Namespace) -> None:
+    configure_logging(level="warning", json=False)
+    async with DevelopmentBroker() as broker:
+        settings = kafka_settings(broker.bootstrap_servers, args.partitions)
+        await ensure_topics(settings)
+        async with (
+            simulator_process(nodes=0, pods_per_node=0, time_scale=1.0, history=1_000_000) as sim,
+            connect(str(sim.kubeconfig)) as kube,
+        ):
+            started = time.perf_counter()
+            uids = await create_jobs(kube, args.jobs)
+            messages = generate(uids, args.events)
+            count = len(messages)
+            say(
+                f"{args.jobs:,} Jobs created, {count:,} observations generated "
+                f"in {time.perf_counter() - started:.1f} s"
+            )
+            produced = await produce(settings, messages)
+            say(f"produced to {args.partitions} partitions in {produced:.1f} s; consuming")
+            raw_observed = await consume_raw(settings, OBSERVED, count)
+
+            decider = DeciderService(kafka=settings, group_id="bench-decider")
+            decided = await timed(
+                decider.run,
+                lambda: bool(decider.assigned),
+                lambda: decider.counters["observations"] >= count,
+                "decider",
+            )
+            decisions = decider.counters["decisions"]
+            say(f"{decisions:,} decisions; reading them back")
+            raw_decisions = await consume_raw(settings, DECISIONS, decisions)
+
+            actuator = ActuatorService(
+                kube=kube, kafka=settings, group_id="bench-actuator", qps=1e6, burst=1_000_000
+            )
+            counters = actuator.counters
+
+            def done() -> bool:
+                return counters.applied + counters.skipped + counters.failed >= decisions
+
+            applied = await timed(actuator.run, lambda: actuator.ready, done, "actuator")
+
+    def row(what: str, items: int, seconds: float, of: float | None = None) -> list[str]:
+        rate = items / seconds
+        ratio = "" if of is None else f"{rate / of:.0%}"
+        return [what, f"{items:,}", f"{seconds:.2f}", f"{rate:,.0f}", ratio]
+
+    raw_rate = count / raw_observed
+    table(
+        ["pipeline", "messages", "seconds", "per second", "of raw"],
+        [
+            row("produce observations (setup, aiokafka)", count, produced),
+            row("baseline: raw aiokafka consume, observed", count, raw_observed),
+            row("decider service: observed -> decisions", count, decided, raw_rate),
+            row("baseline: raw aiokafka consume, decisions", decisions, raw_decisions),
+            row(
+                "actuator service: decisions -> API writes",
+                decisions,
+                applied,
+                decisions / raw_decisions,
+            ),
+            row("actuator service, as observations per second", count, applied, raw_rate),
+        ],
+    )
+    say(
+        f"\nactuator: {counters.applied:,} applied, {counters.skipped:,} skipped, "
+        f"{counters.failed:,} failed, {counters.retried:,} calls retried"
+    )
+    say("target: decider service >= 50% of the raw aiokafka consume rate")
+
+
+def parse() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=100_000, help="observations in the log")
+    parser.add_argument("--jobs", type=int, default=1_000)
+    parser.add_argument("--partitions", type=int, default=12)
+    return parser.parse_args()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(parse()))

@@ -1,0 +1,322 @@
+"""Reaction: from a pod failing to its replacement pod existing, under background load.
+
+    python bench/reaction.py [--failures 200] [--jobs 20] [--replicas 10] [--rate 1000]
+
+`--jobs` Volcano Jobs of `--replicas` pods (`PodFailed -> RestartPod`, no timeout) run in
+a simulated cluster in this process; the controller runs in its own process, as in a
+deployment, with the development broker. While synthetic observations of other jobs
+(`bench/decider.py`'s ps/worker lifecycles) are produced to `lavalog.observed` at
+`--rate` events/s, one running pod after another is crashed (`kubelet.crash`, exit 1) and
+the time until a pod of its name is ADDED again is read from the store's listener. The
+replacement takes two trips through the controller: the failure is decided into a
+PodsKill, the deletion is watched and decided into a PodsCreate. Where the time goes is
+read back from the topics afterwards: when the watcher saw each change (the
+observation's time), when it was published and when each decision was produced (the
+Kafka message timestamps, in ms). Target (DESIGN.md): p99 < 50 ms at 1,000 events/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import itertools
+import statistics
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.decider import job_lifecycle
+from bench.harness import controller_process, kafka_settings, metric, say, table, until
+from controller.broker import DevelopmentBroker
+from controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
+from controller.kube import connect
+from events.codec import decode_decision, decode_observation
+from events.decisions import PodsCreate, PodsKill
+from events.observations import PodDeleted, PodObserved
+from events.topics import DECISIONS, OBSERVED
+from simulator import registry
+from simulator.server import SimulatedCluster
+from simulator.store import Change
+
+JOBS_PATH = "/apis/batch.volcano.sh/v1alpha1/namespaces/default/jobs"
+#: namespaces of the synthetic jobs, so that the Events the actuator writes for them land
+BACKGROUND_NAMESPACES = 50
+
+
+def job(index: int, replicas: int) -> dict[str, Any]:
+    container = {
+        "name": "main",
+        "image": "busybox",
+        "command": ["sh", "-c", "sleep infinity"],
+        "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
+    }
+    return {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {"name": f"react-{index}", "namespace": "default"},
+        "spec": {
+            "minAvailable": replicas,
+            "maxRetry": 100_000,
+            "schedulerName": "volcano",
+            "tasks": [
+                {
+                    "name": "main",
+                    "replicas": replicas,
+                    "policies": [{"event": "PodFailed", "action": "RestartPod"}],
+                    "template": {"spec": {"restartPolicy": "Never", "containers": [container]}},
+                }
+            ],
+        },
+    }
+
+
+@dataclass
+class Failure:
+    pod: str
+    crashed: float
+    #: wall-clock times of what the store saw happen to the pod after the crash
+    seen: dict[str, float] = field(default_factory=dict)
+    replaced: asyncio.Future[float] = field(default_factory=asyncio.Future)
+
+
+class PodEvents:
+    """The store listener: running pods, and the milestones of the failure under way."""
+
+    def __init__(self) -> None:
+        self.running: set[str] = set()
+        self.current: Failure | None = None
+
+    def __call__(self, change: Change) -> None:
+        if change.resource is not registry.POD:
+            return
+        name = change.entry.obj["metadata"]["name"]
+        phase = change.entry.obj.get("status", {}).get("phase")
+        if phase == "Running" and change.type != "DELETED":
+            self.running.add(name)
+        else:
+            self.running.discard(name)
+        failure = self.current
+        if failure is None or failure.pod != name:
+            return
+        now = time.time()
+        if change.type == "ADDED":
+            failure.seen.setdefault("added", now)
+            if not failure.replaced.done():
+                failure.replaced.set_result(now)
+        elif change.type == "DELETED":
+            failure.seen.setdefault("deleted", now)
+        elif phase == "Failed":
+            failure.seen.setdefault("failed", now)
+
+
+def background() -> Iterator[tuple[bytes, bytes]]:
+    """(key, value) of synthetic observations: waves of 100 interleaved job lifecycles."""
+    for wave in itertools.count():
+        streams = [job_lifecycle(wave * 100 + index, 100) for index in range(100)]
+        for batch in itertools.zip_longest(*streams):
+            for message in batch:
+                if message is not None:
+                    key = decode_observation(message).key.encode()
+                    yield key, message
+
+
+async def produce_background(settings: KafkaSettings, rate: int, sent: list[int]) -> None:
+    """Produce at `rate` events/s, in ticks of 10 ms, until cancelled."""
+    topic = topic_name(settings, OBSERVED)
+    messages = background()
+    async with create_producer(settings) as producer:
+        started = time.perf_counter()
+        while True:
+            due = int((time.perf_counter() - started) * rate)
+            for key, value in itertools.islice(messages, max(0, due - sent[0])):
+                await producer.send(topic, value, key=key)
+                sent[0] += 1
+            await asyncio.sleep(0.01)
+
+
+async def inject(
+    events: PodEvents, pods: list[str], count: int, cluster: SimulatedCluster
+) -> list[Failure]:
+    """Crash `count` pods one at a time, round-robin, each once its previous one is replaced."""
+    failures = []
+    for number, pod in zip(range(count), itertools.cycle(pods), strict=False):
+        await until(functools.partial(events.running.__contains__, pod))
+        failure = events.current = Failure(pod, time.time())
+        cluster.kubelet.crash("default", pod, 1)
+        await asyncio.wait_for(failure.replaced, timeout=30)
+        failures.append(failure)
+        if (number + 1) % 50 == 0:
+            latest = sorted(1000 * (f.replaced.result() - f.crashed) for f in failures)
+            say(f"  {number + 1:>5} failures, p50 so far {statistics.median(latest):.1f} ms")
+        await asyncio.sleep(0.02)
+    events.current = None
+    return failures
+
+
+async def read_topics(settings: KafkaSettings) -> list[tuple[int, Any]]:
+    """(timestamp ms, event) of every reaction-job message in both topics."""
+    consumer = create_consumer(settings, group_id=None, max_poll_records=10_000)
+    consumer.subscribe([topic_name(settings, OBSERVED), topic_name(settings, DECISIONS)])
+    await consumer.start()
+    found: list[tuple[int, Any]] = []
+    try:
+        while batches := await consumer.getmany(timeout_ms=1_000):
+            for tp, messages in batches.items():
+                decode = decode_decision if tp.topic.endswith(DECISIONS) else decode_observation
+                for message in messages:
+                    if message.key.startswith(b"default/react-"):
+                        found.append((message.timestamp, decode(message.value)))
+    finally:
+        await consumer.stop()
+    return found
+
+
+def milestones(failures: list[Failure], log: list[tuple[int, Any]]) -> dict[str, list[float]]:
+    """Milliseconds from each crash to each step of its reaction."""
+    by_pod: dict[str, list[tuple[int, Any]]] = {}
+    for timestamp, event in log:
+        names = (
+            [event.pod]
+            if isinstance(event, PodObserved | PodDeleted)
+            else [ref.name for ref in event.pods]
+            if isinstance(event, PodsKill | PodsCreate)
+            else []
+        )
+        for name in names:
+            by_pod.setdefault(name, []).append((timestamp, event))
+    steps: dict[str, list[float]] = {}
+
+    def add(step: str, at: float | None, failure: Failure) -> None:
+        if at is not None:
+            steps.setdefault(step, []).append(1000 * (at - failure.crashed))
+
+    for failure in failures:
+        after = [
+            (ts / 1000, e)
+            for ts, e in by_pod.get(failure.pod, [])
+            if ts / 1000 >= failure.crashed - 0.002
+        ]
+        failed = _first(after, lambda e: isinstance(e, PodObserved) and e.phase == "Failed")
+        deleted = _first(after, lambda e: isinstance(e, PodDeleted))
+        add("kubelet writes the pod Failed", failure.seen.get("failed"), failure)
+        add("  watcher receives it", failed and failed[1].time, failure)
+        add("  published (the failure)", failed and failed[0], failure)
+        add("  PodsKill produced", _time(after, PodsKill), failure)
+        add("pod deleted (actuator)", failure.seen.get("deleted"), failure)
+        add("  watcher receives the deletion", deleted and deleted[1].time, failure)
+        add("  published (the deletion)", deleted and deleted[0], failure)
+        add("  PodsCreate produced", _time(after, PodsCreate), failure)
+        add("replacement pod ADDED (actuator)", failure.replaced.result(), failure)
+    return steps
+
+
+def _first(events: list[tuple[float, Any]], match: Any) -> tuple[float, Any] | None:
+    return next(((ts, e) for ts, e in events if match(e)), None)
+
+
+def _time(events: list[tuple[float, Any]], kind: type) -> float | None:
+    found = _first(events, lambda e: isinstance(e, kind))
+    return None if found is None else found[0]
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+async def main(args: argparse.Namespace) -> None:
+    events = PodEvents()
+    async with (
+        DevelopmentBroker() as broker,
+        SimulatedCluster(nodes=4, time_scale=args.time_scale) as cluster,
+    ):
+        cluster.objects.store.subscribe(events)
+        settings = kafka_settings(broker.bootstrap_servers, args.partitions)
+        async with connect(str(cluster.kubeconfig_path)) as kube:
+            for index in range(BACKGROUND_NAMESPACES):
+                body = {"metadata": {"name": f"team-{index}"}}
+                await kube.request("POST", "/api/v1/namespaces", body=body)
+            async with controller_process(
+                bootstrap=broker.bootstrap_servers,
+                kubeconfig=cluster.kubeconfig_path,
+                partitions=args.partitions,
+                qps=args.qps,
+                burst=args.burst,
+            ) as metrics:
+                for index in range(args.jobs):
+                    await kube.request("POST", JOBS_PATH, body=job(index, args.replicas))
+                pods = [
+                    f"react-{j}-main-{i}" for i in range(args.replicas) for j in range(args.jobs)
+                ]
+                await until(lambda: events.running.issuperset(pods), every=0.1)
+                say(f"{len(pods)} pods running; background load at {args.rate:,} events/s")
+                sent = [0]
+                load = asyncio.create_task(produce_background(settings, args.rate, sent))
+                await asyncio.sleep(3.0)  # the load reaches its steady state
+                decided_before = await metric(metrics, "lavalog_decider_observations")
+                started, sent_before = time.perf_counter(), sent[0]
+                failures = await inject(events, pods, args.failures, cluster)
+                elapsed = time.perf_counter() - started
+                decided = await metric(metrics, "lavalog_decider_observations") - decided_before
+                load.cancel()
+                await asyncio.gather(load, return_exceptions=True)
+        log = await read_topics(settings)
+
+    latencies = [1000 * (f.replaced.result() - f.crashed) for f in failures]
+    say(
+        f"\nbackground: {(sent[0] - sent_before) / elapsed:,.0f} events/s produced, "
+        f"{decided / elapsed:,.0f} observations/s decided by the controller "
+        f"(over the {elapsed:.1f} s of failures)"
+    )
+    table(
+        ["crash -> replacement pod", "ms"],
+        [
+            [name, f"{value:.1f}"]
+            for name, value in (
+                ("min", min(latencies)),
+                ("p50", statistics.median(latencies)),
+                ("p90", percentile(latencies, 0.90)),
+                ("p99", percentile(latencies, 0.99)),
+                ("max", max(latencies)),
+            )
+        ],
+    )
+    steps = milestones(failures, log)
+    table(
+        ["where the time goes (ms after the crash)", "p50", "p99", "seen"],
+        [
+            [
+                step,
+                f"{statistics.median(values):.1f}",
+                f"{percentile(values, 0.99):.1f}",
+                f"{len(values)}",
+            ]
+            for step, values in steps.items()
+        ],
+    )
+    say(f"\n{len(failures)} failures; target: p99 < 50 ms at 1,000 events/s")
+
+
+def parse() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--failures", type=int, default=200)
+    parser.add_argument("--jobs", type=int, default=20)
+    parser.add_argument("--replicas", type=int, default=10, help="pods per job")
+    parser.add_argument("--rate", type=int, default=1_000, help="background observations/s")
+    parser.add_argument("--partitions", type=int, default=12)
+    parser.add_argument("--qps", type=float, default=5_000.0, help="actuator API calls/s")
+    parser.add_argument("--burst", type=int, default=10_000)
+    parser.add_argument(
+        "--time-scale", type=float, default=100.0, help="simulated s per real s (pod start: 1 s)"
+    )
+    return parser.parse_args()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(parse()))

@@ -27,6 +27,11 @@ test: lint
 
 bench: $(STAMP)
 	$(BIN)/python bench/decider.py
+	$(BIN)/python bench/replay.py
+	$(BIN)/python bench/pipeline.py
+	$(BIN)/python bench/reaction.py
+	$(BIN)/python bench/scale.py
+	$(BIN)/python bench/simulator.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -191,8 +191,10 @@ class Scheduler:
         if not self._waiting:
             return
         idle = quantity.total(free.values())
-        for held in self._reserved.values():
+        held_by_queue: dict[str, Resources] = {}
+        for other, held in self._reserved.items():
             quantity.add(idle, held, -1)
+            quantity.add(held_by_queue.setdefault(self._queue_of(*other), {}), held)
         for gkey in list(self._waiting):
             pg = self.objects.find(registry.PODGROUP, *gkey)
             if pg is None or pg.get("status", {}).get("phase", "Pending") != "Pending":
@@ -210,9 +212,7 @@ class Scheduler:
             queue = self.objects.find(registry.QUEUE, "", queue_name)
             capability = quantity.parse_map((queue or {}).get("spec", {}).get("capability"))
             used = dict(self._queue_usage.get(queue_name, {}))
-            for other, held in self._reserved.items():
-                if self._queue_of(*other) == queue_name:
-                    quantity.add(used, held)
+            quantity.add(used, held_by_queue.get(queue_name, {}))
             problem = self._enqueue_problem(
                 queue_name, queue, capability, used, minimum, {"cluster": idle}
             )
@@ -224,6 +224,7 @@ class Scheduler:
             self._waiting.pop(gkey, None)
             self._reserved[gkey] = minimum
             quantity.add(idle, minimum, -1)
+            quantity.add(held_by_queue.setdefault(queue_name, {}), minimum)
             self._gang_status(gkey, "Inqueue", None, "", "")
 
     def _free(self) -> dict[str, Resources]:

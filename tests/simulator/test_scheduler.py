@@ -57,7 +57,7 @@ async def submit_interleaved(api: ApiClient, command: dict[str, list[str]], *, g
     if gang:
         for job in command:
             await custom_api(api).create_namespaced_custom_object(
-                *SCHED, "default", "podgroups", podgroup(job, 4)
+                *SCHED, "default", "podgroups", podgroup(job, 4, gpus=4)
             )
     for i in range(4):
         for job, cmd in command.items():

@@ -47,12 +47,12 @@ def job_spec() -> dict[str, Any]:
     }
 
 
-def job_lifecycle(index: int, length: int) -> Iterator[bytes]:
-    """About `length` encoded observations of one job: start, fail/restart cycles, finish."""
-    script = JobScript(f"train-{index}", job_spec(), namespace=f"team-{index % 50}")
+def lifecycle_script(name: str, namespace: str, length: int, uid: str | None = None) -> JobScript:
+    """About `length` observations of one job: start, fail/restart cycles, finish."""
+    script = JobScript(name, job_spec(), namespace=namespace, uid=uid)
     script.submit().podgroup("Inqueue")
-    for name, replicas in TASKS.items():
-        script.pods(name, replicas, "Pending").pods(name, replicas, "Running")
+    for task, replicas in TASKS.items():
+        script.pods(task, replicas, "Pending").pods(task, replicas, "Running")
     while len(script.events) < length - 8:
         script.after(30).pod("worker", 1, "Failed", exit_code=1)
         for worker in range(3):
@@ -61,6 +61,11 @@ def job_lifecycle(index: int, length: int) -> Iterator[bytes]:
             script.pod_deleted("worker", worker)
         script.pods("worker", 3, "Pending").pods("worker", 3, "Running")
     script.after(60).pods("worker", 3, "Succeeded").pods("ps", 1, "Succeeded")
+    return script
+
+
+def job_lifecycle(index: int, length: int) -> Iterator[bytes]:
+    script = lifecycle_script(f"train-{index}", f"team-{index % 50}", length)
     yield from (encode(event) for event in script.events)
 
 

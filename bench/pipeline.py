@@ -35,7 +35,7 @@ import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.decider import TASKS, job_spec
+from bench.decider import job_spec, lifecycle_script
 from bench.harness import bounded, kafka_settings, say, simulator_process, table, until
 from controller.actuator.service import ActuatorService
 from controller.broker import DevelopmentBroker
@@ -51,25 +51,13 @@ from controller.kube import Kube, connect
 from controller.logs import configure_logging
 from events.codec import encode
 from events.topics import DECISIONS, OBSERVED
-from simulator.scenarios import JobScript
 
 NAMESPACE = "pipeline"
 
 
 def lifecycle(name: str, uid: str, length: int) -> Iterator[tuple[bytes, bytes]]:
     """`bench/decider.py`'s job lifecycle for a Job that exists, under its real uid."""
-    script = JobScript(name, job_spec(), namespace=NAMESPACE, uid=uid)
-    script.submit().podgroup("Inqueue")
-    for task, replicas in TASKS.items():
-        script.pods(task, replicas, "Pending").pods(task, replicas, "Running")
-    while len(script.events) < length - 8:
-        script.after(30).pod("worker", 1, "Failed", exit_code=1)
-        for worker in range(3):
-            script.pod("worker", worker, "Running" if worker != 1 else "Failed", deleting=True)
-        for worker in range(3):
-            script.pod_deleted("worker", worker)
-        script.pods("worker", 3, "Pending").pods("worker", 3, "Running")
-    script.after(60).pods("worker", 3, "Succeeded").pods("ps", 1, "Succeeded")
+    script = lifecycle_script(name, NAMESPACE, length, uid=uid)
     yield from ((event.key.encode(), encode(event)) for event in script.events)
 
 

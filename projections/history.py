@@ -23,6 +23,7 @@ import msgspec
 from events.codec import LogEvent
 from events.decisions import (
     ActionDecided,
+    AnyDecision,
     JobDelete,
     JobRejected,
     PhaseChanged,
@@ -391,79 +392,46 @@ def _phase_changed(history: JobHistory, event: PhaseChanged) -> None:
         )
 
 
-def _action_decided(history: JobHistory, event: ActionDecided) -> None:
+def _mark(history: JobHistory, event: AnyDecision, **fields: Any) -> None:
+    """Put a decision on the timeline, under its own type name."""
     history.marks.append(
         DecisionMark(
-            id=event.id,
-            type="ActionDecided",
-            time=event.time,
-            cause=event.cause,
-            action=event.action,
-            trigger=event.trigger,
-            task=event.task,
-            pod=event.pod,
-            exit_code=event.exit_code,
-            policy=policy_label(event.policy),
-            timer_id=event.timer_id,
+            id=event.id, type=type(event).__name__, time=event.time, cause=event.cause, **fields
         )
     )
+
+
+def _delayable(event: ActionDecided | TimerScheduled) -> dict[str, Any]:
+    """What an action and a timer that delays one have in common."""
+    return {
+        "action": event.action,
+        "trigger": event.trigger,
+        "task": event.task,
+        "pod": event.pod,
+        "exit_code": event.exit_code,
+        "policy": policy_label(event.policy),
+        "timer_id": event.timer_id,
+    }
+
+
+def _action_decided(history: JobHistory, event: ActionDecided) -> None:
+    _mark(history, event, **_delayable(event))
 
 
 def _timer_scheduled(history: JobHistory, event: TimerScheduled) -> None:
-    history.marks.append(
-        DecisionMark(
-            id=event.id,
-            type="TimerScheduled",
-            time=event.time,
-            cause=event.cause,
-            action=event.action,
-            trigger=event.trigger,
-            task=event.task,
-            pod=event.pod,
-            exit_code=event.exit_code,
-            policy=policy_label(event.policy),
-            timer_id=event.timer_id,
-            fire_at=event.fire_at,
-        )
-    )
+    _mark(history, event, **_delayable(event), fire_at=event.fire_at)
 
 
 def _timer_cancelled(history: JobHistory, event: TimerCancelled) -> None:
-    history.marks.append(
-        DecisionMark(
-            id=event.id,
-            type="TimerCancelled",
-            time=event.time,
-            cause=event.cause,
-            reason=event.reason,
-            timer_id=event.timer_id,
-        )
-    )
+    _mark(history, event, reason=event.reason, timer_id=event.timer_id)
 
 
 def _job_rejected(history: JobHistory, event: JobRejected) -> None:
-    history.marks.append(
-        DecisionMark(
-            id=event.id,
-            type="JobRejected",
-            time=event.time,
-            cause=event.cause,
-            reason="; ".join(str(error) for error in event.errors),
-        )
-    )
+    _mark(history, event, reason="; ".join(str(error) for error in event.errors))
 
 
 def _job_delete(history: JobHistory, event: JobDelete) -> None:
-    history.marks.append(
-        DecisionMark(
-            id=event.id,
-            type="JobDelete",
-            time=event.time,
-            cause=event.cause,
-            action="DeleteJob",
-            reason=event.reason,
-        )
-    )
+    _mark(history, event, action="DeleteJob", reason=event.reason)
 
 
 def _pods_kill(history: JobHistory, event: PodsKill) -> None:

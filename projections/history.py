@@ -42,6 +42,7 @@ from events.observations import (
     PodDeleted,
     PodGroupObserved,
     PodObserved,
+    PodsListed,
 )
 from events.volcano import FINISHED_PHASES, JobPhase, PodPhase
 
@@ -346,6 +347,15 @@ def _pod_deleted(history: JobHistory, event: PodDeleted) -> None:
         attempt.exit_code = event.exit_code
 
 
+def _pods_listed(history: JobHistory, event: PodsListed) -> None:
+    """Attempts a fresh list no longer shows were deleted while nobody watched."""
+    alive = set(event.pods.values())
+    for uid, attempt in history.attempts.items():
+        if attempt.deleted is None and uid not in alive:
+            attempt.deleted = event.time
+            attempt.reason = attempt.reason or "GoneUnseen"
+
+
 def _podgroup_observed(history: JobHistory, event: PodGroupObserved) -> None:
     phase = "Deleted" if event.deleted else event.phase
     if not history.podgroup or history.podgroup[-1].phase != phase:
@@ -466,6 +476,7 @@ _HANDLERS: dict[type, Callable[[JobHistory, Any], None]] = {
     JobDeleted: _job_deleted,
     PodObserved: _pod_observed,
     PodDeleted: _pod_deleted,
+    PodsListed: _pods_listed,
     PodGroupObserved: _podgroup_observed,
     CommandIssued: _command_issued,
     PhaseChanged: _phase_changed,

@@ -7,11 +7,13 @@ import random
 import msgspec
 import pytest
 
+from controller.decider import replay
 from events.codec import LogEvent
 from events.observations import Observation, PodObserved
 from projections.history import JobHistory, PodClock, new_history, record
 from projections.summary import summarize
 from projections.timeline import AttemptView, Outcome, Timeline, build_timeline
+from simulator.scenarios import JobScript
 from tests.projections.story import failing_job, tf_job
 
 
@@ -264,3 +266,15 @@ def test_history_does_not_depend_on_how_the_topics_interleave(seed):
     events = tf_job().events
     expected = msgspec.msgpack.encode(fold(events))
     assert msgspec.msgpack.encode(fold(interleave(events, seed))) == expected
+
+
+def test_a_pod_gone_while_nobody_watched_ends_at_the_listing_that_lacks_it():
+    spec = {"tasks": [{"name": "w", "replicas": 2, "template": {}}]}
+    script = JobScript("unseen", spec, start=1000.0).submit().podgroup("Inqueue")
+    script.pods("w", 2, "Pending").pods("w", 2, "Running").listed(("w", 0))
+    events: list[LogEvent] = [e for o, ds in replay(script.events) for e in (o, *ds)]
+
+    attempts = _attempts(build_timeline(fold(events)))
+
+    assert attempts["unseen-w-1-uid0"].deleted == script.events[-1].time
+    assert attempts["unseen-w-0-uid0"].deleted is None

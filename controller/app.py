@@ -76,14 +76,9 @@ async def run_controller(
         try:
             await _until_stopped_or_failed(health, stop)
         finally:
-            for task in health.tasks.values():
-                task.cancel()
-            results = await asyncio.gather(*health.tasks.values(), return_exceptions=True)
+            await _stop_components(health)
             if runner is not None:
                 await runner.cleanup()
-            for name, result in zip(health.tasks, results, strict=True):
-                if isinstance(result, Exception):
-                    log.error("component failed", component=name, error=repr(result))
             log.info("controller stopped")
 
 
@@ -104,6 +99,23 @@ def _build(name: str, kube: Kube, config: ControllerConfig) -> Service:
     if name == "decider":
         return DeciderService(kafka=config.kafka)
     return ActuatorService(kube=kube, kafka=config.kafka, qps=config.qps, burst=config.burst)
+
+
+#: how long the components may take to stop cleanly (the actuator drains up to 30 s)
+STOP_SECONDS = 45.0
+
+
+async def _stop_components(health: Health) -> None:
+    """Cancel every component and wait for them, but not for ever: one that does not stop
+    in time is named in the log and left behind (the process is exiting)."""
+    for task in health.tasks.values():
+        task.cancel()
+    _, pending = await asyncio.wait(health.tasks.values(), timeout=STOP_SECONDS)
+    for name, task in health.tasks.items():
+        if task in pending:
+            log.error("component did not stop in time", component=name, seconds=STOP_SECONDS)
+        elif not task.cancelled() and task.exception() is not None:
+            log.error("component failed", component=name, error=repr(task.exception()))
 
 
 async def _until_stopped_or_failed(health: Health, stop: asyncio.Event | None) -> None:

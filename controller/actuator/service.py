@@ -11,6 +11,7 @@ never work on one job at once.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -35,6 +36,8 @@ from events.topics import DECISIONS
 MAX_IN_FLIGHT = 2_000
 #: how long a rebalance or a stop waits for in-flight decisions before abandoning them
 DRAIN_SECONDS = 30.0
+#: how long the final commit and leaving the group may take on the way out
+STOP_SECONDS = 10.0
 _POLL_MS = 100
 _log = structlog.get_logger("lavalog.actuator")
 
@@ -99,8 +102,14 @@ class ActuatorService:
         finally:
             self._ready = False
             await self._lanes.drain(DRAIN_SECONDS)
-            await self._commit(consumer)
-            await consumer.stop()
+            try:  # bounded: a group still forming must not hold the process on its way out
+                async with asyncio.timeout(STOP_SECONDS):
+                    await self._commit(consumer)
+                    await consumer.stop()
+            except TimeoutError:
+                _log.warning(
+                    "stopped without a final commit; the next owner carries the rest out again"
+                )
 
     def _throttle(self, consumer: AIOKafkaConsumer) -> None:
         """Pause fetching while too much is in flight (still polling, so the group sees us)."""

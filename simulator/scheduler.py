@@ -190,11 +190,7 @@ class Scheduler:
         (two 4-GPU jobs on 4 GPUs: one is admitted, the other waits, none deadlocks)."""
         if not self._waiting:
             return
-        idle = quantity.total(free.values())
-        held_by_queue: dict[str, Resources] = {}
-        for other, held in self._reserved.items():
-            quantity.add(idle, held, -1)
-            quantity.add(held_by_queue.setdefault(self._queue_of(*other), {}), held)
+        idle, held_by_queue = self._unreserved(free)
         for gkey in list(self._waiting):
             pg = self.objects.find(registry.PODGROUP, *gkey)
             if pg is None or pg.get("status", {}).get("phase", "Pending") != "Pending":
@@ -226,6 +222,20 @@ class Scheduler:
             quantity.add(idle, minimum, -1)
             quantity.add(held_by_queue.setdefault(queue_name, {}), minimum)
             self._gang_status(gkey, "Inqueue", None, "", "")
+
+    def _unreserved(
+        self, free: dict[str, Resources], *, besides: Key | None = None
+    ) -> tuple[Resources, dict[str, Resources]]:
+        """What is idle once admitted gangs that do not run yet (other than `besides`)
+        have what they hold, and what those gangs hold per queue."""
+        idle = quantity.total(free.values())
+        held_by_queue: dict[str, Resources] = {}
+        for other, held in self._reserved.items():
+            if other == besides:
+                continue
+            quantity.add(idle, held, -1)
+            quantity.add(held_by_queue.setdefault(self._queue_of(*other), {}), held)
+        return idle, held_by_queue
 
     def _free(self) -> dict[str, Resources]:
         free: dict[str, Resources] = {}
@@ -313,7 +323,13 @@ class Scheduler:
         used = dict(self._queue_usage.get(queue_name, {}))
         minimum = quantity.parse_map(spec.get("minResources")) or quantity.total(requests[:need])
         if phase == "Pending" and need:
-            problem = self._enqueue_problem(queue_name, queue, capability, used, minimum, free)
+            # gangs admitted before this one keep what they reserved, pods or not
+            idle, held_by_queue = self._unreserved(free, besides=gkey)
+            admitted_use = dict(used)
+            quantity.add(admitted_use, held_by_queue.get(queue_name, {}))
+            problem = self._enqueue_problem(
+                queue_name, queue, capability, admitted_use, minimum, {"cluster": idle}
+            )
             if problem:
                 self._gang_status(gkey, phase, False, "NotEnoughResources", problem)
                 return

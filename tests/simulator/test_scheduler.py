@@ -132,6 +132,45 @@ async def test_gang_scheduling_runs_one_job_whole_then_the_other() -> None:
         await eventually(second_runs_after_first_finishes, within=10)
 
 
+async def test_a_gang_admitted_before_its_pods_keeps_its_reservation() -> None:
+    """The enqueue step admits `b` (no pods yet) while `a`'s gang is incomplete; when
+    `a`'s pods are all there they must not take what `b` holds (the race behind a once
+    flaky test: the waiting gang then stayed Inqueue instead of Pending)."""
+    async with four_gpu_cluster() as cluster, api_client(cluster) as api:
+        core, custom = core_api(api), custom_api(api)
+        forever = ["sh", "-c", "sleep infinity"]
+        await core.create_namespaced_pod("default", worker("a", 0, forever, gang=True))
+        for job in ("a", "b"):
+            await custom.create_namespaced_custom_object(
+                *SCHED, "default", "podgroups", podgroup(job, 4, gpus=4)
+            )
+
+        async def b_admitted() -> bool:
+            return (await pg_status(api, "b")).get("phase") == "Inqueue"
+
+        await eventually(b_admitted)
+        for i in range(1, 4):
+            await core.create_namespaced_pod("default", worker("a", i, forever, gang=True))
+
+        async def a_refused() -> bool:
+            conditions = (await pg_status(api, "a")).get("conditions") or []
+            return any(
+                c["type"] == "Unschedulable" and "nvidia.com/gpu" in c["message"]
+                for c in conditions
+            )
+
+        await eventually(a_refused)
+        assert await bound_per_job(api) == {}
+        assert (await pg_status(api, "a"))["phase"] == "Pending"
+        for i in range(4):
+            await core.create_namespaced_pod("default", worker("b", i, forever, gang=True))
+
+        async def b_whole() -> bool:
+            return await bound_per_job(api) == {"b": 4}
+
+        await eventually(b_whole)
+
+
 async def test_incomplete_gang_waits_for_its_members_and_its_podgroup() -> None:
     async with four_gpu_cluster() as cluster, api_client(cluster) as api:
         core = core_api(api)

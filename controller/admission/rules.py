@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from controller.actuator.plugins import problems as plugin_problems
 from events.durations import parse_duration
 from events.volcano import Action, Event, FieldError, JobSpec, LifecyclePolicy, TaskSpec
 
@@ -41,8 +42,6 @@ POLICY_ACTIONS = (
     Action.RESUME_JOB,
 )
 TARGETED_ACTIONS = frozenset({Action.RESTART_TASK, Action.RESTART_POD})
-#: job plugins lavalog implements (Volcano's plugin registry in `plugins/factory.go`)
-PLUGINS = ("env", "svc", "ssh", "tensorflow", "pytorch", "mpi")
 ITERATIONS = ("", "any", "all")
 _ALL_EVENTS = frozenset(Event)
 _ALL_ACTIONS = frozenset(Action)
@@ -284,35 +283,11 @@ def _check_timeout(timeout: str | None, path: str) -> Iterator[FieldError]:
 
 
 def _check_plugins(spec: JobSpec) -> Iterator[FieldError]:
-    for name in spec.plugins:
-        if name not in PLUGINS:
-            yield FieldError(
-                f"spec.plugins[{name}]", f"unknown plugin; lavalog has {', '.join(PLUGINS)}"
-            )
-    if "mpi" in spec.plugins:
-        names = {task.name for task in spec.tasks}
-        for role in ("master", "worker"):
-            task = _flag(spec.plugins["mpi"], role, default=role)
-            if task not in names:
-                yield FieldError(
-                    "spec.plugins[mpi]",
-                    f"the mpi {role} task {task!r} does not exist; name an existing task "
-                    f"with --{role}=<task> (the default is {role!r})",
-                )
-
-
-def _flag(args: Sequence[str], name: str, *, default: str) -> str:
-    """The value of `--name=value` (or `-name value`) in plugin arguments, read as Go's flag
-    package reads them."""
-    value = default
-    items = iter(args)
-    for arg in items:
-        if not arg.startswith("-") or arg in ("-", "--"):
-            break
-        key, has_value, text = arg.lstrip("-").partition("=")
-        if key == name:
-            value = text if has_value else next(items, value)
-    return value
+    """Known plugins, arguments that parse completely (Volcano would drop the rest of the
+    list silently), and the tasks a plugin needs (mpi's master, as Volcano's admission)."""
+    tasks = {task.name for task in spec.tasks}
+    for name, problem in plugin_problems(spec.plugins, tasks):
+        yield FieldError(f"spec.plugins[{name}]", problem)
 
 
 def _check_volumes(spec: JobSpec) -> Iterator[FieldError]:

@@ -18,7 +18,7 @@ from typing import ClassVar
 from controller.actuator.job import JobView
 from controller.actuator.names import domain_name
 from controller.actuator.plugins.args import Arguments, FlagSet
-from controller.actuator.plugins.base import PluginContext
+from controller.actuator.plugins.base import ObjectRef, PluginContext
 from controller.actuator.podspec import Manifest, append_env, env
 from events.decisions import PodRef
 
@@ -45,6 +45,9 @@ class TensorflowPlugin:
         append_env(pod, [env("TF_CONFIG", config)], init=False)
 
     def job_resources(self, job: JobView, task_replicas: Mapping[str, int]) -> list[Manifest]:
+        return []
+
+    def job_resource_refs(self, job: str) -> list[ObjectRef]:
         return []
 
     def _cluster(self, job: JobView) -> dict[str, list[str]]:

@@ -13,7 +13,14 @@ from controller.decider.request import ActionRequest
 from controller.decider.state import JobState, PodRecord
 from controller.decider.step import Step
 from controller.decider.transitions import CREATING_PHASES, Transition, enter_phase
-from events.decisions import PluginResourcesEnsure, PodGroupCreate, PodRef, PodsCreate, PodsKill
+from events.decisions import (
+    PluginResourcesDelete,
+    PluginResourcesEnsure,
+    PodGroupCreate,
+    PodRef,
+    PodsCreate,
+    PodsKill,
+)
 from events.topics import split_job_key
 from events.volcano import Action, DependsOn, JobPhase, JobSpec, PodPhase
 
@@ -28,7 +35,8 @@ _READY = frozenset({PodPhase.RUNNING, PodPhase.SUCCEEDED})
 def kill_job(
     step: Step, retain: frozenset[str], update: UpdateStatus | None, *, reason: str
 ) -> None:
-    """Delete every pod not in a `retain` phase; on the last retry keep finished pods."""
+    """Delete every pod not in a `retain` phase (on the last retry keep finished pods), and
+    the plugins' objects, which the job's next run, if any, creates afresh."""
     state = step.state
     if state.deleting:
         return
@@ -36,6 +44,8 @@ def kill_job(
         retain = RETAIN_SOFT
     victims = [pod for pod in state.pods.values() if not pod.deleting and pod.phase not in retain]
     _kill(step, victims, reason=reason)
+    if state.resources_for:
+        step.emit(PluginResourcesDelete, plugins=step.spec.plugins, reason=reason)
     settle(step, update)
 
 

@@ -36,13 +36,17 @@ def run(script: JobScript) -> tuple[JobState, list[AnyDecision]]:
 
 def story(decisions: list[AnyDecision]) -> list[str]:
     """The plugin decisions, with the kills and phase changes around them."""
-    told = {
-        PluginResourcesEnsure: lambda d: "ensure",
-        PluginResourcesDelete: lambda d: f"delete ({d.reason})",
-        PodsKill: lambda d: f"kill {len(d.pods)}",
-        PhaseChanged: lambda d: d.phase,
-    }
-    return [told[type(d)](d) for d in decisions if type(d) in told]
+    told: list[str] = []
+    for d in decisions:
+        if isinstance(d, PluginResourcesEnsure):
+            told.append("ensure")
+        elif isinstance(d, PluginResourcesDelete):
+            told.append(f"delete ({d.reason})")
+        elif isinstance(d, PodsKill):
+            told.append(f"kill {len(d.pods)}")
+        elif isinstance(d, PhaseChanged):
+            told.append(d.phase)
+    return told
 
 
 def running(script: JobScript, version: int = 0) -> JobScript:

@@ -52,7 +52,14 @@ from events.topics import split_job_key
 #: the Job is already past it: see `staleness`)
 Handler = Callable[[Any], Awaitable[bool]]
 
-_PODGROUP_FIELDS = ("minMember", "minTaskMember", "queue", "minResources", "priorityClassName")
+_PODGROUP_FIELDS = (
+    "minMember",
+    "minTaskMember",
+    "queue",
+    "minResources",
+    "priorityClassName",
+    "subGroupPolicy",
+)
 _log = structlog.get_logger("lavalog.actuator")
 
 

@@ -42,10 +42,19 @@ def _task_with_defaults(index: int, task: TaskSpec) -> TaskSpec:
     return msgspec.structs.replace(
         task,
         name=task.name or f"{DEFAULT_TASK_PREFIX}{index}",
-        min_available=task.replicas if task.min_available is None else task.min_available,
+        min_available=_task_minimum(task) if task.min_available is None else task.min_available,
         max_retry=task.max_retry or DEFAULT_MAX_RETRY,
         template=_template_with_dns_policy(task.template),
     )
+
+
+def _task_minimum(task: TaskSpec) -> int:
+    """A task's minAvailable when the user gave none: `minPartitions` whole partitions when
+    the task is partitioned and asks for some, else every replica."""
+    policy = task.partition_policy
+    if policy is not None and policy.min_partitions > 0:
+        return policy.min_partitions * policy.partition_size
+    return task.replicas
 
 
 def _template_with_dns_policy(template: dict[str, Any]) -> dict[str, Any]:

@@ -427,6 +427,11 @@ REJECTED = [
         id="ssh-port-range",
     ),
     pytest.param(
+        job(task("ps"), task("worker"), plugins={"tensorflow": ["--port=70000"]}),
+        [("spec.plugins[tensorflow]", "plugin tensorflow: -port=70000 is not a port number")],
+        id="framework-port-range",
+    ),
+    pytest.param(
         job(task("worker"), plugins={"ray": []}),
         [("spec.plugins[ray]", "the ray head task 'head' does not exist")],
         id="ray-head-missing",

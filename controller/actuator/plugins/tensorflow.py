@@ -24,7 +24,7 @@ from events.decisions import PodRef
 
 #: the roles in the order they appear in TF_CONFIG's "cluster"
 ROLES = ("ps", "worker", "chief", "evaluator")
-FLAGS = FlagSet("tensorflow", {**{role: role for role in ROLES}, "port": 2222})
+FLAGS = FlagSet("tensorflow", {**{role: role for role in ROLES}, "port": 2222}, ports={"port"})
 #: the order a task name is matched against roles (Volcano's `getTaskType`)
 _TYPE_ORDER = ("chief", "worker", "ps", "evaluator")
 

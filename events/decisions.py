@@ -90,6 +90,14 @@ class PluginResourcesEnsure(Decision, frozen=True, kw_only=True, tag="PluginReso
     task_replicas: dict[str, int]
 
 
+class PluginResourcesDelete(Decision, frozen=True, kw_only=True, tag="PluginResourcesDelete"):
+    """Delete what the job's plugins created: the whole job was killed (Volcano's killJob
+    calls each plugin's OnJobDelete), so its next run gets them afresh (new ssh keys)."""
+
+    plugins: dict[str, list[str]]
+    reason: str
+
+
 class PodsCreate(Decision, frozen=True, kw_only=True, tag="PodsCreate"):
     """Create these pods from their task templates, labelled with `job_version`."""
 
@@ -150,6 +158,7 @@ AnyDecision = (
     | PodGroupCreate
     | PodGroupDelete
     | PluginResourcesEnsure
+    | PluginResourcesDelete
     | PodsCreate
     | PodsKill
     | StatusWrite

@@ -62,6 +62,8 @@ class Action(StrEnum):
     RESTART_JOB = "RestartJob"
     RESTART_TASK = "RestartTask"
     RESTART_POD = "RestartPod"
+    #: restart the pods of the partition (`partitionPolicy`) the event's pod belongs to
+    RESTART_PARTITION = "RestartPartition"
     TERMINATE_JOB = "TerminateJob"
     COMPLETE_JOB = "CompleteJob"
     RESUME_JOB = "ResumeJob"
@@ -103,6 +105,30 @@ class DependsOn(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True)
     iteration: str = ""
 
 
+class NetworkTopologySpec(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
+    """How far (which tier of the network) the gang's pods may spread; `mode` hard or soft.
+    `highestTierAllowed` and `highestTierName` are alternatives."""
+
+    mode: str = ""
+    highest_tier_allowed: int | None = None
+    highest_tier_name: str = ""
+
+
+class PartitionPolicySpec(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
+    """A task's replicas in `totalPartitions` groups of `partitionSize` pods (pod index //
+    partitionSize), each scheduled as a sub-gang; `minPartitions` of them are the task's
+    minimum."""
+
+    total_partitions: int = 0
+    partition_size: int = 0
+    network_topology: NetworkTopologySpec | None = None
+    min_partitions: int = 0
+
+    def partition_of(self, index: int) -> int:
+        """The partition of the task's pod `index` (0 when the size is invalid, as Volcano)."""
+        return index // self.partition_size if self.partition_size > 0 else 0
+
+
 class TaskSpec(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
     """One task (a set of identical replicas) of a job."""
 
@@ -113,6 +139,7 @@ class TaskSpec(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
     policies: tuple[LifecyclePolicy, ...] = ()
     depends_on: DependsOn | None = None
     topology_policy: str = ""
+    partition_policy: PartitionPolicySpec | None = None
     #: the pod template (`v1.PodTemplateSpec`), kept as the user wrote it
     template: dict[str, Any] = {}
 
@@ -132,7 +159,7 @@ class JobSpec(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
     tasks: tuple[TaskSpec, ...] = ()
     volumes: tuple[dict[str, Any], ...] = ()
     running_estimate: str | None = None
-    network_topology: dict[str, Any] | None = None
+    network_topology: NetworkTopologySpec | None = None
 
     def task(self, name: str) -> TaskSpec | None:
         """The task called `name`, if the job has one."""

@@ -27,13 +27,18 @@ from controller.actuator.job import JobView
 from controller.actuator.plugins import KeyGenerator
 from controller.actuator.podgroup import build_podgroup
 from controller.actuator.pods import build_pods
-from controller.actuator.resources import KEEP_EXISTING_KINDS, build_plugin_resources
+from controller.actuator.resources import (
+    KEEP_EXISTING_KINDS,
+    build_plugin_resources,
+    plugin_resource_paths,
+)
 from controller.actuator.sshkeys import generate_key_pair
 from controller.actuator.staleness import pods_are_stale, status_is_older
 from events.decisions import (
     AnyDecision,
     Decision,
     JobDelete,
+    PluginResourcesDelete,
     PluginResourcesEnsure,
     PodGroupCreate,
     PodGroupDelete,
@@ -47,7 +52,14 @@ from events.topics import split_job_key
 #: the Job is already past it: see `staleness`)
 Handler = Callable[[Any], Awaitable[bool]]
 
-_PODGROUP_FIELDS = ("minMember", "minTaskMember", "queue", "minResources", "priorityClassName")
+_PODGROUP_FIELDS = (
+    "minMember",
+    "minTaskMember",
+    "queue",
+    "minResources",
+    "priorityClassName",
+    "subGroupPolicy",
+)
 _log = structlog.get_logger("lavalog.actuator")
 
 
@@ -75,6 +87,7 @@ class Applier:
             PodGroupCreate: self._create_podgroup,
             PodGroupDelete: self._delete_podgroup,
             PluginResourcesEnsure: self._ensure_plugin_resources,
+            PluginResourcesDelete: self._delete_plugin_resources,
             PodsCreate: self._create_pods,
             PodsKill: self._kill_pods,
             StatusWrite: self._write_status,
@@ -129,6 +142,14 @@ class Applier:
             build_plugin_resources, job, decision, keygen=self._keygen
         )
         await _all(self._api.upsert(m, _merge_plugin_resource) for m in manifests)
+        return True
+
+    async def _delete_plugin_resources(self, decision: PluginResourcesDelete) -> bool:
+        # Only for the live incarnation: a Job recreated under the name owns these names now
+        # (a gone Job's objects go with it, through their owner references).
+        if await self._read_job(decision) is None:
+            return False
+        await _all(self._api.delete(path) for path in plugin_resource_paths(decision))
         return True
 
     async def _create_pods(self, decision: PodsCreate) -> bool:

@@ -17,6 +17,8 @@ TEMPLATE_UID = "volcano.sh/template-uid"
 #: the PodGroup a pod belongs to, for the gang scheduler
 GROUP_NAME = "scheduling.k8s.io/group-name"
 NUMA_POLICY = "volcano.sh/numa-topology-policy"
+#: the partition (`partitionPolicy`) a pod belongs to; PodGroup sub-groups match on it
+PARTITION_ID = "volcano.sh/partition-id"
 
 PREEMPTABLE = "volcano.sh/preemptable"
 COOLDOWN_TIME = "volcano.sh/cooldown-time"

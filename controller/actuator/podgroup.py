@@ -10,6 +10,11 @@ keep their order), then
 * if `minMember` is below the sum of the tasks' minimums, the first `minMember` pods in
   that order;
 * else every task's minimum, then further replicas in that order up to `minMember`.
+
+The job's `networkTopology` becomes the PodGroup's, and each partitioned task
+(`partitionPolicy`) a `subGroupPolicy` entry: its pods (by task label) grouped by their
+`volcano.sh/partition-id` label, `partitionSize` pods per sub-group, `minPartitions` of
+them needed, the partition's own network topology (`setPgSubGroupPolicy`).
 """
 
 from __future__ import annotations
@@ -17,6 +22,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import msgspec
+
+from controller.actuator import labels
 from controller.actuator.job import JobView
 from controller.actuator.usage import ResourceList, add, pod_usage, times
 from events.decisions import PodGroupCreate
@@ -47,7 +55,27 @@ def build_podgroup(
     }
     if decision.priority_class_name:
         spec["priorityClassName"] = decision.priority_class_name
+    if view.spec.network_topology is not None:
+        spec["networkTopology"] = msgspec.to_builtins(view.spec.network_topology)
+    sub_groups = [_sub_group(task) for task in view.spec.tasks if task.partition_policy]
+    if sub_groups:
+        spec["subGroupPolicy"] = sub_groups
     return {"apiVersion": API_VERSION, "kind": KIND, "metadata": metadata, "spec": spec}
+
+
+def _sub_group(task: TaskSpec) -> dict[str, Any]:
+    policy = task.partition_policy
+    assert policy is not None
+    sub_group: dict[str, Any] = {
+        "name": task.name,
+        "subGroupSize": policy.partition_size,
+        "minSubGroups": policy.min_partitions,
+        "labelSelector": {"matchLabels": {labels.TASK_SPEC: task.name}},
+        "matchLabelKeys": [labels.PARTITION_ID],
+    }
+    if policy.network_topology is not None:
+        sub_group["networkTopology"] = msgspec.to_builtins(policy.network_topology)
+    return sub_group
 
 
 def min_resources(

@@ -114,6 +114,8 @@ def _labels(job: JobView, task: TaskSpec, index: int) -> dict[str, str]:
         labels.QUEUE_NAME: job.spec.queue,
     }
     found.update({k: job.labels[k] for k in _FROM_JOB_LABELS if k in job.labels})
+    if task.partition_policy is not None:
+        found[labels.PARTITION_ID] = str(task.partition_policy.partition_of(index))
     return found
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import msgspec
 
+from controller.actuator.plugins import with_dependencies
 from events.volcano import JobSpec, TaskSpec
 
 DEFAULT_QUEUE = "default"
@@ -19,13 +20,6 @@ DEFAULT_SCHEDULER = "volcano"
 DEFAULT_MAX_RETRY = 3
 #: unnamed tasks become `default0`, `default1`, ... by their index
 DEFAULT_TASK_PREFIX = "default"
-#: plugins that need others: the distributed frameworks address peers through svc's
-#: headless Service and hosts file, and mpi also logs in to them through ssh
-IMPLIED_PLUGINS: dict[str, tuple[str, ...]] = {
-    "tensorflow": ("svc",),
-    "pytorch": ("svc",),
-    "mpi": ("svc", "ssh"),
-}
 
 
 def with_defaults(spec: JobSpec) -> JobSpec:
@@ -39,7 +33,8 @@ def with_defaults(spec: JobSpec) -> JobSpec:
         tasks=tasks,
         # the gang is every task's own minimum, counted after those were defaulted
         min_available=spec.min_available or sum(task.min_available or 0 for task in tasks),
-        plugins=_plugins_with_implied(spec.plugins),
+        # the plugins others need (svc for the distributed frameworks, ssh for mpi)
+        plugins=with_dependencies(spec.plugins),
     )
 
 
@@ -47,18 +42,19 @@ def _task_with_defaults(index: int, task: TaskSpec) -> TaskSpec:
     return msgspec.structs.replace(
         task,
         name=task.name or f"{DEFAULT_TASK_PREFIX}{index}",
-        min_available=task.replicas if task.min_available is None else task.min_available,
+        min_available=_task_minimum(task) if task.min_available is None else task.min_available,
         max_retry=task.max_retry or DEFAULT_MAX_RETRY,
         template=_template_with_dns_policy(task.template),
     )
 
 
-def _plugins_with_implied(plugins: dict[str, list[str]]) -> dict[str, list[str]]:
-    result = dict(plugins)
-    for plugin in plugins:
-        for implied in IMPLIED_PLUGINS.get(plugin, ()):
-            result.setdefault(implied, [])
-    return result
+def _task_minimum(task: TaskSpec) -> int:
+    """A task's minAvailable when the user gave none: `minPartitions` whole partitions when
+    the task is partitioned and asks for some, else every replica."""
+    policy = task.partition_policy
+    if policy is not None and policy.min_partitions > 0:
+        return policy.min_partitions * policy.partition_size
+    return task.replicas
 
 
 def _template_with_dns_policy(template: dict[str, Any]) -> dict[str, Any]:

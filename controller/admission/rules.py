@@ -12,8 +12,17 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from controller.actuator.plugins import problems as plugin_problems
 from events.durations import parse_duration
-from events.volcano import Action, Event, FieldError, JobSpec, LifecyclePolicy, TaskSpec
+from events.volcano import (
+    Action,
+    Event,
+    FieldError,
+    JobSpec,
+    LifecyclePolicy,
+    NetworkTopologySpec,
+    TaskSpec,
+)
 
 _S = TypeVar("_S", JobSpec, TaskSpec)
 
@@ -36,13 +45,14 @@ POLICY_ACTIONS = (
     Action.RESTART_JOB,
     Action.RESTART_TASK,
     Action.RESTART_POD,
+    Action.RESTART_PARTITION,
     Action.TERMINATE_JOB,
     Action.COMPLETE_JOB,
     Action.RESUME_JOB,
 )
-TARGETED_ACTIONS = frozenset({Action.RESTART_TASK, Action.RESTART_POD})
-#: job plugins lavalog implements (Volcano's plugin registry in `plugins/factory.go`)
-PLUGINS = ("env", "svc", "ssh", "tensorflow", "pytorch", "mpi")
+TARGETED_ACTIONS = frozenset({Action.RESTART_TASK, Action.RESTART_POD, Action.RESTART_PARTITION})
+#: `networkTopology.mode` (the CRD's enum; empty means the default, hard)
+NETWORK_TOPOLOGY_MODES = ("", "hard", "soft")
 ITERATIONS = ("", "any", "all")
 _ALL_EVENTS = frozenset(Event)
 _ALL_ACTIONS = frozenset(Action)
@@ -143,6 +153,66 @@ def check_ranges(spec: JobSpec, given: JobSpec) -> Iterator[FieldError]:
     for index, (task, given_task) in enumerate(zip(spec.tasks, given.tasks, strict=True)):
         for task_range in TASK_RANGES:
             yield from task_range.check(task, given_task, f"spec.tasks[{index}]")
+    yield from check_topology(spec)
+
+
+def check_topology(spec: JobSpec) -> Iterator[FieldError]:
+    """`networkTopology` and each task's `partitionPolicy` (`validatePartitionPolicy`, the
+    CRD's minimums and enum), which both a new job and a scaled one must keep."""
+    yield from _check_network_topology(spec.network_topology, "spec.networkTopology")
+    for index, task in enumerate(spec.tasks):
+        policy = task.partition_policy
+        if policy is None:
+            continue
+        path = f"spec.tasks[{index}].partitionPolicy"
+        if policy.total_partitions <= 0:
+            yield FieldError(
+                f"{path}.totalPartitions",
+                f"{policy.total_partitions} must be greater than 0 (the number of partitions)",
+            )
+        elif policy.partition_size <= 0:
+            yield FieldError(
+                f"{path}.partitionSize",
+                f"{policy.partition_size} must be greater than 0 (the pods of each partition)",
+            )
+        elif task.replicas != policy.total_partitions * policy.partition_size:
+            yield FieldError(
+                path,
+                f"totalPartitions * partitionSize ({policy.total_partitions} * "
+                f"{policy.partition_size}) must equal the task's replicas ({task.replicas})",
+            )
+        elif (
+            policy.min_partitions > 0
+            and task.min_available != policy.min_partitions * policy.partition_size
+        ):
+            yield FieldError(
+                f"spec.tasks[{index}].minAvailable",
+                f"{task.min_available} is not minPartitions * partitionSize "
+                f"({policy.min_partitions} * {policy.partition_size}); leave minAvailable "
+                "unset to have it derived",
+            )
+        if policy.min_partitions < 0:
+            yield FieldError(f"{path}.minPartitions", f"{policy.min_partitions} is below 0")
+        yield from _check_network_topology(policy.network_topology, f"{path}.networkTopology")
+
+
+def _check_network_topology(
+    topology: NetworkTopologySpec | None, path: str
+) -> Iterator[FieldError]:
+    if topology is None:
+        return
+    if topology.mode not in NETWORK_TOPOLOGY_MODES:
+        yield FieldError(f"{path}.mode", f"{topology.mode!r} is not a mode; use hard or soft")
+    if topology.highest_tier_allowed is not None and topology.highest_tier_allowed < 0:
+        yield FieldError(
+            f"{path}.highestTierAllowed", f"{topology.highest_tier_allowed} is below 0"
+        )
+    if topology.highest_tier_allowed is not None and topology.highest_tier_name:
+        yield FieldError(
+            path,
+            "must not specify 'highestTierAllowed' and 'highestTierName' in networkTopology "
+            "simultaneously",
+        )
 
 
 def check_new_job(spec: JobSpec, given: JobSpec) -> list[FieldError]:
@@ -284,35 +354,11 @@ def _check_timeout(timeout: str | None, path: str) -> Iterator[FieldError]:
 
 
 def _check_plugins(spec: JobSpec) -> Iterator[FieldError]:
-    for name in spec.plugins:
-        if name not in PLUGINS:
-            yield FieldError(
-                f"spec.plugins[{name}]", f"unknown plugin; lavalog has {', '.join(PLUGINS)}"
-            )
-    if "mpi" in spec.plugins:
-        names = {task.name for task in spec.tasks}
-        for role in ("master", "worker"):
-            task = _flag(spec.plugins["mpi"], role, default=role)
-            if task not in names:
-                yield FieldError(
-                    "spec.plugins[mpi]",
-                    f"the mpi {role} task {task!r} does not exist; name an existing task "
-                    f"with --{role}=<task> (the default is {role!r})",
-                )
-
-
-def _flag(args: Sequence[str], name: str, *, default: str) -> str:
-    """The value of `--name=value` (or `-name value`) in plugin arguments, read as Go's flag
-    package reads them."""
-    value = default
-    items = iter(args)
-    for arg in items:
-        if not arg.startswith("-") or arg in ("-", "--"):
-            break
-        key, has_value, text = arg.lstrip("-").partition("=")
-        if key == name:
-            value = text if has_value else next(items, value)
-    return value
+    """Known plugins, arguments that parse completely (Volcano would drop the rest of the
+    list silently), and the tasks a plugin needs (mpi's master, as Volcano's admission)."""
+    tasks = {task.name for task in spec.tasks}
+    for name, problem in plugin_problems(spec.plugins, tasks):
+        yield FieldError(f"spec.plugins[{name}]", problem)
 
 
 def _check_volumes(spec: JobSpec) -> Iterator[FieldError]:

@@ -25,6 +25,7 @@ from events.decisions import (
     JobDelete,
     JobRejected,
     PhaseChanged,
+    PluginResourcesDelete,
     PluginResourcesEnsure,
     PodGroupCreate,
     PodGroupDelete,
@@ -193,6 +194,10 @@ def _resources_ensured(state: JobState, event: PluginResourcesEnsure) -> JobStat
     return replace(state, resources_for=dict(event.task_replicas))
 
 
+def _resources_deleted(state: JobState, event: PluginResourcesDelete) -> JobState:
+    return replace(state, resources_for={})
+
+
 def _pods_create(state: JobState, event: PodsCreate) -> JobState:
     pods = dict(state.pods)
     for ref in event.pods:
@@ -250,6 +255,7 @@ _RULES: dict[type, Callable[[JobState, Any], JobState]] = {
     PodGroupCreate: _podgroup_create,
     PodGroupDelete: _podgroup_delete,
     PluginResourcesEnsure: _resources_ensured,
+    PluginResourcesDelete: _resources_deleted,
     PodsCreate: _pods_create,
     PodsKill: _pods_kill,
     StatusWrite: _status_write,

@@ -13,7 +13,14 @@ from controller.decider.request import ActionRequest
 from controller.decider.state import JobState, PodRecord
 from controller.decider.step import Step
 from controller.decider.transitions import CREATING_PHASES, Transition, enter_phase
-from events.decisions import PluginResourcesEnsure, PodGroupCreate, PodRef, PodsCreate, PodsKill
+from events.decisions import (
+    PluginResourcesDelete,
+    PluginResourcesEnsure,
+    PodGroupCreate,
+    PodRef,
+    PodsCreate,
+    PodsKill,
+)
 from events.topics import split_job_key
 from events.volcano import Action, DependsOn, JobPhase, JobSpec, PodPhase
 
@@ -28,7 +35,8 @@ _READY = frozenset({PodPhase.RUNNING, PodPhase.SUCCEEDED})
 def kill_job(
     step: Step, retain: frozenset[str], update: UpdateStatus | None, *, reason: str
 ) -> None:
-    """Delete every pod not in a `retain` phase; on the last retry keep finished pods."""
+    """Delete every pod not in a `retain` phase (on the last retry keep finished pods), and
+    the plugins' objects, which the job's next run, if any, creates afresh."""
     state = step.state
     if state.deleting:
         return
@@ -36,21 +44,45 @@ def kill_job(
         retain = RETAIN_SOFT
     victims = [pod for pod in state.pods.values() if not pod.deleting and pod.phase not in retain]
     _kill(step, victims, reason=reason)
+    if state.resources_for:
+        step.emit(PluginResourcesDelete, plugins=step.spec.plugins, reason=reason)
     settle(step, update)
 
 
 def kill_target(step: Step, request: ActionRequest, update: UpdateStatus) -> None:
-    """RestartTask kills every pod of the task; RestartPod kills the one pod."""
+    """RestartTask kills every pod of the task; RestartPod kills the one pod;
+    RestartPartition the pods of the partition the event's pod belongs to."""
     state = step.state
     if state.deleting:
         return
     trigger = request.trigger
     if request.action == Action.RESTART_POD:
         victims = [pod for pod in state.pods.values() if pod.name == trigger.pod]
+    elif request.action == Action.RESTART_PARTITION:
+        victims = partition_pods(step, request)
     else:
         victims = [pod for pod in state.pods.values() if pod.task == trigger.task]
     _kill(step, [pod for pod in victims if not pod.deleting], reason=request.action)
     settle(step, update)
+
+
+def partition_pods(step: Step, request: ActionRequest) -> list[PodRecord]:
+    """The pods of the partition of the event's pod (index // partitionSize within its
+    task); none when the task has no `partitionPolicy` or the event names no pod."""
+    trigger = request.trigger
+    task = step.spec.task(trigger.task)
+    if task is None or task.partition_policy is None or not trigger.pod:
+        return []
+    policy = task.partition_policy
+    known = step.state.pods.get(trigger.pod)
+    # an evicted pod is gone from the state: its index is the last part of its name
+    index = known.index if known is not None else int(trigger.pod.rsplit("-", 1)[-1])
+    partition = policy.partition_of(index)
+    return [
+        pod
+        for pod in step.state.pods.values()
+        if pod.task == task.name and policy.partition_of(pod.index) == partition
+    ]
 
 
 def sync_job(step: Step, update: UpdateStatus | None) -> None:

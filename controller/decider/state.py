@@ -83,7 +83,8 @@ class JobState(msgspec.Struct, frozen=True):
     podgroup: PodGroupRecord | None = None
     #: uid of the PodGroup the decider deleted; late news of it is ignored
     retired_podgroup_uid: str = ""
-    #: task replicas the plugin resources were last ensured for
+    #: task replicas the plugin resources were last ensured for; {} while there are none
+    #: (not yet ensured, or deleted when the whole job was killed)
     resources_for: dict[str, int] = {}
     #: pending delayed actions and TTL deletions, as they were scheduled
     timers: dict[str, TimerScheduled] = {}

@@ -10,9 +10,10 @@ import pytest
 
 from controller.actuator.plugins import (
     KeyPair,
+    ObjectRef,
     PluginError,
-    argument_errors,
     build_plugins,
+    problems,
     with_dependencies,
 )
 from controller.actuator.plugins.args import FlagSet
@@ -24,7 +25,7 @@ from tests.data import load_job
 
 # --- arguments ------------------------------------------------------------------------
 
-FLAGS = FlagSet("demo", {"ps": "ps", "port": 2222, "dry": False})
+FLAGS = FlagSet("demo", {"ps": "ps", "port": 2222, "dry": False}, ports={"port"})
 
 
 @pytest.mark.parametrize(
@@ -36,11 +37,27 @@ FLAGS = FlagSet("demo", {"ps": "ps", "port": 2222, "dry": False})
         pytest.param(["--dry"], {"dry": True}, "", id="bare-bool"),
         pytest.param(["--dry=false"], {"dry": False}, "", id="bool-value"),
         pytest.param(["--port=0x10"], {"port": 16}, "", id="hex-int"),
-        pytest.param(["--ps=a", "extra", "--port=1"], {"ps": "a", "port": 2222}, "", id="stops-at-non-flag"),
-        pytest.param(["--", "--port=1"], {"port": 2222}, "", id="stops-at-terminator"),
+        pytest.param(["--dry", "--"], {"dry": True}, "", id="terminator-at-end"),
+        pytest.param(
+            ["--ps=a", "extra", "--port=1"], {"ps": "a", "port": 2222},
+            "plugin demo: 'extra' is not a flag, and Volcano would silently ignore it and "
+            "everything after it; write flags as --name=value",
+            id="non-flag-is-an-error",
+        ),
+        pytest.param(
+            ["--", "--port=1"], {"port": 2222},
+            "plugin demo: '--port=1' is not a flag, and Volcano would silently ignore it and "
+            "everything after it; write flags as --name=value",
+            id="arguments-after-terminator",
+        ),
         pytest.param(
             ["--ps=a", "--nope", "--port=1"], {"ps": "a", "port": 2222},
-            "plugin demo: flag provided but not defined: -nope", id="unknown-flag-stops",
+            "plugin demo: flag provided but not defined: -nope (demo takes --ps, --port, --dry)",
+            id="unknown-flag",
+        ),
+        pytest.param(
+            ["--port=70000"], {"port": 2222},
+            "plugin demo: -port=70000 is not a port number; use 1 to 65535", id="port-range",
         ),
         pytest.param(
             ["--port=many"], {"port": 2222},
@@ -60,17 +77,34 @@ def test_arguments_parse_like_go_flag(args: list[str], values: dict[str, Any], e
     assert parsed.error == error
 
 
-def test_argument_errors_are_reported_not_fatal() -> None:
+def test_problems_name_each_plugin_that_admission_rejects() -> None:
     plugins = {
         "svc": ["--publish-not-ready-addresses", "--bogus"],
         "env": [],
         "tensorflow": ["--port=x"],
+        "gang": [],
+        "mpi": ["--master=launcher"],
+        "ray": [],
     }
-    assert argument_errors(plugins) == [
-        "plugin svc: flag provided but not defined: -bogus",
-        'plugin tensorflow: invalid value "x" for flag -port',
-    ]
-    assert [p.name for p in build_plugins(plugins)] == ["env", "svc", "tensorflow"]
+    assert list(problems(plugins, {"master", "worker"})) == [
+        ("svc", "plugin svc: flag provided but not defined: -bogus (svc takes "
+         "--publish-not-ready-addresses, --disable-network-policy, --inject-hosts-env)"),
+        ("tensorflow", 'plugin tensorflow: invalid value "x" for flag -port'),
+        ("gang", "unknown plugin; lavalog has env, svc, ssh, tensorflow, pytorch, mpi, ray, "
+         "hcclrank"),
+        ("mpi", "the mpi master task 'launcher' does not exist; name an existing task with "
+         "--master=<task> (the default is 'master')"),
+        ("ray", "the ray head task 'head' does not exist; name an existing task with "
+         "--head=<task> (the default is 'head')"),
+    ]  # fmt: skip
+    assert list(problems({"mpi": [], "ray": ["--head=master"]}, {"master"})) == []
+
+
+def test_building_plugins_with_a_bad_argument_fails() -> None:
+    """A Job edited after admission (the actuator reads the Job as it is now) must not get
+    pods built from half its arguments."""
+    with pytest.raises(PluginError, match="flag provided but not defined: -bogus"):
+        build_plugins({"svc": ["--bogus"]})
 
 
 @pytest.mark.parametrize(
@@ -82,6 +116,8 @@ def test_argument_errors_are_reported_not_fatal() -> None:
         ),
         pytest.param({"pytorch": []}, {"pytorch": [], "svc": []}, id="pytorch"),
         pytest.param({"mpi": []}, {"mpi": [], "svc": [], "ssh": []}, id="mpi"),
+        pytest.param({"ray": []}, {"ray": [], "svc": []}, id="ray"),
+        pytest.param({"hcclrank": []}, {"hcclrank": []}, id="hcclrank"),
         pytest.param(
             {"mpi": [], "svc": ["--disable-network-policy"]},
             {"mpi": [], "svc": ["--disable-network-policy"], "ssh": []},
@@ -194,11 +230,8 @@ def test_svc_objects_for_tensorflow_job() -> None:
         "volcano.sh/job-namespace": "default",
     }
     service = objects["Service/tensorflow-dist-mnist"]
-    assert service["spec"] == {
-        "clusterIP": "None",
-        "selector": selector,
-        "ports": [{"name": "placeholder-volcano", "port": 1, "protocol": "TCP", "targetPort": 1}],
-    }
+    # headless and without ports, as Volcano's createServiceIfNotExist writes it
+    assert service["spec"] == {"clusterIP": "None", "selector": selector}
     assert service["metadata"]["ownerReferences"][0]["uid"] == UID
     assert objects["NetworkPolicy/tensorflow-dist-mnist"]["spec"] == {
         "podSelector": {"matchLabels": selector},
@@ -230,6 +263,59 @@ def test_svc_flags(args: list[str], kinds: list[str], publish: bool | None) -> N
     objects = resources(two_task_job({"svc": args}, ("worker", 2)))
     assert sorted(m["kind"] for m in objects.values()) == kinds
     assert objects["Service/job"]["spec"].get("publishNotReadyAddresses") is publish
+
+
+def test_svc_inject_hosts_env_false_keeps_only_the_hosts_files() -> None:
+    job = two_task_job({"svc": ["--inject-hosts-env=false"]}, ("worker", 2))
+    spec = pod(job, "worker", 0)["spec"]
+    for container in spec["containers"] + spec["initContainers"]:
+        assert "env" not in container
+        assert container["volumeMounts"] == [{"name": "job-svc", "mountPath": "/etc/volcano"}]
+    assert (
+        resources(job)["ConfigMap/job-svc"]["data"]["worker.host"]
+        == "job-worker-0.job\njob-worker-1.job"
+    )
+    on = pod(two_task_job({"svc": ["--inject-hosts-env"]}, ("worker", 2)), "worker", 0)["spec"]
+    assert [e["name"] for e in on["containers"][0]["env"]] == ["VC_WORKER_HOSTS", "VC_WORKER_NUM"]
+
+
+@pytest.mark.parametrize(
+    ("plugins", "refs"),
+    [
+        pytest.param({"svc": []}, [
+            ObjectRef("v1", "ConfigMap", "job-svc"),
+            ObjectRef("v1", "Service", "job"),
+            ObjectRef("networking.k8s.io/v1", "NetworkPolicy", "job"),
+        ], id="svc"),
+        pytest.param({"svc": ["--disable-network-policy"]}, [
+            ObjectRef("v1", "ConfigMap", "job-svc"), ObjectRef("v1", "Service", "job"),
+        ], id="svc-without-network-policy"),
+        pytest.param({"ssh": []}, [ObjectRef("v1", "Secret", "job-ssh")], id="ssh"),
+        pytest.param({"env": [], "pytorch": [], "hcclrank": []}, [
+            ObjectRef("v1", "ConfigMap", "job-svc"),
+            ObjectRef("v1", "Service", "job"),
+            ObjectRef("networking.k8s.io/v1", "NetworkPolicy", "job"),
+        ], id="frameworks-own-nothing-but-svc"),
+        pytest.param({"ray": []}, [
+            ObjectRef("v1", "ConfigMap", "job-svc"),
+            ObjectRef("v1", "Service", "job"),
+            ObjectRef("networking.k8s.io/v1", "NetworkPolicy", "job"),
+            ObjectRef("v1", "Service", "job-head-svc"),
+        ], id="ray"),
+    ],
+)  # fmt: skip
+def test_resource_refs_name_every_object_written(
+    plugins: dict[str, list[str]], refs: list[ObjectRef]
+) -> None:
+    """What killing the whole job deletes is exactly what ensuring the resources wrote."""
+    found = [r for p in build_plugins(plugins) for r in p.job_resource_refs("job")]
+    assert found == refs
+    job = two_task_job(plugins, ("head", 1), ("worker", 1))
+    written = [
+        ObjectRef(m["apiVersion"], m["kind"], m["metadata"]["name"])
+        for m in build_plugin_resources(job, ensure(job), keygen=fake_keys)
+    ]
+    assert sorted(written) == sorted(refs)
 
 
 def test_svc_task_names_with_dashes_and_fixed_hostname() -> None:
@@ -267,12 +353,27 @@ def test_ssh_secret_for_mpi_job() -> None:
         "UserKnownHostsFile /dev/null\n"
         "Host lm-mpi-job-mpimaster-0\n"
         "  HostName lm-mpi-job-mpimaster-0.lm-mpi-job\n"
+        "  Port 22\n"
         "Host lm-mpi-job-mpiworker-0\n"
         "  HostName lm-mpi-job-mpiworker-0.lm-mpi-job\n"
+        "  Port 22\n"
         "Host lm-mpi-job-mpiworker-1\n"
         "  HostName lm-mpi-job-mpiworker-1.lm-mpi-job\n"
+        "  Port 22\n"
     )
     assert "Secret" in KEEP_EXISTING_KINDS and "ConfigMap" not in KEEP_EXISTING_KINDS
+
+
+def test_ssh_port_in_config() -> None:
+    job = two_task_job({"ssh": ["--ssh-port=2222"]}, ("worker", 1))
+    (secret,) = resources(job).values()
+    assert base64.b64decode(secret["data"]["config"]).decode() == (
+        "StrictHostKeyChecking no\n"
+        "UserKnownHostsFile /dev/null\n"
+        "Host job-worker-0\n"
+        "  HostName job-worker-0.job\n"
+        "  Port 2222\n"
+    )
 
 
 def test_ssh_user_keys_need_no_generator() -> None:
@@ -295,15 +396,15 @@ def test_ssh_without_generator_or_keys() -> None:
 
 
 @pytest.mark.parametrize(
-    ("args", "path"),
+    ("args", "path", "mode"),
     [
-        ([], "/root/.ssh"),
-        (["--ssh-key-file-path=/home/mpi/.ssh"], "/home/mpi/.ssh"),
-        (["--no-root"], "/etc/volcano/.ssh"),
-        (["--no-root", "--ssh-key-file-path=/home/mpi/.ssh"], "/home/mpi/.ssh"),
+        ([], "/root/.ssh", 0o600),
+        (["--ssh-key-file-path=/root/.ssh"], "/root/.ssh", 0o600),
+        # a non-root user must be able to read the keys: Volcano's 0644 (420)
+        (["--ssh-key-file-path=/home/mpi/.ssh"], "/home/mpi/.ssh", 0o644),
     ],
 )
-def test_ssh_mount(args: list[str], path: str) -> None:
+def test_ssh_mount(args: list[str], path: str, mode: int) -> None:
     spec = pod(two_task_job({"ssh": args}, ("worker", 1)), "worker", 0)["spec"]
     assert spec["volumes"] == [
         {
@@ -316,7 +417,7 @@ def test_ssh_mount(args: list[str], path: str) -> None:
                     {"key": "authorized_keys", "path": ".ssh/authorized_keys"},
                     {"key": "config", "path": ".ssh/config"},
                 ],
-                "defaultMode": 0o600,
+                "defaultMode": mode,
             },
         }
     ]
@@ -387,7 +488,7 @@ def test_pytorch_ranks(task: str, index: int, rank: str | None) -> None:
     env = env_of(container)
     assert env["MASTER_ADDR"] == "job-master-0.job"
     assert env["MASTER_PORT"] == "23456"
-    assert env["WORLD_SIZE"] == "5"
+    assert env["WORLD_SIZE"] == "4"  # master and worker replicas; the logger is no rank
     assert env.get("RANK") == rank
     assert container["ports"] == [{"name": "pytorchjob-port", "containerPort": 23456}]
 
@@ -413,6 +514,130 @@ def test_pytorch_keeps_declared_port_and_skips_job_without_master() -> None:
     assert pod(job, "master", 0)["spec"]["containers"][0]["ports"] == [{"containerPort": 29500}]
     headless = two_task_job({"pytorch": ["--master=chief"]}, ("master", 1), ("worker", 1))
     assert "MASTER_ADDR" not in env_of(pod(headless, "worker", 0)["spec"]["containers"][0])
+
+
+def test_pytorch_wait_for_master_init_container() -> None:
+    args = ["--wait-master-enabled", "--wait-master-timeout=600", "--wait-master-image=alpine:3"]
+    job = two_task_job({"pytorch": args}, ("master", 1), ("worker", 2))
+    init = pod(job, "worker", 1)["spec"]["initContainers"]
+    assert [c["name"] for c in init] == ["init", "wait-for-master"]
+    assert init[1] == {
+        "name": "wait-for-master",
+        "image": "alpine:3",
+        "command": ["sh", "-c", (
+            'echo "Waiting for master node job-master-0.job:23456 to be ready..."\n'
+            "TIMEOUT=600\n"
+            "ELAPSED=0\n"
+            "until { nc -z job-master-0.job 23456 || echo > /dev/tcp/job-master-0.job/23456; }"
+            " 2>/dev/null; do\n"
+            "  if [ $ELAPSED -ge $TIMEOUT ]; then\n"
+            '    echo "Timeout waiting for master after ${TIMEOUT} seconds"\n'
+            "    exit 1\n"
+            "  fi\n"
+            '  echo "Master not ready yet, retrying in 2 seconds... (elapsed: ${ELAPSED}s)"\n'
+            "  sleep 2\n"
+            "  ELAPSED=$((ELAPSED + 2))\n"
+            "done\n"
+            'echo "Master node is ready!"'
+        )],
+    }  # fmt: skip
+    master_init = pod(job, "master", 0)["spec"]["initContainers"]
+    assert [c["name"] for c in master_init] == ["init"]
+
+
+def test_pytorch_wait_for_master_defaults_and_no_duplicate() -> None:
+    job = two_task_job({"pytorch": ["--wait-master-enabled=true"]}, ("master", 1), ("worker", 1))
+    job["spec"]["tasks"][1]["template"]["spec"]["initContainers"] = [
+        {"name": "wait-for-master", "image": "mine"}
+    ]
+    init = pod(job, "worker", 0)["spec"]["initContainers"]
+    assert [(c["name"], c["image"]) for c in init] == [("wait-for-master", "mine")]
+    job["spec"]["tasks"][1]["template"]["spec"]["initContainers"] = []
+    (added,) = pod(job, "worker", 0)["spec"]["initContainers"]
+    assert added["image"] == "busybox:1.36.1"
+    assert "TIMEOUT=300\n" in added["command"][2]
+    off = two_task_job({"pytorch": []}, ("master", 1), ("worker", 1))
+    assert [c["name"] for c in pod(off, "worker", 0)["spec"]["initContainers"]] == ["init"]
+
+
+# --- ray ------------------------------------------------------------------------------
+
+
+def ray_job(*args: str) -> dict[str, Any]:
+    job = two_task_job({"ray": list(args)}, ("head", 1), ("worker", 2))
+    job["spec"]["tasks"][0]["template"]["spec"]["containers"] = [
+        {"name": "head", "image": "rayproject/ray", "ports": [{"containerPort": 8265}]},
+        {"name": "sidecar", "image": "busybox"},
+    ]
+    return job
+
+
+def test_ray_head_and_worker_commands() -> None:
+    job = ray_job()
+    head, sidecar = pod(job, "head", 0)["spec"]["containers"]
+    assert head["command"] == ["sh", "-c", (
+        "ray start --head --block --dashboard-host=0.0.0.0 --port=6379 --dashboard-port=8265 "
+        "--ray-client-server-port=10001"
+    )]  # fmt: skip
+    assert head["ports"] == [
+        {"containerPort": 8265},  # declared already: not added again
+        {"name": "gcs", "containerPort": 6379},
+        {"name": "client-server", "containerPort": 10001},
+    ]
+    assert "command" not in sidecar and "ports" not in sidecar
+    (worker,) = pod(job, "worker", 1)["spec"]["containers"]
+    assert worker["name"] == "main"  # not the --workerContainer: left alone
+    assert "command" not in worker
+    renamed = ray_job("--workerContainer=main", "--port=7000")
+    (worker,) = pod(renamed, "worker", 1)["spec"]["containers"]
+    assert worker["command"] == ["sh", "-c", "ray start --block --address=job-head-0.job:7000"]
+
+
+def test_ray_head_service() -> None:
+    objects = resources(ray_job("--dashboardPort=9000"))
+    service = objects["Service/job-head-svc"]
+    assert service["metadata"]["ownerReferences"][0]["uid"] == UID
+    assert service["spec"] == {
+        "selector": {
+            "volcano.sh/job-name": "job",
+            "volcano.sh/job-namespace": "default",
+            "volcano.sh/task-spec": "head",
+        },
+        "ports": [
+            {"name": "gcs", "port": 6379, "targetPort": "gcs", "protocol": "TCP"},
+            {"name": "dashboard", "port": 9000, "targetPort": "dashboard", "protocol": "TCP"},
+            {"name": "client-server", "port": 10001, "targetPort": "client-server", "protocol": "TCP"},
+        ],
+    }  # fmt: skip
+    assert "Service/job" in objects  # svc came with ray
+
+
+# --- hcclrank -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("plugins", "task", "index", "rank"),
+    [
+        ({"hcclrank": []}, "master", 1, "1"),
+        ({"hcclrank": []}, "worker", 0, "2"),  # after the master's 2 replicas
+        ({"hcclrank": []}, "worker", 2, "4"),
+        ({"hcclrank": []}, "logger", 0, None),
+        ({"hcclrank": ["--master=worker", "--worker=logger"]}, "logger", 0, "3"),
+        # pytorch's RANK wins: it runs first
+        ({"hcclrank": [], "pytorch": []}, "worker", 2, "3"),
+    ],
+)
+def test_hcclrank_annotation(
+    plugins: dict[str, list[str]], task: str, index: int, rank: str | None
+) -> None:
+    job = two_task_job(plugins, ("master", 2), ("worker", 3), ("logger", 1))
+    assert pod(job, task, index)["metadata"]["annotations"].get("hccl/rankIndex") == rank
+
+
+def test_hcclrank_keeps_an_annotation_the_template_sets() -> None:
+    job = two_task_job({"hcclrank": []}, ("master", 1))
+    job["spec"]["tasks"][0]["template"]["metadata"] = {"annotations": {"hccl/rankIndex": "7"}}
+    assert pod(job, "master", 0)["metadata"]["annotations"]["hccl/rankIndex"] == "7"
 
 
 # --- mpi ------------------------------------------------------------------------------
@@ -452,7 +677,19 @@ def test_mpi_opens_port_on_init_containers_too() -> None:
         assert env_of(container)["MPI_HOST"] == "job-worker-0.job,job-worker-1.job"
 
 
-def test_mpi_without_worker_task() -> None:
+def test_mpi_master_without_worker_task_is_left_alone() -> None:
+    """Volcano returns before opening the port when the worker task is missing."""
     job = two_task_job({"mpi": ["--worker=ranks"]}, ("master", 1), ("worker", 2))
-    with pytest.raises(PluginError, match="worker task 'ranks'"):
-        pod(job, "master", 0)
+    spec = pod(job, "master", 0)["spec"]
+    for container in (spec["initContainers"][0], spec["containers"][0]):
+        assert "ports" not in container
+        assert "MPI_HOST" not in env_of(container)
+    worker = pod(job, "worker", 0)["spec"]["containers"][0]
+    assert worker["ports"] == [{"name": "mpijob-port", "containerPort": 22}]
+
+
+def test_mpi_master_with_empty_worker_task() -> None:
+    job = two_task_job({"mpi": []}, ("master", 1), ("worker", 0))
+    container = pod(job, "master", 0)["spec"]["containers"][0]
+    assert env_of(container)["MPI_HOST"] == ""
+    assert container["ports"] == [{"name": "mpijob-port", "containerPort": 22}]

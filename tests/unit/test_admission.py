@@ -168,6 +168,26 @@ ACCEPTED = [
         ),
         id="mpi-named-roles",
     ),
+    # Volcano admits these: the master runs without MPI_HOST, or with an empty one
+    pytest.param(job(task("master"), plugins={"mpi": []}), id="mpi-worker-missing"),
+    pytest.param(
+        job(task("master"), task("worker", replicas=0), plugins={"mpi": []}), id="mpi-worker-empty"
+    ),
+    pytest.param(
+        job(
+            task("master"),
+            task("worker"),
+            plugins={
+                "pytorch": ["--wait-master-enabled", "--wait-master-timeout=60"],
+                "svc": ["--inject-hosts-env=false"],
+                "ssh": ["--ssh-port=2222", "--ssh-key-file-path=/home/u/.ssh"],
+                "hcclrank": [],
+                "env": [],
+            },
+        ),
+        id="every-new-flag",
+    ),
+    pytest.param(job(task("head"), task("worker"), plugins={"ray": []}), id="ray"),
     pytest.param(
         job(policies=[policy(event="*"), policy("AbortJob", exitCode=3)]),
         id="any-event-beside-exitCode",
@@ -376,7 +396,12 @@ REJECTED = [
     # plugins
     pytest.param(
         job(plugins={"big_plugin": []}),
-        [("spec.plugins[big_plugin]", "unknown plugin; lavalog has env, svc, ssh")],
+        [
+            (
+                "spec.plugins[big_plugin]",
+                "unknown plugin; lavalog has env, svc, ssh, tensorflow, pytorch, mpi, ray, hcclrank",
+            )
+        ],
         id="unknown-plugin",
     ),
     pytest.param(
@@ -385,9 +410,31 @@ REJECTED = [
         id="mpi-master-missing",
     ),
     pytest.param(
-        job(task("master"), plugins={"mpi": []}),
-        [("spec.plugins[mpi]", "the mpi worker task 'worker' does not exist")],
-        id="mpi-worker-missing",
+        job(
+            task("master"), task("worker"), plugins={"svc": ["--bogus", "--disable-network-policy"]}
+        ),
+        [("spec.plugins[svc]", "plugin svc: flag provided but not defined: -bogus (svc takes")],
+        id="unknown-plugin-flag",
+    ),
+    pytest.param(
+        job(task("master"), plugins={"pytorch": ["--wait-master-enabled", "true"]}),
+        [("spec.plugins[pytorch]", "'true' is not a flag, and Volcano would silently ignore it")],
+        id="boolean-flag-takes-no-separate-value",
+    ),
+    pytest.param(
+        job(task("master"), plugins={"ssh": ["--ssh-port=0"]}),
+        [("spec.plugins[ssh]", "-ssh-port=0 is not a port number; use 1 to 65535")],
+        id="ssh-port-range",
+    ),
+    pytest.param(
+        job(task("ps"), task("worker"), plugins={"tensorflow": ["--port=70000"]}),
+        [("spec.plugins[tensorflow]", "plugin tensorflow: -port=70000 is not a port number")],
+        id="framework-port-range",
+    ),
+    pytest.param(
+        job(task("worker"), plugins={"ray": []}),
+        [("spec.plugins[ray]", "the ray head task 'head' does not exist")],
+        id="ray-head-missing",
     ),
     # volumes
     pytest.param(

@@ -1,4 +1,5 @@
-"""Job plugins (`spec.plugins`): env, svc, ssh, tensorflow, pytorch, mpi, as in Volcano.
+"""Job plugins (`spec.plugins`): env, svc, ssh, tensorflow, pytorch, mpi, ray, hcclrank, as in
+Volcano.
 
 One module per plugin; `base` says what a plugin is, `args` reads plugin arguments the
 way Go's `flag` package does, `registry` maps names to builders.
@@ -7,19 +8,21 @@ way Go's `flag` package does, `registry` maps names to builders.
 from controller.actuator.plugins.base import (
     KeyGenerator,
     KeyPair,
+    ObjectRef,
     Plugin,
     PluginContext,
     PluginError,
 )
-from controller.actuator.plugins.registry import argument_errors, build_plugins, with_dependencies
+from controller.actuator.plugins.registry import build_plugins, problems, with_dependencies
 
 __all__ = [
     "KeyGenerator",
     "KeyPair",
+    "ObjectRef",
     "Plugin",
     "PluginContext",
     "PluginError",
-    "argument_errors",
     "build_plugins",
+    "problems",
     "with_dependencies",
 ]

@@ -3,9 +3,10 @@
 This is Volcano's `PluginInterface` without I/O: `OnPodCreate` becomes `on_pod_create`
 (mutate the pod manifest in place), and `OnJobAdd`/`OnJobUpdate` become `job_resources`,
 which returns the Services, ConfigMaps, NetworkPolicies and Secrets to create or update
-instead of writing them. Both must be deterministic, so that replaying a decision yields
-the same objects; anything random (an ssh key pair) comes from the caller, through a
-`PluginContext`, as Volcano's plugins get their clientset.
+instead of writing them; `OnJobDelete` becomes `job_resource_refs`, the names of those
+objects, which killing the whole job deletes. All must be deterministic, so that
+replaying a decision yields the same objects; anything random (an ssh key pair) comes
+from the caller, through a `PluginContext`, as Volcano's plugins get their clientset.
 """
 
 from __future__ import annotations
@@ -29,6 +30,14 @@ class KeyPair(NamedTuple):
 KeyGenerator = Callable[[], KeyPair]
 
 
+class ObjectRef(NamedTuple):
+    """A namespaced object of the job, by apiVersion, kind and name."""
+
+    api_version: str
+    kind: str
+    name: str
+
+
 @dataclass(frozen=True, slots=True)
 class PluginContext:
     """What plugins need from outside: `keygen` makes the ssh plugin's key pairs."""
@@ -49,3 +58,6 @@ class Plugin(Protocol):
 
     def job_resources(self, job: JobView, task_replicas: Mapping[str, int]) -> list[Manifest]:
         """Objects to create or update for the job, its tasks having these replicas."""
+
+    def job_resource_refs(self, job: str) -> list[ObjectRef]:
+        """What `job_resources` writes for the job named `job`, by name (to delete it)."""

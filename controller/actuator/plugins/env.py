@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from controller.actuator.job import JobView
 from controller.actuator.plugins.args import Arguments, FlagSet
-from controller.actuator.plugins.base import PluginContext
+from controller.actuator.plugins.base import ObjectRef, PluginContext
 from controller.actuator.podspec import Manifest, append_env, env
 from events.decisions import PodRef
 
@@ -29,6 +29,9 @@ class EnvPlugin:
         append_env(pod, [env("VK_TASK_INDEX", index), env("VC_TASK_INDEX", index)], init=True)
 
     def job_resources(self, job: JobView, task_replicas: Mapping[str, int]) -> list[Manifest]:
+        return []
+
+    def job_resource_refs(self, job: str) -> list[ObjectRef]:
         return []
 
 

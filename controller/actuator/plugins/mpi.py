@@ -4,8 +4,10 @@ Every container and init container declares the ssh port (`--port`, default 22) 
 `mpijob-port`; the master task's pods (`--master`, default "master") also get `MPI_HOST`,
 the comma-separated DNS names of the worker task's pods (`--worker`, default "worker"),
 ready for `mpirun --host $MPI_HOST`. The same hosts, one per line, are the hostfile
-/etc/volcano/<worker>.host from svc. Volcano's admission adds svc and ssh to a job with
-this plugin; `registry.with_dependencies` does the same here.
+/etc/volcano/<worker>.host from svc. A worker task with no replicas gives an empty
+`MPI_HOST`; a job without the worker task leaves its master pods untouched (no port, no
+`MPI_HOST`), as in Volcano. Admission requires the master task. Volcano's admission adds
+svc and ssh to a job with this plugin; `registry.with_dependencies` does the same here.
 """
 
 from __future__ import annotations
@@ -17,11 +19,11 @@ from typing import ClassVar
 from controller.actuator.job import JobView
 from controller.actuator.names import task_hosts
 from controller.actuator.plugins.args import Arguments, FlagSet
-from controller.actuator.plugins.base import PluginContext, PluginError
+from controller.actuator.plugins.base import ObjectRef, PluginContext
 from controller.actuator.podspec import Manifest, containers, env, open_port
 from events.decisions import PodRef
 
-FLAGS = FlagSet("mpi", {"master": "master", "worker": "worker", "port": 22})
+FLAGS = FlagSet("mpi", {"master": "master", "worker": "worker", "port": 22}, ports={"port"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,19 +34,23 @@ class MpiPlugin:
     name: ClassVar[str] = "mpi"
 
     def on_pod_create(self, pod: Manifest, job: JobView, ref: PodRef) -> None:
-        variables = [env("MPI_HOST", self._worker_hosts(job))] if ref.task == self.master else []
+        variables: list[Manifest] = []
+        if ref.task == self.master:
+            worker = job.spec.task(self.worker)
+            if worker is None:
+                return
+            hosts = ",".join(task_hosts(job.name, worker, worker.replicas))
+            variables.append(env("MPI_HOST", hosts))
         for container in containers(pod, init=True):
             open_port(container, "mpijob-port", self.port)
-            container["env"] = [*(container.get("env") or ()), *variables]
+            if variables:
+                container["env"] = [*(container.get("env") or ()), *variables]
 
     def job_resources(self, job: JobView, task_replicas: Mapping[str, int]) -> list[Manifest]:
         return []
 
-    def _worker_hosts(self, job: JobView) -> str:
-        worker = job.spec.task(self.worker)
-        if worker is None or worker.replicas < 1:
-            raise PluginError(f"the mpi plugin needs a worker task {self.worker!r} with replicas")
-        return ",".join(task_hosts(job.name, worker, worker.replicas))
+    def job_resource_refs(self, job: str) -> list[ObjectRef]:
+        return []
 
 
 def build(args: Arguments, context: PluginContext) -> MpiPlugin:

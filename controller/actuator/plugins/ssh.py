@@ -2,12 +2,13 @@
 
 Object: a Secret `<job>-ssh` with a key pair (`id_rsa`, `id_rsa.pub`, `authorized_keys`)
 and an ssh `config` that skips host key checks and maps each pod's short hostname to its
-DNS name. Each pod mounts it at `--ssh-key-file-path` (default /root/.ssh) with mode 0600.
-The key pair is the user's (`--ssh-private-key`/`--ssh-public-key`) or comes from the
-`PluginContext`'s key generator, so this module stays deterministic; the Secret must be
-created once and then kept, since running pods hold the keys (see `KEEP_EXISTING_KINDS`).
-`--no-root` (from older Volcano releases, dropped since) moves the default path to
-/etc/volcano/.ssh, as it did there.
+DNS name and `--ssh-port` (default 22). Each pod mounts it at `--ssh-key-file-path`
+(default /root/.ssh) with mode 0600, or 0644 at any other path: a non-root user cannot
+read a root-owned 0600 file. The key pair is the user's
+(`--ssh-private-key`/`--ssh-public-key`) or comes from the `PluginContext`'s key
+generator, so this module stays deterministic; the Secret is created once per run of the
+job and then kept, since running pods hold the keys (see `KEEP_EXISTING_KINDS`); killing
+the whole job deletes it, so a restarted job gets fresh keys.
 """
 
 from __future__ import annotations
@@ -20,37 +21,46 @@ from typing import ClassVar
 from controller.actuator.job import JobView
 from controller.actuator.names import domain_name, host_name, task_indices
 from controller.actuator.plugins.args import Arguments, FlagSet
-from controller.actuator.plugins.base import KeyGenerator, KeyPair, PluginContext, PluginError
+from controller.actuator.plugins.base import (
+    KeyGenerator,
+    KeyPair,
+    ObjectRef,
+    PluginContext,
+    PluginError,
+)
 from controller.actuator.podspec import Manifest, add_volume
 from events.decisions import PodRef
 
 ROOT_PATH = "/root/.ssh"
-NO_ROOT_PATH = "/etc/volcano/.ssh"
 FLAGS = FlagSet(
     "ssh",
-    {"ssh-key-file-path": ROOT_PATH, "ssh-private-key": "", "ssh-public-key": "", "no-root": False},
+    {"ssh-key-file-path": ROOT_PATH, "ssh-private-key": "", "ssh-public-key": "", "ssh-port": 22},
+    ports={"ssh-port"},
 )
 _SUBPATH = ".ssh"
 _FILES = ("id_rsa", "id_rsa.pub", "authorized_keys", "config")
-_MODE = 0o600
+ROOT_MODE = 0o600
+OTHER_MODE = 0o644
 
 
 def secret_name(job: str) -> str:
     return f"{job}-ssh"
 
 
-def ssh_config(job: JobView, task_replicas: Mapping[str, int]) -> str:
+def ssh_config(job: JobView, task_replicas: Mapping[str, int], port: int) -> str:
     lines = ["StrictHostKeyChecking no", "UserKnownHostsFile /dev/null"]
     for task in job.spec.tasks:
         for i in task_indices(task, task_replicas.get(task.name, task.replicas)):
             lines.append(f"Host {host_name(job.name, task, i)}")
             lines.append(f"  HostName {domain_name(job.name, task, i)}")
+            lines.append(f"  Port {port}")
     return "\n".join(lines) + "\n"
 
 
 @dataclass(frozen=True, slots=True)
 class SshPlugin:
     key_path: str = ROOT_PATH
+    port: int = 22
     user_keys: KeyPair | None = None
     keygen: KeyGenerator | None = None
     name: ClassVar[str] = "ssh"
@@ -62,7 +72,7 @@ class SshPlugin:
             "secret": {
                 "secretName": secret,
                 "items": [{"key": key, "path": f"{_SUBPATH}/{key}"} for key in _FILES],
-                "defaultMode": _MODE,
+                "defaultMode": ROOT_MODE if self.key_path == ROOT_PATH else OTHER_MODE,
             },
         }
         mount = {"name": secret, "mountPath": self.key_path, "subPath": _SUBPATH}
@@ -70,13 +80,21 @@ class SshPlugin:
 
     def job_resources(self, job: JobView, task_replicas: Mapping[str, int]) -> list[Manifest]:
         keys = self.user_keys or self._generate()
-        texts = (keys.private_key, keys.public_key, keys.public_key, ssh_config(job, task_replicas))
+        texts = (
+            keys.private_key,
+            keys.public_key,
+            keys.public_key,
+            ssh_config(job, task_replicas, self.port),
+        )
         data = {
             key: base64.b64encode(text.encode()).decode()
             for key, text in zip(_FILES, texts, strict=True)
         }
         metadata = job.owned_metadata(secret_name(job.name))
         return [{"apiVersion": "v1", "kind": "Secret", "metadata": metadata, "data": data}]
+
+    def job_resource_refs(self, job: str) -> list[ObjectRef]:
+        return [ObjectRef("v1", "Secret", secret_name(job))]
 
     def _generate(self) -> KeyPair:
         if self.keygen is None:
@@ -85,9 +103,11 @@ class SshPlugin:
 
 
 def build(args: Arguments, context: PluginContext) -> SshPlugin:
-    path = args.text("ssh-key-file-path")
-    if args.flag("no-root") and path == ROOT_PATH:
-        path = NO_ROOT_PATH
     private, public = args.text("ssh-private-key"), args.text("ssh-public-key")
     user_keys = KeyPair(private, public) if private else None
-    return SshPlugin(key_path=path, user_keys=user_keys, keygen=context.keygen)
+    return SshPlugin(
+        key_path=args.text("ssh-key-file-path"),
+        port=args.number("ssh-port"),
+        user_keys=user_keys,
+        keygen=context.keygen,
+    )

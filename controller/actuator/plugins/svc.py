@@ -1,12 +1,15 @@
 """svc: make the job's pods find each other by name.
 
 Objects: a headless Service named after the job selecting its pods (so that
-`<pod>.<job>` resolves), a ConfigMap `<job>-svc` listing each task's hosts, and unless
-`--disable-network-policy` a NetworkPolicy that admits traffic to the job's pods only from
-the job's pods. Each pod gets hostname/subdomain, the ConfigMap mounted at /etc/volcano
-(`<task>.host` files, one host per line) and `VC_<TASK>_HOSTS` (comma-separated) and
-`VC_<TASK>_NUM` for every task, read from the ConfigMap. `--publish-not-ready-addresses`
-lets pods resolve each other before they are ready.
+`<pod>.<job>` resolves; no ports, as Volcano's), a ConfigMap `<job>-svc` listing each
+task's hosts, and unless `--disable-network-policy` a NetworkPolicy that admits traffic
+to the job's pods only from the job's pods. Each pod gets hostname/subdomain, the
+ConfigMap mounted at /etc/volcano (`<task>.host` files, one host per line) and
+`VC_<TASK>_HOSTS` (comma-separated) and `VC_<TASK>_NUM` for every task, read from the
+ConfigMap, unless `--inject-hosts-env=false` (a job of many tasks could outgrow the
+environment's size limit; the hosts files stay). `--publish-not-ready-addresses` lets
+pods resolve each other before they are ready. Killing the whole job deletes the three
+objects; the next run creates them again.
 """
 
 from __future__ import annotations
@@ -19,12 +22,19 @@ from controller.actuator import labels
 from controller.actuator.job import JobView
 from controller.actuator.names import env_key, task_hosts
 from controller.actuator.plugins.args import Arguments, FlagSet
-from controller.actuator.plugins.base import PluginContext
+from controller.actuator.plugins.base import ObjectRef, PluginContext
 from controller.actuator.podspec import Manifest, add_volume, append_env
 from events.decisions import PodRef
 from events.volcano import TaskSpec
 
-FLAGS = FlagSet("svc", {"publish-not-ready-addresses": False, "disable-network-policy": False})
+FLAGS = FlagSet(
+    "svc",
+    {
+        "publish-not-ready-addresses": False,
+        "disable-network-policy": False,
+        "inject-hosts-env": True,
+    },
+)
 MOUNT_PATH = "/etc/volcano"
 
 
@@ -48,6 +58,7 @@ def hosts_data(job: JobView, task_replicas: Mapping[str, int]) -> dict[str, str]
 class SvcPlugin:
     publish_not_ready_addresses: bool = False
     disable_network_policy: bool = False
+    inject_hosts_env: bool = True
     name: ClassVar[str] = "svc"
 
     def on_pod_create(self, pod: Manifest, job: JobView, ref: PodRef) -> None:
@@ -55,12 +66,13 @@ class SvcPlugin:
         spec["hostname"] = spec.get("hostname") or pod["metadata"]["name"]
         spec["subdomain"] = spec.get("subdomain") or job.name
         cm = configmap_name(job.name)
-        variables = [
-            {"name": variable, "valueFrom": {"configMapKeyRef": {"name": cm, "key": variable}}}
-            for task in job.spec.tasks
-            for variable in (_hosts_variable(task), _count_variable(task))
-        ]
-        append_env(pod, variables, init=True)
+        if self.inject_hosts_env:
+            variables = [
+                {"name": variable, "valueFrom": {"configMapKeyRef": {"name": cm, "key": variable}}}
+                for task in job.spec.tasks
+                for variable in (_hosts_variable(task), _count_variable(task))
+            ]
+            append_env(pod, variables, init=True)
         volume = {"name": cm, "configMap": {"name": cm}}
         add_volume(pod, volume, {"name": cm, "mountPath": MOUNT_PATH}, init=True)
 
@@ -69,6 +81,12 @@ class SvcPlugin:
         if not self.disable_network_policy:
             resources.append(_network_policy(job))
         return resources
+
+    def job_resource_refs(self, job: str) -> list[ObjectRef]:
+        refs = [ObjectRef("v1", "ConfigMap", configmap_name(job)), ObjectRef("v1", "Service", job)]
+        if not self.disable_network_policy:
+            refs.append(ObjectRef("networking.k8s.io/v1", "NetworkPolicy", job))
+        return refs
 
     def _configmap(self, job: JobView, task_replicas: Mapping[str, int]) -> Manifest:
         return {
@@ -79,13 +97,7 @@ class SvcPlugin:
         }
 
     def _service(self, job: JobView) -> Manifest:
-        spec: Manifest = {
-            "clusterIP": "None",
-            "selector": _job_selector(job),
-            "ports": [
-                {"name": "placeholder-volcano", "port": 1, "protocol": "TCP", "targetPort": 1}
-            ],
-        }
+        spec: Manifest = {"clusterIP": "None", "selector": _job_selector(job)}
         if self.publish_not_ready_addresses:
             spec["publishNotReadyAddresses"] = True
         return {
@@ -125,4 +137,5 @@ def build(args: Arguments, context: PluginContext) -> SvcPlugin:
     return SvcPlugin(
         publish_not_ready_addresses=args.flag("publish-not-ready-addresses"),
         disable_network_policy=args.flag("disable-network-policy"),
+        inject_hosts_env=args.flag("inject-hosts-env"),
     )

@@ -18,13 +18,13 @@ from typing import ClassVar
 from controller.actuator.job import JobView
 from controller.actuator.names import domain_name
 from controller.actuator.plugins.args import Arguments, FlagSet
-from controller.actuator.plugins.base import PluginContext
+from controller.actuator.plugins.base import ObjectRef, PluginContext
 from controller.actuator.podspec import Manifest, append_env, env
 from events.decisions import PodRef
 
 #: the roles in the order they appear in TF_CONFIG's "cluster"
 ROLES = ("ps", "worker", "chief", "evaluator")
-FLAGS = FlagSet("tensorflow", {**{role: role for role in ROLES}, "port": 2222})
+FLAGS = FlagSet("tensorflow", {**{role: role for role in ROLES}, "port": 2222}, ports={"port"})
 #: the order a task name is matched against roles (Volcano's `getTaskType`)
 _TYPE_ORDER = ("chief", "worker", "ps", "evaluator")
 
@@ -45,6 +45,9 @@ class TensorflowPlugin:
         append_env(pod, [env("TF_CONFIG", config)], init=False)
 
     def job_resources(self, job: JobView, task_replicas: Mapping[str, int]) -> list[Manifest]:
+        return []
+
+    def job_resource_refs(self, job: str) -> list[ObjectRef]:
         return []
 
     def _cluster(self, job: JobView) -> dict[str, list[str]]:

@@ -9,6 +9,7 @@ from controller.decider.operations import (
     UpdateStatus,
     kill_job,
     kill_target,
+    partition_pods,
 )
 from controller.decider.request import ActionRequest
 from controller.decider.step import Step
@@ -22,7 +23,7 @@ _JOB_KILLS: dict[str, tuple[frozenset[str], JobPhase]] = {
     Action.TERMINATE_JOB: (RETAIN_SOFT, JobPhase.TERMINATING),
     Action.COMPLETE_JOB: (RETAIN_SOFT, JobPhase.COMPLETING),
 }
-_TARGET_KILLS = frozenset({Action.RESTART_TASK, Action.RESTART_POD})
+_TARGET_KILLS = frozenset({Action.RESTART_TASK, Action.RESTART_POD, Action.RESTART_PARTITION})
 
 
 def enter(
@@ -63,6 +64,8 @@ def start_kill(step: Step, request: ActionRequest) -> bool:
     if request.action in _TARGET_KILLS:
         if not request.trigger.task:
             return False  # e.g. `*: RestartTask` on Unknown: no task to restart, only sync
+        if request.action == Action.RESTART_PARTITION and not partition_pods(step, request):
+            return False  # no partition to restart (Volcano skips it too), only sync
         restart = enter(JobPhase.RESTARTING, request, count_retry=True, bump_version=False)
         kill_target(step, request, restart)
         return True

@@ -19,7 +19,7 @@ def handle(step: Step, request: ActionRequest) -> None:
     action = request.action
     if action in _STOPS:
         start_kill(step, request)
-    elif action in (Action.RESTART_TASK, Action.RESTART_POD):
+    elif action in (Action.RESTART_TASK, Action.RESTART_POD, Action.RESTART_PARTITION):
         kill_target(step, request, _update)
     elif action == Action.RESTART_JOB and _has_live_pods(step):
         kill_job(step, RETAIN_NONE, _update, reason=action)

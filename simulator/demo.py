@@ -53,7 +53,13 @@ SETTLE_REAL = 5.0
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.description = __doc__
-    parser.add_argument("--once", action="store_true", help="exit when every job has finished")
+    parser.add_argument(
+        "--once",
+        action="store_true",
+        help="exit when every job has finished, print the timelines and check every story"
+        " against the README's demo table: exit code 1, naming the story, if one did not"
+        " play out",
+    )
     parser.add_argument(
         "--time-scale",
         type=float,
@@ -285,7 +291,7 @@ def _print_verdicts(verdicts: dict[str, list[str]]) -> bool:
     print("\nstories (as in the README's demo table)")
     for story in STORIES:
         problems = verdicts[story.name]
-        print(f"  {'ok  ' if not problems else 'FAIL'}  {story.name}")
+        print(f"  {'ok  ' if not problems else 'FAIL'}  {story.name}: {story.ending}")
         for problem in problems:
             print(f"          {problem}")
     failed = [name for name, problems in verdicts.items() if problems]

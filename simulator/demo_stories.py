@@ -13,7 +13,7 @@ from itertools import pairwise
 
 import msgspec
 
-from projections.timeline import Outcome, Timeline
+from projections.timeline import AttemptView, Timeline
 from simulator.demo_display import JobRow
 
 
@@ -49,6 +49,11 @@ class Ending(msgspec.Struct, frozen=True, kw_only=True):
     retries: int = 0
     version: int = 0
     decisions: tuple[Decided, ...] = ()
+
+    def __str__(self) -> str:
+        phase = self.phase + (f" ({self.reason})" if self.reason else "")
+        decisions = ", ".join(map(str, self.decisions)) or "no decisions"
+        return f"{phase}, retries {self.retries}, version {self.version}; {decisions}"
 
 
 class Story(msgspec.Struct, frozen=True, kw_only=True):
@@ -166,8 +171,8 @@ def check(
         timeline = timelines.get(job)
         if timeline is None:
             problems.append(f"{job}: no timeline")
-            continue
-        problems += [f"{job}: {p}" for p in _timeline_problems(story.ending, timeline)]
+        else:
+            problems += [f"{job}: {p}" for p in _timeline_problems(story.ending, timeline)]
         status = statuses.get(job)
         if status is None:
             problems.append(f"{job}: no Job status")
@@ -193,16 +198,14 @@ def _timeline_problems(end: Ending, timeline: Timeline) -> list[str]:
         seen = [str(Decided(m.action, m.trigger, m.exit_code)) for m in decided]
         want = [str(d) for d in end.decisions]
         problems.append(f"decisions {seen or 'none'}, expected {want or 'none'}")
-    alive = [
-        attempt.name
-        for task in timeline.tasks
-        for index in task.indexes
-        for attempt in index.attempts
-        if attempt.outcome in (Outcome.PENDING, Outcome.RUNNING)
-    ]
+    alive = [a.name for a in _attempts(timeline) if a.finished is None and a.deleted is None]
     if alive:
-        problems.append(f"pods still pending or running: {', '.join(alive)}")
+        problems.append(f"pods not ended: {', '.join(alive)}")
     return problems
+
+
+def _attempts(timeline: Timeline) -> list[AttemptView]:
+    return [a for task in timeline.tasks for index in task.indexes for a in index.attempts]
 
 
 def _status_problems(end: Ending, row: JobRow) -> list[str]:
@@ -227,7 +230,7 @@ def _overlaps(timelines: list[Timeline]) -> list[str]:
     """Jobs whose pods ran at the same time, though there was room for one at a time."""
     spans = []
     for timeline in timelines:
-        attempts = [a for task in timeline.tasks for i in task.indexes for a in i.attempts]
+        attempts = _attempts(timeline)
         starts = [a.started for a in attempts if a.started is not None]
         ends = [a.finished if a.finished is not None else a.deleted for a in attempts]
         if not starts or any(end is None for end in ends):

@@ -172,9 +172,10 @@ async def _crash_when_running(cluster: SimulatedCluster, crash: Crash) -> str:
     an empty string when the crash was delivered, else why not.
 
     Each story waits for its own pod, concurrently with the others. It wakes on every
-    write to the cluster (no polling delay) and times the crash on the cluster's clock,
-    the one the pod's program runs on: the crash lands while the program runs, which
-    lasts far longer than `after`, at any time scale.
+    write to the cluster (no polling delay: one turn of the event loop) and times the
+    crash on the cluster's clock, the one the pod's program runs on. The program runs
+    many times longer than `after` (a test keeps it so), so the crash lands while it
+    runs at any time scale where the controller itself keeps up (tried up to 1000).
     """
     store = cluster.objects.store
     while (pod := _running(cluster, crash.pod)) is None:
@@ -291,7 +292,10 @@ def _print_verdicts(verdicts: dict[str, list[str]]) -> bool:
     print("\nstories (as in the README's demo table)")
     for story in STORIES:
         problems = verdicts[story.name]
-        print(f"  {'ok  ' if not problems else 'FAIL'}  {story.name}: {story.ending}")
+        if problems:
+            print(f"  FAIL  {story.name}: expected {story.ending}")
+        else:
+            print(f"  ok    {story.name}: {story.ending}")
         for problem in problems:
             print(f"          {problem}")
     failed = [name for name, problems in verdicts.items() if problems]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from events.codec import LogEvent, to_builtins
 from events.durations import format_duration
 from events.timestamps import to_rfc3339
-from projections.timeline import AttemptView, Timeline
+from projections.timeline import AttemptView, PhaseView, Timeline
 
 
 def _at(time: float | None, origin: float) -> str:
@@ -26,12 +26,25 @@ def render_timeline(timeline: Timeline, *, incarnations: int = 1) -> str:
         + (f" (+ running since {_at(t.running_since, origin)})" if t.running_since else ""),
         f"submitted {to_rfc3339(origin)}"
         + (f"  deleted {_at(t.deleted, origin)}" if t.deleted else ""),
-        "",
-        "phases",
     ]
-    for phase in t.phases:
+    steps = list(zip((None, *t.phases), t.phases, strict=False))  # (before, phase)
+    bumps = [
+        f"{phase.version} at {phase.action or phase.reason} {_at(phase.start, origin)}"
+        for before, phase in steps
+        if phase.version != (before.version if before else 0)
+    ]
+    if bumps:
+        lines.append(
+            f"version {', '.join(bumps)}"
+            " (each whole-job kill starts a new version, as in Volcano)"
+        )
+    lines += ["", "phases"]
+    for before, phase in steps:
         why = f"  <- {phase.action} on {phase.trigger}" if phase.action else ""
-        lines.append(f"  {_at(phase.start, origin):>10}  {phase.phase:<11} {phase.reason}{why}")
+        lines.append(
+            f"  {_at(phase.start, origin):>10}  {phase.phase:<11} {phase.reason}{why}"
+            + _revision_change(before, phase)
+        )
     if t.decisions:
         lines += ["", "decisions"]
     for mark in t.decisions:
@@ -58,6 +71,19 @@ def render_timeline(timeline: Timeline, *, incarnations: int = 1) -> str:
             for n, attempt in enumerate(index.attempts):
                 lines.append(f"  {label if n == 0 else '':<16} {_attempt(attempt, origin)}")
     return "\n".join(lines)
+
+
+def _revision_change(before: PhaseView | None, phase: PhaseView) -> str:
+    """`  retries 0 -> 1, version 0 -> 1`: what entering this phase changed, if anything."""
+    changes = [
+        f"{name} {old} -> {new}"
+        for name, old, new in (
+            ("retries", before.retry_count if before else 0, phase.retry_count),
+            ("version", before.version if before else 0, phase.version),
+        )
+        if old != new
+    ]
+    return "  " + ", ".join(changes) if changes else ""
 
 
 def _attempt(a: AttemptView, origin: float) -> str:

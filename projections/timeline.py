@@ -108,6 +108,10 @@ class PhaseView(msgspec.Struct, frozen=True, kw_only=True):
     #: the event (PodFailed, CommandIssued, ...) and action behind the change, if any
     trigger: str = ""
     action: str = ""
+    #: the job's retry count and version from this phase on: a change says which
+    #: decision made it (every whole-job kill starts a new version, CompleteJob too)
+    retry_count: int = 0
+    version: int = 0
 
 
 class Timeline(msgspec.Struct, frozen=True, kw_only=True):
@@ -165,7 +169,34 @@ def build_timeline(history: JobHistory, *, incarnation: int = 1) -> Timeline:
         run_time=history.run_time,
         running_since=history.running_since,
         events=history.events,
-        phases=tuple(
+        phases=_phase_views(history, actions),
+        revisions=tuple(history.revisions),
+        tasks=_task_views(history, attempts),
+        decisions=tuple(history.marks),
+        podgroup=tuple(history.podgroup),
+        commands=tuple(history.commands),
+    )
+
+
+def _phase_views(
+    history: JobHistory, actions: dict[str, DecisionMark]
+) -> tuple[PhaseView, ...]:
+    """The phases, each with what moved the job there and the retry count and version it
+    had from then on. A revision is recorded with the phase change that made it (same
+    cause and time), so walking both in order pairs them."""
+    revisions = iter(history.revisions)
+    pending = next(revisions, None)
+    retry_count = version = 0
+    views: list[PhaseView] = []
+    for interval in history.phases:
+        if pending is not None and (pending.cause, pending.time) == (
+            interval.cause,
+            interval.start,
+        ):
+            retry_count, version = pending.retry_count, pending.version
+            pending = next(revisions, None)
+        action = actions.get(interval.cause)
+        views.append(
             PhaseView(
                 phase=interval.phase,
                 start=interval.start,
@@ -174,17 +205,13 @@ def build_timeline(history: JobHistory, *, incarnation: int = 1) -> Timeline:
                 reason=interval.reason,
                 message=interval.message,
                 cause=interval.cause,
-                trigger=actions[interval.cause].trigger if interval.cause in actions else "",
-                action=actions[interval.cause].action if interval.cause in actions else "",
+                trigger=action.trigger if action is not None else "",
+                action=action.action if action is not None else "",
+                retry_count=retry_count,
+                version=version,
             )
-            for interval in history.phases
-        ),
-        revisions=tuple(history.revisions),
-        tasks=_task_views(history, attempts),
-        decisions=tuple(history.marks),
-        podgroup=tuple(history.podgroup),
-        commands=tuple(history.commands),
-    )
+        )
+    return tuple(views)
 
 
 def outcome(attempt: PodAttempt, *, killed_at: float | None) -> Outcome:

@@ -1,9 +1,11 @@
 """`lavalog demo`: the whole system in one process, with jobs that show the lifecycle.
 
 Starts the development broker, a simulated cluster (two nodes, four GPUs in all), the
-controller and the projections (API and web UI), submits the jobs in `demo_jobs/`,
-injects the faults their story needs, and shows their phases live. `--once` exits when
-every job has finished and prints their timelines.
+controller and the projections (API and web UI), submits the jobs of the demo's stories
+(`demo_stories.py`, manifests in `demo_jobs/`), injects the fault each story needs when
+its own pod runs, and shows their phases live. `--once` exits when every job has
+finished, prints their timelines and checks every story against its promised ending:
+the exit code is 0 only when each one played out, and the verdict names any that did not.
 """
 
 from __future__ import annotations
@@ -30,21 +32,34 @@ from projections.kafka_source import KafkaSource
 from projections.queries import JobFilter, Queries
 from projections.render import render_timeline
 from projections.store import Store, store_path
+from projections.timeline import Timeline
 from simulator import registry
 from simulator.demo_display import JobRow, job_row, render_rows
+from simulator.demo_stories import STORIES, Crash, check
+from simulator.errors import ApiError
 from simulator.server import SimulatedCluster
 
 HELP = "run everything in one process (cluster, broker, controller, UI) with example jobs"
 
 JOBS_DIR = Path(__file__).with_name("demo_jobs")
-#: pod -> exit code of the one crash the story of its job needs
-CRASHES = {"tensorflow-dist-worker-1": 1, "mpi-allreduce-mpimaster-0": 3}
-JOBS_PATH = "/apis/batch.volcano.sh/v1alpha1/namespaces/default/jobs"
+NAMESPACE = "default"
+JOBS_PATH = f"/apis/batch.volcano.sh/v1alpha1/namespaces/{NAMESPACE}/jobs"
+#: how long, in simulated seconds, the last pods of a finished job may take to go (twice
+#: the default grace period) before the verdict is final; plus a few real seconds for
+#: the projections to read the last events
+SETTLE_SIMULATED = 60.0
+SETTLE_REAL = 5.0
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.description = __doc__
-    parser.add_argument("--once", action="store_true", help="exit when every job has finished")
+    parser.add_argument(
+        "--once",
+        action="store_true",
+        help="exit when every job has finished, print the timelines and check every story"
+        " against the README's demo table: exit code 1, naming the story, if one did not"
+        " play out",
+    )
     parser.add_argument(
         "--time-scale",
         type=float,
@@ -118,16 +133,25 @@ async def _demo(args: argparse.Namespace) -> int:
         try:
             async with connect(str(cluster.kubeconfig_path)) as kube:
                 await _submit(kube)
-                faults = asyncio.create_task(_inject_crashes(cluster))
-                finished = await _watch(
-                    kube, stop, ui_url, once=args.once, give_up_after=args.timeout
-                )
-                faults.cancel()
-            if args.once:
-                await asyncio.sleep(1.0)  # let the projections catch up with the last events
-                _print_timelines(store.path)
-                return 0 if finished else 1
-            return 0
+                faults = {
+                    story.name: asyncio.create_task(_crash_when_running(cluster, story.crash))
+                    for story in STORIES
+                    if story.crash is not None
+                }
+                try:
+                    finished = await _watch(
+                        kube, stop, ui_url, once=args.once, give_up_after=args.timeout
+                    )
+                    if not args.once:
+                        return 0
+                    settle = SETTLE_REAL + SETTLE_SIMULATED / args.time_scale
+                    verdicts = await _verdicts(kube, store.path, faults, settle=settle)
+                finally:
+                    for fault in faults.values():
+                        fault.cancel()
+            _print_timelines(store.path)
+            played = _print_verdicts(verdicts)
+            return 0 if finished and played else 1
         finally:
             stop.set()
             projections.cancel()
@@ -136,23 +160,41 @@ async def _demo(args: argparse.Namespace) -> int:
 
 
 async def _submit(kube: Kube) -> None:
-    for path in sorted(JOBS_DIR.glob("*.yaml")):
-        job = yaml.safe_load(path.read_text())
-        await kube.request("POST", JOBS_PATH, body=job)
-        say(f"submitted {job['metadata']['name']:<17} ({path.name})")
+    for story in STORIES:
+        for name in story.jobs:
+            path = JOBS_DIR / f"{name}.yaml"
+            await kube.request("POST", JOBS_PATH, body=yaml.safe_load(path.read_text()))
+            say(f"submitted {name:<17} ({path.name})")
 
 
-async def _inject_crashes(cluster: SimulatedCluster) -> None:
-    """Crash each story's pod once, a few seconds after it first runs."""
-    pending = dict(CRASHES)
-    while pending:
-        for name, code in list(pending.items()):
-            pod = cluster.objects.find(registry.POD, "default", name)
-            if pod is not None and pod.get("status", {}).get("phase") == "Running":
-                await asyncio.sleep(2.0)
-                if cluster.kubelet.crash("default", name, code):
-                    del pending[name]
-        await asyncio.sleep(0.2)
+async def _crash_when_running(cluster: SimulatedCluster, crash: Crash) -> str:
+    """Crash the story's pod once, `crash.after` simulated seconds into its first run;
+    an empty string when the crash was delivered, else why not.
+
+    Each story waits for its own pod, concurrently with the others. It wakes on every
+    write to the cluster (no polling delay: one turn of the event loop) and times the
+    crash on the cluster's clock, the one the pod's program runs on. The program runs
+    many times longer than `after` (a test keeps it so), so the crash lands while it
+    runs at any time scale where the controller itself keeps up (tried up to 1000).
+    """
+    store = cluster.objects.store
+    while (pod := _running(cluster, crash.pod)) is None:
+        await store.wait()
+    uid = pod["metadata"]["uid"]
+    await cluster.clock.sleep(crash.after)
+    now = _running(cluster, crash.pod)
+    if now is None or now["metadata"]["uid"] != uid:
+        return f"{crash.pod} stopped running before its crash, {crash.after:g} s in"
+    try:
+        cluster.admin.crash(NAMESPACE, crash.pod, crash.exit_code)
+    except ApiError as error:
+        return f"{crash.pod} could not be crashed: {error}"
+    return ""
+
+
+def _running(cluster: SimulatedCluster, name: str) -> dict[str, Any] | None:
+    pod = cluster.objects.find(registry.POD, NAMESPACE, name)
+    return pod if pod is not None and pod.get("status", {}).get("phase") == "Running" else None
 
 
 async def _watch(
@@ -192,16 +234,77 @@ async def _rows(kube: Kube) -> list[JobRow]:
     return sorted((job_row(job) for job in jobs["items"]), key=lambda row: row.name)
 
 
+async def _verdicts(
+    kube: Kube, path: Path, faults: dict[str, asyncio.Task[str]], *, settle: float
+) -> dict[str, list[str]]:
+    """Each story's problems (none: it played out), once none is left or after `settle`
+    seconds: the projections and a finished job's last pod kills lag its phase a little."""
+    deadline = time.monotonic() + settle
+    queries = Queries(path)
+    try:
+        while True:
+            statuses = {row.name: row for row in await _rows(kube)}
+            timelines = _timelines(queries)
+            verdicts = {
+                story.name: _fault_problems(faults.get(story.name))
+                + check(story, timelines, statuses)
+                for story in STORIES
+            }
+            if not any(verdicts.values()) or time.monotonic() > deadline:
+                return verdicts
+            await asyncio.sleep(0.2)
+    finally:
+        queries.close()
+
+
+def _fault_problems(fault: asyncio.Task[str] | None) -> list[str]:
+    if fault is None:
+        return []
+    if not fault.done():
+        return ["fault: not injected, its pod never ran long enough"]
+    error = fault.exception()
+    if error is not None:
+        return [f"fault: {error!r}"]
+    return [f"fault: {fault.result()}"] if fault.result() else []
+
+
+def _timelines(queries: Queries) -> dict[str, Timeline]:
+    """The latest timeline of every job, by name."""
+    found: dict[str, Timeline] = {}
+    for summary in queries.jobs(JobFilter(), limit=100).jobs:
+        timeline = queries.timeline(summary.key)
+        if timeline is not None:
+            found[timeline.name] = timeline
+    return found
+
+
 def _print_timelines(path: Path) -> None:
     queries = Queries(path)
     try:
-        page = queries.jobs(JobFilter(), limit=100)
-        for summary in sorted(page.jobs, key=lambda job: job.key):
-            timeline = queries.timeline(summary.key)
-            if timeline is not None:
-                print("\n" + render_timeline(timeline))
+        for _, timeline in sorted(_timelines(queries).items()):
+            print("\n" + render_timeline(timeline))
     finally:
         queries.close()
+
+
+def _print_verdicts(verdicts: dict[str, list[str]]) -> bool:
+    """Say how each story went (see the README's demo table); True if all played out."""
+    print("\nstories (as in the README's demo table)")
+    for story in STORIES:
+        problems = verdicts[story.name]
+        if problems:
+            print(f"  FAIL  {story.name}: expected {story.ending}")
+        else:
+            print(f"  ok    {story.name}: {story.ending}")
+        for problem in problems:
+            print(f"          {problem}")
+    failed = [name for name, problems in verdicts.items() if problems]
+    jobs = sum(len(story.jobs) for story in STORIES)
+    if failed:
+        print(f"\n{len(failed)} of {len(verdicts)} stories did not play out: {'; '.join(failed)}")
+    else:
+        print(f"\nall {len(verdicts)} stories ({jobs} jobs) played out")
+    return not failed
 
 
 def say(text: str) -> None:

@@ -192,7 +192,8 @@ function gantt(t) {
     const x0 = x(p.start), w = Math.max(x(p.end ?? t1) - x0, 1);
     const rect = svg("rect", { x: x0, y: TOP, width: w, height: BAND - 6, class: `band phase-${p.phase}`, "data-phase": p.phase });
     band.append(withTip(rect, `${p.phase}  +${seconds(p.start - t0)} → ${p.end == null ? "now" : `+${seconds(p.end - t0)}`}` +
-      `  (${when(p.start)})\nreason: ${p.reason || "—"}${p.trigger ? `\non ${p.trigger} → ${p.action}` : ""}\ncause ${p.cause}`));
+      `  (${when(p.start)})\nreason: ${p.reason || "—"}${p.trigger ? `\non ${p.trigger} → ${p.action}` : ""}` +
+      `\nretries ${p.retry_count}, version ${p.version} from here on\ncause ${p.cause}`));
     if (w >= textWidth(p.phase)) band.append(svg("text", { class: "band-label", x: x0 + 4, y: TOP + 14, text: p.phase }));
   }
   chart.append(band);

@@ -1,0 +1,189 @@
+"""The demo's stories: the README promises what `demo_stories.py` says, the manifests and
+faults can tell those stories, and the check tells a story that played out from one that
+did not (timelines built by the real decider from scripted cluster observations)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+import yaml
+
+from controller.decider import replay
+from events.codec import LogEvent
+from projections.history import new_history, record
+from projections.timeline import Timeline, build_timeline
+from simulator import commands
+from simulator.demo import JOBS_DIR
+from simulator.demo_display import JobRow
+from simulator.demo_stories import STORIES, Story, check, readme_table
+from simulator.scenarios import JobScript
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def story(name: str) -> Story:
+    return next(s for s in STORIES if s.name == name)
+
+
+def manifest(job: str) -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.safe_load((JOBS_DIR / f"{job}.yaml").read_text())
+    return loaded
+
+
+# --- what is promised -------------------------------------------------------------------
+
+
+def test_the_readme_table_is_the_stories():
+    readme = (ROOT / "README.md").read_text()
+    assert readme_table() in readme, (
+        "README.md's demo table differs from simulator/demo_stories.py; it should read:\n"
+        + readme_table()
+    )
+
+
+def test_every_manifest_is_in_exactly_one_story():
+    jobs = [job for s in STORIES for job in s.jobs]
+    assert sorted(jobs) == sorted(path.stem for path in JOBS_DIR.glob("*.yaml"))
+    assert len(jobs) == len(set(jobs))
+    assert all(manifest(job)["metadata"]["name"] == job for job in jobs)
+
+
+@pytest.mark.parametrize("s", [s for s in STORIES if s.crash is not None], ids=lambda s: s.name)
+def test_a_crash_hits_a_pod_of_its_job_long_before_the_pod_would_end(s: Story):
+    assert s.crash is not None
+    (job,) = s.jobs
+    tasks = {task["name"]: task for task in manifest(job)["spec"]["tasks"]}
+    task_name, _, index = s.crash.pod.removeprefix(f"{job}-").rpartition("-")
+    assert task_name in tasks and int(index) < tasks[task_name]["replicas"]
+    container = tasks[task_name]["template"]["spec"]["containers"][0]
+    program = commands.parse(container.get("command"), container.get("args"))
+    runs_for = sum(
+        sum(float(arg) for arg in step.argv[1:]) for step in program if step.argv[0] == "sleep"
+    )
+    # the crash lands while the program runs even when observing the pod start lags by
+    # most of the program's run time (simulated seconds)
+    assert runs_for >= 5 * s.crash.after, f"{s.crash.pod} runs {runs_for} s"
+    assert not math.isinf(runs_for)
+
+
+# --- the check --------------------------------------------------------------------------
+
+
+def timeline_of(script: JobScript) -> Timeline:
+    """The timeline the projections build from the script and the decider's decisions."""
+    events: list[LogEvent] = [e for o, ds in replay(script.events) for e in (o, *ds)]
+    history = new_history(events[0])
+    for event in events:
+        record(history, event)
+    return build_timeline(history)
+
+
+def status_of(timeline: Timeline, **changes: Any) -> JobRow:
+    """The Job status a controller that wrote what it decided would show."""
+    row = JobRow(
+        name=timeline.name, phase=timeline.phase, running=0, pending=0, succeeded=0, failed=0,
+        retries=timeline.retry_count, version=timeline.version, reason=timeline.reason,
+    )  # fmt: skip
+    return msgspec.structs.replace(row, **changes)
+
+
+def mpi_job(*, launcher_crashes: bool) -> JobScript:
+    """mpi-allreduce on a cluster: the launcher exits 3 once (or never), then succeeds."""
+    script = JobScript("mpi-allreduce", manifest("mpi-allreduce")["spec"]).submit()
+    script.podgroup("Inqueue")
+    pods = [("mpimaster", 0), ("mpiworker", 0), ("mpiworker", 1)]
+    for version in range(2 if launcher_crashes else 1):
+        for task, index in pods:
+            script.pod(task, index, "Running", version=version)
+        if version == 0 and launcher_crashes:
+            script.pod("mpimaster", 0, "Failed", exit_code=3, version=version)
+        else:
+            script.pod("mpimaster", 0, "Succeeded", exit_code=0, version=version)
+        for task, index in pods:
+            script.pod_deleted(task, index, version=version)
+    return script
+
+
+def test_a_story_that_played_out_has_no_problems():
+    timeline = timeline_of(mpi_job(launcher_crashes=True))
+    mpi = story("mpi-allreduce")
+
+    assert check(mpi, {"mpi-allreduce": timeline}, {"mpi-allreduce": status_of(timeline)}) == []
+
+
+def test_a_crash_that_came_too_late_names_the_story_and_what_differs():
+    timeline = timeline_of(mpi_job(launcher_crashes=False))
+    mpi = story("mpi-allreduce")
+
+    problems = check(mpi, {"mpi-allreduce": timeline}, {"mpi-allreduce": status_of(timeline)})
+
+    # the issue's run: completed as version 1 without any RestartJob
+    assert (timeline.phase, timeline.version) == ("Completed", 1)
+    assert problems == [
+        "mpi-allreduce: retries 0, expected 1",
+        "mpi-allreduce: version 1, expected 2",
+        "mpi-allreduce: decisions ['TaskCompleted → CompleteJob'], expected"
+        " ['PodFailed (exit 3) → RestartJob', 'TaskCompleted → CompleteJob']",
+        "mpi-allreduce: Job status retries 0, expected 1",
+        "mpi-allreduce: Job status version 1, expected 2",
+    ]
+
+
+def test_the_job_status_is_checked_beside_the_timeline():
+    timeline = timeline_of(mpi_job(launcher_crashes=True))
+    stale = status_of(timeline, phase="Completing", version=1)
+
+    problems = check(story("mpi-allreduce"), {"mpi-allreduce": timeline}, {"mpi-allreduce": stale})
+
+    assert problems == [
+        "mpi-allreduce: Job status phase Completing, expected Completed",
+        "mpi-allreduce: Job status version 1, expected 2",
+    ]
+
+
+def test_a_job_missing_from_the_projections_is_a_problem():
+    assert check(story("flaky-train"), {}, {}) == [
+        "flaky-train: no timeline",
+        "flaky-train: no Job status",
+    ]
+
+
+def test_pods_left_running_by_a_finished_job_are_a_problem():
+    script = mpi_job(launcher_crashes=True)
+    del script.events[-1]  # the last worker is never seen gone
+    timeline = timeline_of(script)
+
+    problems = check(story("mpi-allreduce"), {"mpi-allreduce": timeline}, {})
+
+    assert "mpi-allreduce: pods not ended: mpi-allreduce-mpiworker-1" in problems
+
+
+def gpu_job(name: str, *, runs_at: float, ends_at: float) -> Timeline:
+    script = JobScript(name, manifest(name)["spec"], start=runs_at - 10).submit()
+    script.podgroup("Inqueue")
+    script.at(runs_at).pods("trainer", 4, "Running")
+    script.at(ends_at).pods("trainer", 4, "Succeeded")
+    return timeline_of(script)
+
+
+def gang_check(a: Timeline, b: Timeline) -> list[str]:
+    statuses = {t.name: status_of(t) for t in (a, b)}
+    return check(story("gpu-train-a, gpu-train-b"), {t.name: t for t in (a, b)}, statuses)
+
+
+def test_two_gangs_that_ran_one_after_the_other_in_either_order_played_out():
+    first = gpu_job("gpu-train-b", runs_at=100.0, ends_at=145.0)
+    second = gpu_job("gpu-train-a", runs_at=150.0, ends_at=195.0)
+
+    assert gang_check(second, first) == []
+
+
+def test_two_gangs_that_ran_at_once_did_not():
+    a = gpu_job("gpu-train-a", runs_at=100.0, ends_at=145.0)
+    b = gpu_job("gpu-train-b", runs_at=120.0, ends_at=165.0)
+
+    assert gang_check(a, b) == ["gpu-train-b's pods started 28.000s before gpu-train-a's finished"]

@@ -12,8 +12,8 @@ from events.topics import split_job_key
 from events.volcano import Action
 from projections.history import JobHistory
 
-#: Actions that count as restarts in the job list and in `/metrics`.
-RESTART_ACTIONS = frozenset({Action.RESTART_JOB, Action.RESTART_TASK, Action.RESTART_POD})
+#: Actions that count as restarts in the job list and in `/metrics`: every Restart* one.
+RESTART_ACTIONS = frozenset(action for action in Action if action.value.startswith("Restart"))
 
 
 class JobSummary(msgspec.Struct, frozen=True, kw_only=True):

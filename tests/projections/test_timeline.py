@@ -249,6 +249,17 @@ def test_summary_counts_restarts_and_pods():
     )
 
 
+@pytest.mark.parametrize("action", ["RestartTask", "RestartPod", "RestartPartition"])
+def test_every_restart_action_counts_as_a_restart(action):
+    events = [
+        msgspec.structs.replace(e, action=action)
+        if getattr(e, "action", None) == "RestartTask"
+        else e
+        for e in tf_job().events
+    ]
+    assert summarize(fold(events)).restarts == 1
+
+
 def interleave(events: list[LogEvent], seed: int) -> list[LogEvent]:
     """The same two topics merged in another order, each topic's own order kept."""
     observed = [e for e in events if isinstance(e, Observation)]

@@ -18,6 +18,7 @@ from controller.decider.state import (
     PodGroupRecord,
     PodRecord,
     Replicas,
+    incarnation_state,
 )
 from events.decisions import (
     ActionDecided,
@@ -64,8 +65,7 @@ def evolve(state: JobState, event: LogEvent) -> JobState:
 
 
 def _job_observed(state: JobState, event: JobObserved) -> JobState:
-    if state.uid and event.job_uid != state.uid:
-        state = JobState(key=state.key)  # a new job reusing the name
+    state = incarnation_state(state, event.job_uid)
     if not state.uid:
         state = replace(state, uid=event.job_uid)
     if event.generation <= state.generation:

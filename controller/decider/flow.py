@@ -99,9 +99,10 @@ def _execute(step: Step, request: ActionRequest) -> None:
 
 
 def _rejected_now(step: Step, observation: JobObserved) -> bool:
-    """Report a spec that admission refused; a job never admitted ends Failed."""
+    """Report a spec that admission refused (once per generation: this observation brought
+    a new one); a job never admitted ends Failed."""
     state = step.state
-    if not state.rejected or step.before.generation == observation.generation:
+    if not state.rejected or state.generation == step.before.generation:
         return False
     step.emit(JobRejected, generation=observation.generation, errors=state.rejected)
     if state.spec is None and not state.phase:

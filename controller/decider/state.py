@@ -102,3 +102,16 @@ COMMAND_MEMORY = 64
 def initial_state(key: str) -> JobState:
     """The state of a job the decider has never heard of."""
     return JobState(key=key)
+
+
+def incarnation_state(state: JobState, uid: str) -> JobState:
+    """The state that Job `uid`'s observations start from.
+
+    A Job is its uid, not its name: what the decider knows about another Job of the same
+    name, or about this one once it was deleted, says nothing about the Job now observed.
+    So such a Job starts from nothing, exactly as it would after a restart from a
+    snapshot that no longer holds the old state (the decision depends on the log alone).
+    """
+    if state.uid == uid and not state.deleted:
+        return state
+    return initial_state(state.key)

@@ -1,0 +1,126 @@
+"""One job name, deleted and created again (new uids), valid and invalid specs: the
+decisions depend on the log alone.
+
+Each log is decided (a) in one pass by the pure decider, (b) by the decider service's
+partition logic with snapshots (the real encoding) and a crash and restore at arbitrary
+points, and (c) recomputed by `lavalog audit` against what (b) recorded. All three must
+agree, decision for decision.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from controller.decider import replay
+from controller.deciding.partition import PartitionDecider
+from controller.deciding.snapshots import Restored, encode_record, restore
+from events.decisions import AnyDecision
+from events.observations import AnyObservation
+from projections.audit import audit
+from simulator.scenarios import JobScript
+from tests.decider.support import incarnation_ids
+
+TASK = {"name": "w", "replicas": 2, "template": {"spec": {"containers": [{"name": "c"}]}}}
+VALID: dict[str, Any] = {
+    "minAvailable": 2,
+    "maxRetry": 2,
+    "policies": [{"event": "PodFailed", "action": "RestartJob"}],
+    "tasks": [TASK],
+}
+SCALED: dict[str, Any] = {**VALID, "tasks": [{**TASK, "replicas": 3}]}
+SPECS = {
+    "valid": VALID,
+    "scaled": SCALED,
+    "duplicate-tasks": {**VALID, "tasks": [TASK, TASK]},
+    "no-tasks": {"minAvailable": 1, "tasks": []},
+}
+
+moves = st.one_of(
+    st.tuples(
+        st.just("pod"),
+        st.integers(0, 2),
+        st.sampled_from(["Pending", "Running", "Succeeded", "Failed"]),
+        st.integers(0, 2),
+    ),
+    st.tuples(st.just("podgroup"), st.sampled_from(["Inqueue", "Running", "Unknown"])),
+    st.tuples(st.just("pod_deleted"), st.integers(0, 2)),
+    st.tuples(st.just("update"), st.sampled_from(sorted(SPECS))),
+    st.tuples(st.just("command"), st.sampled_from(["AbortJob", "ResumeJob"])),
+)
+incarnations = st.lists(
+    st.tuples(st.sampled_from(sorted(SPECS)), st.lists(moves, max_size=8), st.booleans()),
+    min_size=1,
+    max_size=4,
+)
+
+
+def log_of(plan: list[tuple[str, list[tuple[Any, ...]], bool]]) -> list[AnyObservation]:
+    """Incarnations of `default/reuse` one after another, each deleted unless the last
+    says otherwise; the old one's late pod news may still arrive after the new one exists."""
+    events: list[AnyObservation] = []
+    time = 1_000.0
+    for number, (spec, steps, deleted) in enumerate(plan):
+        script = JobScript("reuse", SPECS[spec], uid=f"uid-{number}", start=time).submit()
+        for step in steps:
+            if step[0] == "pod":
+                _, index, phase, version = step
+                script.pod(
+                    "w", index, phase, version=version, exit_code=1 if phase == "Failed" else None
+                )
+            elif step[0] == "podgroup":
+                script.podgroup(step[1])
+            elif step[0] == "pod_deleted":
+                script.pod_deleted("w", step[1])
+            elif step[0] == "update":
+                script.submit(SPECS[step[1]])
+            else:
+                script.command(step[1])
+        if deleted or number < len(plan) - 1:
+            script.delete().pod_deleted("w", 0, phase="Succeeded")
+        events += incarnation_ids(script.events)
+        time = script.time
+    return events
+
+
+def one_pass(events: list[AnyObservation]) -> list[AnyDecision]:
+    return [decision for _, decisions in replay(events) for decision in decisions]
+
+
+def with_restart(
+    events: list[AnyObservation], snapshot_every: int, crash_at: int
+) -> list[AnyDecision]:
+    """Decided by the service's partition logic: snapshots every few events, a crash at
+    `crash_at` (what is in memory is lost), then a restore from the snapshot records."""
+    partition = PartitionDecider(Restored(), committed=0)
+    produced: list[AnyDecision] = []
+    written: list[tuple[str, bytes | None]] = []
+    for offset, event in enumerate(events[:crash_at]):
+        produced += partition.apply(offset, event)
+        if (offset + 1) % snapshot_every == 0:
+            records = partition.snapshot(offset + 1)
+            written += [(k, None if r is None else encode_record(r)) for k, r in records]
+    restored = restore(written)
+    partition = PartitionDecider(restored, committed=crash_at)
+    for offset in range(restored.checkpoint, len(events)):
+        produced += partition.apply(offset, events[offset])
+    return produced
+
+
+@settings(max_examples=300, deadline=None)
+@given(plan=incarnations, snapshot_every=st.integers(1, 12), crash=st.floats(0, 1))
+def test_same_log_same_decisions_with_or_without_a_restart_and_audit_agrees(
+    plan, snapshot_every, crash
+):
+    events = log_of(plan)
+    crash_at = round(crash * len(events))
+
+    expected = one_pass(events)
+    recorded = with_restart(events, snapshot_every, crash_at)
+
+    assert recorded == expected
+    report = audit([*events, *recorded], replay)
+    assert report.ok, report.differences
+    assert report.recomputed == len(expected)

@@ -25,10 +25,10 @@ class Step:
     __slots__ = ("_counted", "_counts", "before", "decisions", "observation", "state")
 
     def __init__(self, state: JobState, observation: AnyObservation) -> None:
-        if isinstance(observation, JobObserved):
-            state = incarnation_state(state, observation.job_uid)
         #: the state of the observed Job's incarnation before the observation
         self.before = state
+        if isinstance(observation, JobObserved):
+            self.before = incarnation_state(state, observation.job_uid)
         self.observation = observation
         self.state = evolve(state, observation)
         self.decisions: list[AnyDecision] = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from controller.decider import initial_state, step
+from controller.decider.state import forgettable
 from controller.deciding.snapshots import (
     CHECKPOINT_KEY,
     Checkpoint,
@@ -37,7 +38,7 @@ class PartitionDecider:
             return []
         state = self.states.get(key) or initial_state(key)
         state, decisions = step(state, observation)
-        if state.deleted:
+        if forgettable(state):
             self.states.pop(key, None)  # as `replay` does: nothing of it outlives it
         else:
             self.states[key] = state

@@ -1,5 +1,6 @@
-"""One job name, deleted and created again (new uids), valid and invalid specs: the
-decisions depend on the log alone.
+"""One job name, deleted and created again (new uids), valid and invalid specs, some
+taken over from Volcano with facts arriving before their Job: the decisions depend on
+the log alone.
 
 Each log is decided (a) in one pass by the pure decider, (b) by the decider service's
 partition logic with snapshots (the real encoding) and a crash and restore at arbitrary
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +21,7 @@ from controller.deciding.partition import PartitionDecider
 from controller.deciding.snapshots import Restored, encode_record, restore
 from events.decisions import AnyDecision
 from events.observations import AnyObservation
+from events.volcano import JobState, JobStatus
 from projections.audit import audit
 from simulator.scenarios import JobScript
 from tests.decider.support import incarnation_ids
@@ -49,21 +52,34 @@ moves = st.one_of(
     st.tuples(st.just("pod_deleted"), st.integers(0, 2)),
     st.tuples(st.just("update"), st.sampled_from(sorted(SPECS))),
     st.tuples(st.just("command"), st.sampled_from(["AbortJob", "ResumeJob"])),
+    st.tuples(st.just("listed"), st.integers(0, 2)),
 )
 incarnations = st.lists(
-    st.tuples(st.sampled_from(sorted(SPECS)), st.lists(moves, max_size=8), st.booleans()),
+    st.tuples(
+        st.sampled_from(sorted(SPECS)),
+        # taken over from Volcano: the status it left, and how many facts come before it
+        st.sampled_from([None, "Running", "Restarting", "Completing", "Completed"]),
+        st.integers(0, 3),
+        st.lists(moves, max_size=8),
+        st.booleans(),
+    ),
     min_size=1,
     max_size=4,
 )
+Plan = list[tuple[str, str | None, int, list[tuple[Any, ...]], bool]]
 
 
-def log_of(plan: list[tuple[str, list[tuple[Any, ...]], bool]]) -> list[AnyObservation]:
+def log_of(plan: Plan) -> list[AnyObservation]:
     """Incarnations of `default/reuse` one after another, each deleted unless the last
-    says otherwise; the old one's late pod news may still arrive after the new one exists."""
+    says otherwise; the old one's late pod news may still arrive after the new one exists.
+    A Job taken over carries Volcano's status, and facts about it may come before it."""
     events: list[AnyObservation] = []
     time = 1_000.0
-    for number, (spec, steps, deleted) in enumerate(plan):
+    for number, (spec, phase, early, steps, deleted) in enumerate(plan):
         script = JobScript("reuse", SPECS[spec], uid=f"uid-{number}", start=time).submit()
+        if phase is not None:
+            status = JobStatus(state=JobState(phase=phase), version=1, retry_count=1)
+            script.events[0] = msgspec.structs.replace(script.events[0], status=status)
         for step in steps:
             if step[0] == "pod":
                 _, index, phase, version = step
@@ -76,11 +92,15 @@ def log_of(plan: list[tuple[str, list[tuple[Any, ...]], bool]]) -> list[AnyObser
                 script.pod_deleted("w", step[1])
             elif step[0] == "update":
                 script.submit(SPECS[step[1]])
+            elif step[0] == "listed":
+                script.listed(*[("w", index) for index in range(step[1])])
             else:
                 script.command(step[1])
         if deleted or number < len(plan) - 1:
-            script.delete().pod_deleted("w", 0, phase="Succeeded")
-        events += incarnation_ids(script.events)
+            script.delete().pod("w", 1, "Running", deleting=True)
+            script.pod_deleted("w", 0, phase="Succeeded")
+        job, *rest = incarnation_ids(script.events)
+        events += [*rest[:early], job, *rest[early:]]
         time = script.time
     return events
 

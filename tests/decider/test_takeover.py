@@ -189,3 +189,20 @@ def test_a_job_without_a_status_is_started_as_before():
     assert phases(flat(decisions)) == ["Pending"]
     assert [type(d) for d in flat(decisions)].count(PodGroupCreate) == 1
     assert not state.pods_unknown
+
+
+def test_a_restart_volcano_began_kills_what_is_left_of_the_old_version_first():
+    """Volcano was switched off after it entered Restarting (version 3) and before its
+    old pods (version 2) were deleted: Restarting kills them, then starts version 3."""
+    script = taken_over("Restarting", version=3).podgroup("Running")
+    script.pods("w", 2, "Running", version=2).listed(("w", 0), ("w", 1))
+
+    _, decisions = decide(script.events)
+    assert killed(decisions[-1]) == ["inherited-w-0", "inherited-w-1"]
+    assert created(flat(decisions)) == []
+
+    script.pod_deleted("w", 0, version=2).pod_deleted("w", 1, version=2)
+    state, decisions = decide(script.events)
+    assert phases(decisions[-1]) == ["Pending"]
+    assert created(decisions[-1]) == ["inherited-w-0", "inherited-w-1"]
+    assert (state.version, state.retry_count) == (3, 2)

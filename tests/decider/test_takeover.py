@@ -163,9 +163,7 @@ def test_a_restarting_job_starts_its_new_version_once_the_old_pods_are_gone():
     state, decisions = decide(script.events)
     assert phases(decisions[-1]) == ["Pending"]
     assert created(decisions[-1]) == ["inherited-w-0", "inherited-w-1"]
-    assert {ref.job_version for d in decisions[-1] if isinstance(d, PodsCreate) for ref in [d]} == {
-        3
-    }
+    assert {d.job_version for d in decisions[-1] if isinstance(d, PodsCreate)} == {3}
     assert (state.version, state.retry_count) == (3, 2)
 
 

@@ -23,7 +23,7 @@ from controller.kafka import KafkaSettings
 from events.decisions import PodGroupCreate, PodRef, PodsCreate
 from events.timestamps import to_rfc3339
 from tests.e2e.conftest import NAMESPACE, Obj, System, job_phase, pod_phase, running_system
-from tests.e2e.jobs import FOREVER, job, task
+from tests.e2e.jobs import job, task
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(150)]
 

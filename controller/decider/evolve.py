@@ -151,7 +151,7 @@ def _command_issued(state: JobState, event: CommandIssued) -> JobState:
         return state
     handled = (*state.handled_commands, event.command)[-COMMAND_MEMORY:]
     if state.pods_unknown or state.spec is None:  # not decided yet: carried out later
-        deferred = (*state.deferred_actions, event.action)
+        deferred = (*state.deferred_actions, event.action)[-COMMAND_MEMORY:]
         return replace(state, handled_commands=handled, deferred_actions=deferred)
     return replace(state, handled_commands=handled)
 

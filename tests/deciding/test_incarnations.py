@@ -16,7 +16,8 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.decider import replay
+from controller.decider import evolve, initial_state, replay, step
+from controller.decider.state import forgettable
 from controller.deciding.partition import PartitionDecider
 from controller.deciding.snapshots import Restored, encode_record, restore
 from events.decisions import AnyDecision
@@ -106,7 +107,20 @@ def log_of(plan: Plan) -> list[AnyObservation]:
 
 
 def one_pass(events: list[AnyObservation]) -> list[AnyDecision]:
-    return [decision for _, decisions in replay(events) for decision in decisions]
+    """The pure decider's decisions, each step checked to be the fold of `evolve` over
+    its observation and decisions (what rebuilding state from the log relies on)."""
+    state = initial_state(events[0].key)
+    everything: list[AnyDecision] = []
+    for observation in events:
+        stepped, decisions = step(state, observation)
+        folded = evolve(state, observation)
+        for decision in decisions:
+            folded = evolve(folded, decision)
+        assert stepped == folded
+        state = initial_state(state.key) if forgettable(stepped) else stepped
+        everything += decisions
+    assert everything == [d for _, ds in replay(events) for d in ds]
+    return everything
 
 
 def with_restart(

@@ -81,22 +81,22 @@ def log_of(plan: Plan) -> list[AnyObservation]:
         if phase is not None:
             status = JobStatus(state=JobState(phase=phase), version=1, retry_count=1)
             script.events[0] = msgspec.structs.replace(script.events[0], status=status)
-        for step in steps:
-            if step[0] == "pod":
-                _, index, phase, version = step
+        for move in steps:
+            if move[0] == "pod":
+                _, index, phase, version = move
                 script.pod(
                     "w", index, phase, version=version, exit_code=1 if phase == "Failed" else None
                 )
-            elif step[0] == "podgroup":
-                script.podgroup(step[1])
-            elif step[0] == "pod_deleted":
-                script.pod_deleted("w", step[1])
-            elif step[0] == "update":
-                script.submit(SPECS[step[1]])
-            elif step[0] == "listed":
-                script.listed(*[("w", index) for index in range(step[1])])
+            elif move[0] == "podgroup":
+                script.podgroup(move[1])
+            elif move[0] == "pod_deleted":
+                script.pod_deleted("w", move[1])
+            elif move[0] == "update":
+                script.submit(SPECS[move[1]])
+            elif move[0] == "listed":
+                script.listed(*[("w", index) for index in range(move[1])])
             else:
-                script.command(step[1])
+                script.command(move[1])
         if deleted or number < len(plan) - 1:
             script.delete().pod("w", 1, "Running", deleting=True)
             script.pod_deleted("w", 0, phase="Succeeded")

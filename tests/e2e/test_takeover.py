@@ -106,6 +106,10 @@ async def podgroup_uid(system: System, name: str, uid: str) -> str:
     return str(found["metadata"]["uid"])
 
 
+def gone_or_going(pod: Obj | None) -> bool:
+    return pod is None or bool(pod["metadata"].get("deletionTimestamp"))
+
+
 def status(job: Obj) -> tuple[str, int, int]:
     found = job.get("status") or {}
     return job_phase(job), found.get("version", 0), found.get("retryCount", 0)
@@ -161,10 +165,7 @@ async def test_lavalog_goes_on_with_the_jobs_volcano_ran(e2e_kafka: KafkaSetting
 
         # a completed job stays completed: its last running pod is killed, nothing started
         await system.log.until(
-            lambda: (
-                system.log.pod("vc-completed-rest-0") is None
-                or bool(system.log.pod("vc-completed-rest-0")["metadata"].get("deletionTimestamp"))
-            ),
+            lambda: gone_or_going(system.log.pod("vc-completed-rest-0")),
             WAIT,
             "the completed job's leftover pod is killed",
         )

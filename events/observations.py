@@ -13,6 +13,8 @@ from typing import Any
 
 import msgspec
 
+from events.volcano import JobStatus
+
 #: Version of the envelope and payload layout; bumped only with an upcaster in `codec`.
 SCHEMA_VERSION = 1
 
@@ -35,6 +37,9 @@ class JobObserved(Observation, frozen=True, kw_only=True, tag="JobObserved"):
     #: the `spec` exactly as the API server holds it; admission decodes and judges it
     spec: dict[str, Any]
     deleting: bool = False
+    #: the Job's `status` as observed, when it has a phase (None otherwise); the decider
+    #: starts from it on first sight of a Job another controller ran (Volcano's)
+    status: JobStatus | None = None
 
 
 class JobDeleted(Observation, frozen=True, kw_only=True, tag="JobDeleted"):

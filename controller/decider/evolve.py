@@ -18,10 +18,13 @@ from controller.decider.state import (
     PodGroupRecord,
     PodRecord,
     Replicas,
+    incarnation_state,
 )
+from controller.decider.takeover import early_facts, keep_early, take_over
 from events.decisions import (
     ActionDecided,
     AnyDecision,
+    Decision,
     JobDelete,
     JobRejected,
     PhaseChanged,
@@ -48,7 +51,7 @@ from events.observations import (
     TimerFired,
 )
 from events.timestamps import to_rfc3339
-from events.volcano import JobCondition, JobPhase
+from events.volcano import Event, JobCondition, JobPhase
 
 LogEvent = AnyObservation | AnyDecision
 
@@ -58,16 +61,18 @@ def evolve(state: JobState, event: LogEvent) -> JobState:
     if isinstance(event, JobObserved):
         return _job_observed(state, event)
     if event.job_uid != state.uid:
-        return state
+        return state if state.uid or isinstance(event, Decision) else keep_early(state, event)
     rule = _RULES.get(type(event))
     return rule(state, event) if rule is not None else state
 
 
 def _job_observed(state: JobState, event: JobObserved) -> JobState:
-    if state.uid and event.job_uid != state.uid:
-        state = JobState(key=state.key)  # a new job reusing the name
+    early = state.early
+    state = incarnation_state(state, event.job_uid)
     if not state.uid:
-        state = replace(state, uid=event.job_uid)
+        state = take_over(replace(state, uid=event.job_uid), event.status, event.time)
+        for fact in early_facts(early, event.job_uid):
+            state = evolve(state, fact)
     if event.generation <= state.generation:
         return replace(state, deleting=True) if event.deleting else state
     result = admit_job(event.spec) if state.spec is None else admit_update(state.spec, event.spec)
@@ -117,6 +122,8 @@ def _pod_deleted(state: JobState, event: PodDeleted) -> JobState:
 
 
 def _pods_listed(state: JobState, event: PodsListed) -> JobState:
+    if state.pods_unknown:
+        state = replace(state, pods_unknown=False)
     gone = [
         name for name, pod in state.pods.items() if pod.observed and event.pods.get(name) != pod.uid
     ]
@@ -143,7 +150,19 @@ def _command_issued(state: JobState, event: CommandIssued) -> JobState:
     if event.command in state.handled_commands:
         return state
     handled = (*state.handled_commands, event.command)[-COMMAND_MEMORY:]
+    if state.pods_unknown or state.spec is None:  # not decided yet: carried out later
+        deferred = (*state.deferred_actions, event.action)[-COMMAND_MEMORY:]
+        return replace(state, handled_commands=handled, deferred_actions=deferred)
     return replace(state, handled_commands=handled)
+
+
+def _action_decided(state: JobState, event: ActionDecided) -> JobState:
+    """A deferred Command's action, carried out now."""
+    if event.trigger != Event.COMMAND_ISSUED or event.action not in state.deferred_actions:
+        return state
+    deferred = list(state.deferred_actions)
+    deferred.remove(event.action)
+    return replace(state, deferred_actions=tuple(deferred))
 
 
 def _timer_fired(state: JobState, event: TimerFired) -> JobState:
@@ -250,7 +269,7 @@ _RULES: dict[type, Callable[[JobState, Any], JobState]] = {
     PodGroupObserved: _podgroup_observed,
     CommandIssued: _command_issued,
     TimerFired: _timer_fired,
-    ActionDecided: _unchanged,
+    ActionDecided: _action_decided,
     PhaseChanged: _phase_changed,
     PodGroupCreate: _podgroup_create,
     PodGroupDelete: _podgroup_delete,

@@ -19,7 +19,7 @@ from controller.decider.transitions import Transition, enter_phase
 from controller.decider.triggers import Trigger, derive_trigger, timer_trigger
 from events.decisions import ActionDecided, AnyDecision, JobDelete, JobRejected, StatusWrite
 from events.observations import AnyObservation, JobDeleted, JobObserved, TimerFired
-from events.volcano import Action, JobPhase
+from events.volcano import Action, Event, JobPhase
 
 #: phase changes followed within one step; Volcano's chains are at most four long
 _MAX_FOLLOW_UPS = 8
@@ -29,7 +29,7 @@ def step(state: JobState, observation: AnyObservation) -> tuple[JobState, list[A
     """The state after `observation` and the decisions it led to, in one pass."""
     current = Step(state, observation)
     if current.state.uid != observation.job_uid:
-        return state, []  # about another incarnation of this job name
+        return current.state, []  # about another incarnation, or a Job not seen yet
     _decide(current)
     return current.state, current.decisions
 
@@ -49,11 +49,21 @@ def _decide(step: Step) -> None:
     state = step.state
     if state.spec is None or state.deleting:
         return  # Volcano leaves a job that is being deleted alone
+    if state.pods_unknown:
+        return  # taken over: decided once a pod list has shown which pods exist
     trigger = _trigger(step)
-    if trigger is None:
-        return
+    if trigger is not None:
+        _act(step, trigger)
+    for action in state.deferred_actions:  # Commands that came before it was decided
+        _act(step, Trigger(event=Event.COMMAND_ISSUED, action=action))
+    if trigger is not None or state.deferred_actions:
+        _write_status(step)
+
+
+def _act(step: Step, trigger: Trigger) -> None:
+    """Volcano's job worker for one event: policies, then the phase handler."""
     cancel_resolved_timers(step)
-    resolution = apply_policies(state.spec, state.version, trigger)
+    resolution = apply_policies(step.spec, step.state.version, trigger)
     if resolution.delay > 0:
         schedule_delayed(step, trigger, resolution)
         resolution = SYNC
@@ -71,7 +81,6 @@ def _decide(step: Step) -> None:
             timer_id=trigger.timer_id,
         )
     _execute(step, request)
-    _write_status(step)
 
 
 def _trigger(step: Step) -> Trigger | None:
@@ -99,9 +108,10 @@ def _execute(step: Step, request: ActionRequest) -> None:
 
 
 def _rejected_now(step: Step, observation: JobObserved) -> bool:
-    """Report a spec that admission refused; a job never admitted ends Failed."""
+    """Report a spec that admission refused (once per generation: this observation brought
+    a new one); a job never admitted ends Failed."""
     state = step.state
-    if not state.rejected or step.before.generation == observation.generation:
+    if not state.rejected or state.generation == step.before.generation:
         return False
     step.emit(JobRejected, generation=observation.generation, errors=state.rejected)
     if state.spec is None and not state.phase:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from controller.decider.flow import step
-from controller.decider.state import JobState, initial_state
+from controller.decider.state import JobState, forgettable, initial_state
 from events.decisions import AnyDecision
 from events.observations import AnyObservation
 
@@ -15,7 +15,9 @@ def replay(
 ) -> Iterator[tuple[AnyObservation, list[AnyDecision]]]:
     """Each observation with the decisions it leads to, keeping one state per job key.
 
-    Pass `states` to start from (and keep) states of your own, e.g. a snapshot.
+    Pass `states` to start from (and keep) states of your own, e.g. a snapshot. A
+    deleted job is forgotten (the decider service does the same: `forgettable`), so a
+    long log costs memory for the jobs that exist, not for every job that ever did.
     """
     jobs = {} if states is None else states
     for observation in observations:
@@ -23,5 +25,8 @@ def replay(
         if state is None:
             state = initial_state(observation.key)
         state, decisions = step(state, observation)
-        jobs[observation.key] = state
+        if forgettable(state):
+            jobs.pop(observation.key, None)
+        else:
+            jobs[observation.key] = state
         yield observation, decisions

@@ -10,6 +10,7 @@ from __future__ import annotations
 import msgspec
 
 from events.decisions import TimerScheduled
+from events.observations import CommandIssued, PodGroupObserved, PodObserved, PodsListed
 from events.volcano import FieldError, JobCondition, JobSpec, JobStatus
 
 
@@ -55,6 +56,10 @@ class Replicas(msgspec.Struct, frozen=True):
         return cls(by_task=by_task, total=sum(by_task.values()))
 
 
+#: a fact that may arrive before the Job it is about
+EarlyFact = PodObserved | PodGroupObserved | PodsListed | CommandIssued
+
+
 class JobState(msgspec.Struct, frozen=True):
     """Everything the lifecycle of one job incarnation depends on."""
 
@@ -93,6 +98,14 @@ class JobState(msgspec.Struct, frozen=True):
     delete_requested: bool = False
     #: names of the Commands already acted on (a relisted Command must not act twice)
     handled_commands: tuple[str, ...] = ()
+    #: taken over from another controller and no pod list seen yet: which of its pods
+    #: exist is not known, so nothing is decided (see `takeover`)
+    pods_unknown: bool = False
+    #: actions of Commands that came while `pods_unknown`, to carry out after the list
+    deferred_actions: tuple[str, ...] = ()
+    #: while no Job is known under this name: facts about pods, PodGroups and Commands that
+    #: came before their Job (taking over, the watchers list the kinds in parallel)
+    early: dict[str, EarlyFact] = {}
 
 
 #: how many handled Command names a job remembers
@@ -102,3 +115,22 @@ COMMAND_MEMORY = 64
 def initial_state(key: str) -> JobState:
     """The state of a job the decider has never heard of."""
     return JobState(key=key)
+
+
+def incarnation_state(state: JobState, uid: str) -> JobState:
+    """The state that Job `uid`'s observations start from.
+
+    A Job is its uid, not its name: what the decider knows about another Job of the same
+    name, or about this one once it was deleted, says nothing about the Job now observed.
+    So such a Job starts from nothing, exactly as it would after a restart from a
+    snapshot that no longer holds the old state (the decision depends on the log alone).
+    """
+    if state.uid == uid and not state.deleted:
+        return state
+    return initial_state(state.key)
+
+
+def forgettable(state: JobState) -> bool:
+    """Nothing worth keeping: a deleted Job, or no Job and no early facts. `replay` and
+    the decider service drop such states at once (the same log, the same memory)."""
+    return state.deleted or not (state.uid or state.early)

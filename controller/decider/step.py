@@ -11,9 +11,9 @@ from typing import Any, TypeVar
 
 from controller.decider.counts import PodCounts, count_pods
 from controller.decider.evolve import evolve
-from controller.decider.state import JobState, PodRecord
+from controller.decider.state import JobState, PodRecord, incarnation_state
 from events.decisions import AnyDecision
-from events.observations import AnyObservation
+from events.observations import AnyObservation, JobObserved
 from events.volcano import JobSpec
 
 D = TypeVar("D", bound=AnyDecision)
@@ -25,7 +25,10 @@ class Step:
     __slots__ = ("_counted", "_counts", "before", "decisions", "observation", "state")
 
     def __init__(self, state: JobState, observation: AnyObservation) -> None:
+        #: the state of the observed Job's incarnation before the observation
         self.before = state
+        if isinstance(observation, JobObserved):
+            self.before = incarnation_state(state, observation.job_uid)
         self.observation = observation
         self.state = evolve(state, observation)
         self.decisions: list[AnyDecision] = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from controller.decider import initial_state, step
+from controller.decider.state import forgettable
 from controller.deciding.snapshots import (
     CHECKPOINT_KEY,
     Checkpoint,
@@ -37,20 +38,22 @@ class PartitionDecider:
             return []
         state = self.states.get(key) or initial_state(key)
         state, decisions = step(state, observation)
-        self.states[key] = state
+        if forgettable(state):
+            self.states.pop(key, None)  # as `replay` does: nothing of it outlives it
+        else:
+            self.states[key] = state
         self._dirty.add(key)
         return decisions if offset >= self.committed else []
 
     def snapshot(self, next_offset: int) -> list[tuple[str, SnapshotRecord | None]]:
         """Records for every job changed since the last snapshot, then the checkpoint.
 
-        A deleted job gets a tombstone (None) and is forgotten here too.
+        A deleted job gets a tombstone (None).
         """
         records: list[tuple[str, SnapshotRecord | None]] = []
         for key in sorted(self._dirty):
-            state = self.states[key]
-            if state.deleted:
-                del self.states[key]
+            state = self.states.get(key)
+            if state is None:
                 records.append((key, None))
             else:
                 records.append((key, JobSnapshot(offset=next_offset, state=state)))
@@ -67,4 +70,3 @@ class PartitionDecider:
         for key, state in self.states.items():
             for timer in state.timers.values():
                 yield DueTimer(timer.fire_at, key, state.uid, timer.timer_id)
-

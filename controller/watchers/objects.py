@@ -11,6 +11,8 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
+from events.volcano import JobStatus
+
 
 class _Partial(msgspec.Struct, rename="camel", frozen=True):
     """Base of every view: camelCase on the wire, unknown fields ignored."""
@@ -95,9 +97,11 @@ class Pod(KubeObject, frozen=True):
 
 
 class Job(KubeObject, frozen=True):
-    """A Volcano Job: the spec is kept whole, as admission judges all of it."""
+    """A Volcano Job: the spec is kept whole, as admission judges all of it; the status
+    is read for taking over jobs another controller ran."""
 
     spec: dict[str, Any] = {}
+    status: JobStatus | None = None
 
 
 class PodGroupStatus(_Partial, frozen=True):

@@ -247,6 +247,7 @@ def observe_job(job: Job, time: float) -> JobObserved:
         generation=meta.generation,
         spec=job.spec,
         deleting=deleting,
+        status=job.status if job.status is not None and job.status.state.phase else None,
     )
 
 

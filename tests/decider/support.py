@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
+
+import msgspec
 
 from controller.admission import Admitted, admit_job
 from controller.decider import JobState, PodGroupRecord, PodRecord, step
@@ -100,6 +103,12 @@ def nudge(*, phase: str = "Running", at: float = T0) -> PodGroupObserved:
         podgroup_uid="pg-uid",
         phase=phase,
     )
+
+
+def incarnation_ids(events: Iterable[AnyObservation]) -> list[AnyObservation]:
+    """Events with ids that name the job incarnation, as the watchers' ids do
+    (`job/<uid>/<generation>`...): two scripts of one job name would otherwise share ids."""
+    return [msgspec.structs.replace(e, id=f"{e.job_uid}/{e.id}") for e in events]
 
 
 def when(state: JobState, observation: AnyObservation) -> tuple[JobState, list[AnyDecision]]:

@@ -14,10 +14,12 @@ from controller.deciding.service import DeciderService
 from controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
 from events import topics
 from events.codec import decode_decision, decode_observation, encode
-from events.decisions import ActionDecided, AnyDecision
+from events.decisions import ActionDecided, AnyDecision, PhaseChanged
 from events.observations import AnyObservation, TimerFired
+from projections.audit import audit
 from simulator.examples import max_retry_exhausted, tensorflow_restart_task
 from simulator.scenarios import JobScript
+from tests.decider.support import incarnation_ids
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 
@@ -138,3 +140,36 @@ async def test_a_policy_timeout_fires_through_the_log(kafka_settings):
     actions = [d for d in decisions if isinstance(d, ActionDecided)]
     assert len(fired) == 1
     assert [(a.action, a.timer_id) for a in actions] == [("AbortJob", fired[0].timer_id)]
+
+
+@pytest.mark.parametrize("restart", [False, True], ids=["running-on", "restarted-between"])
+async def test_a_reused_name_with_an_invalid_spec_fails_whether_or_not_the_decider_restarted(
+    kafka_settings, restart
+):
+    """Issue 15: `reuse3` completes, is deleted, and is created again with duplicate task
+    names. The new Job ends Failed/InvalidSpec, and a restart in between changes nothing
+    (the audit recomputes exactly what was recorded)."""
+    task = ONE_POD["tasks"][0]
+    first = JobScript("reuse3", ONE_POD, uid="uid-first").submit().podgroup("Inqueue")
+    first.pod("w", 0, "Running").pod("w", 0, "Succeeded").delete()
+    second = JobScript("reuse3", {"tasks": [task, task]}, uid="uid-second", start=first.time)
+    old, new = incarnation_ids(first.events), incarnation_ids(second.submit().events)
+    before = [d for _, ds in replay(old) for d in ds]
+    expected = [d for _, ds in replay(old + new) for d in ds]
+
+    await publish(kafka_settings, old)
+    async with running(decider(kafka_settings)):
+        await read(kafka_settings, topics.DECISIONS, at_least(len(before)))
+        if not restart:
+            await publish(kafka_settings, new)
+            found = await read(kafka_settings, topics.DECISIONS, at_least(len(expected)))
+    if restart:
+        await publish(kafka_settings, new)
+        async with running(decider(kafka_settings)):
+            found = await read(kafka_settings, topics.DECISIONS, at_least(len(expected)))
+
+    recorded = [decode_decision(v) for v in found]
+    assert recorded == expected
+    failed = [d for d in recorded if isinstance(d, PhaseChanged) and d.job_uid == "uid-second"]
+    assert [(d.phase, d.reason) for d in failed] == [("Failed", "InvalidSpec")]
+    assert audit([*old, *new, *recorded], replay).ok

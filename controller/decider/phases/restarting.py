@@ -9,10 +9,11 @@ from controller.decider.phases.common import start_kill
 from controller.decider.request import ActionRequest
 from controller.decider.step import Step
 from controller.decider.transitions import Transition
-from events.volcano import Action, JobPhase
+from events.volcano import Action, JobPhase, PodPhase
 
 #: a user or policy may still stop a restarting job (Volcano would restart it anyway)
 _STOPS = frozenset({Action.ABORT_JOB, Action.TERMINATE_JOB, Action.COMPLETE_JOB})
+_ALIVE = frozenset({"", PodPhase.PENDING, PodPhase.RUNNING})
 
 
 def handle(step: Step, request: ActionRequest) -> None:
@@ -23,12 +24,25 @@ def handle(step: Step, request: ActionRequest) -> None:
         kill_target(step, request, _update)
     elif action == Action.RESTART_JOB and _has_live_pods(step):
         kill_job(step, RETAIN_NONE, _update, reason=action)
+    elif _runs_an_older_version(step):
+        kill_job(step, RETAIN_NONE, _update, reason=JobPhase.RESTARTING)
     else:
         sync_job(step, _update)
 
 
 def _has_live_pods(step: Step) -> bool:
     return any(not pod.deleting for pod in step.state.pods.values())
+
+
+def _runs_an_older_version(step: Step) -> bool:
+    """Pods of an earlier version still pending or running: left by a restart another
+    controller began (Volcano, switched off half-way), which Volcano's Restarting would
+    kill on its next sync. A restart lavalog began killed them when it entered the phase."""
+    version = step.state.version
+    return any(
+        not pod.deleting and pod.version < version and pod.phase in _ALIVE
+        for pod in step.state.pods.values()
+    )
 
 
 def _update(step: Step, counts: PodCounts) -> Transition | None:

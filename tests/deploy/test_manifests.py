@@ -73,6 +73,7 @@ def needed() -> set[tuple[str, str, str]]:
         wants |= {(group, plural, "get"), (group, plural, "create")}
     wants |= {
         ("", "pods", "delete"),
+        ("bus.volcano.sh", "commands", "delete"),
         ("scheduling.volcano.sh", "podgroups", "delete"),
         ("scheduling.volcano.sh", "podgroups", "update"),
         ("batch.volcano.sh", "jobs", "delete"),

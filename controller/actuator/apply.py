@@ -115,7 +115,8 @@ class Applier:
     # handlers ------------------------------------------------------------------------
 
     async def _report(self, decision: Decision) -> bool:
-        await self._event(decision, job_events.notice(decision))
+        for index, notice in enumerate(job_events.notices(decision)):
+            await self._event(decision, notice, suffix=f"#{notice.reason}" if index else "")
         return True
 
     async def _create_podgroup(self, decision: PodGroupCreate) -> bool:

@@ -9,6 +9,7 @@ status changes). Finally the status is written if it changed.
 from __future__ import annotations
 
 from controller.decider.counts import job_status
+from controller.decider.gang import report_unschedulable
 from controller.decider.phases import HANDLERS
 from controller.decider.policies import SYNC, apply_policies
 from controller.decider.request import SYNC_REQUEST, ActionRequest
@@ -51,6 +52,7 @@ def _decide(step: Step) -> None:
         return  # Volcano leaves a job that is being deleted alone
     if state.pods_unknown:
         return  # taken over: decided once a pod list has shown which pods exist
+    report_unschedulable(step)
     trigger = _trigger(step)
     if trigger is not None:
         _act(step, trigger)

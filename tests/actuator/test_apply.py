@@ -255,11 +255,17 @@ async def test_actions_phases_and_rejections_become_one_event_each(
     )
     await twice(applier, action, phase, rejected, timer)
 
-    events = {e["reason"]: e for e in events_of(await items(kube, EVENTS), job)}
-    assert sorted(events) == ["InvalidSpec", "RestartTask", "Restarting"]
-    assert len(events_of(await items(kube, EVENTS), job)) == 3
-    restart = events["RestartTask"]
+    events = {e["message"][:28]: e for e in events_of(await items(kube, EVENTS), job)}
+    assert sorted((e["reason"], m) for m, e in events.items()) == [
+        ("ExecuteAction", "Execute action RestartJob af"),
+        ("ExecuteAction", "Start to execute action Rest"),
+        ("InvalidSpec", "spec generation 2: spec.minA"),
+        ("Restarting", "Running -> Restarting: Resta"),
+    ]
+    assert len(events_of(await items(kube, EVENTS), job)) == 4
+    restart = events["Start to execute action Rest"]
     assert restart["type"] == "Normal"
+    assert restart["source"] == {"component": "vc-controller-manager"}
     assert restart["involvedObject"]["name"] == "tensorflow-dist-mnist"
     for part in (
         "PodFailed",
@@ -268,8 +274,7 @@ async def test_actions_phases_and_rejections_become_one_event_each(
         "task worker policy 1",
     ):
         assert part in restart["message"]
-    assert "Running -> Restarting: RestartTask" in events["Restarting"]["message"]
-    invalid = events["InvalidSpec"]
+    invalid = events["spec generation 2: spec.minA"]
     assert invalid["type"] == "Warning"
     assert "spec.minAvailable: must not be greater" in invalid["message"]
     assert "spec.tasks[1].policies[0].exitCode: 0 is not" in invalid["message"]
@@ -306,7 +311,7 @@ async def test_a_permanent_error_is_reported_on_the_job_and_the_decision_is_done
 
     assert counters.failed == 2
     [warning] = events_of(await items(kube, EVENTS), job)
-    assert (warning["type"], warning["reason"]) == ("Warning", "FailedPodsCreate")
+    assert (warning["type"], warning["reason"]) == ("Warning", "FailedCreate")
     assert bad.id in warning["message"] and "Invalid" in warning["message"]
     # The good pod of the same decision was created all the same.
     assert [p["metadata"]["name"] for p in await items(kube, pods_path())] == [

@@ -34,6 +34,7 @@ from controller.actuator.resources import (
 )
 from controller.actuator.sshkeys import generate_key_pair
 from controller.actuator.staleness import pods_are_stale, status_is_older
+from controller.actuator.status import merged_status
 from events.decisions import (
     AnyDecision,
     Decision,
@@ -181,11 +182,12 @@ class Applier:
 
         def change(job: Obj) -> Obj | None:
             current = job.get("status")
-            if _uid(job) != decision.job_uid or current == status:
+            if _uid(job) != decision.job_uid:
                 return None
             if status_is_older(current, decision.status):
-                return None  # carried out again after a later phase change was written
-            return {**job, "status": status}
+                return None  # carried out again after a later status was written
+            merged = merged_status(current, status)
+            return None if merged == current else {**job, "status": merged}
 
         path = paths.job(*split_job_key(decision.key))
         cached = self._jobs.get(decision.key, decision.job_uid)

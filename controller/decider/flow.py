@@ -127,6 +127,6 @@ def _write_status(step: Step) -> None:
     state = step.state
     if not state.phase:
         return
-    status = job_status(state, step.counts())
+    status = job_status(state, step.counts(), step.now)
     if status != state.status:
         step.emit(StatusWrite, status=status)

@@ -249,6 +249,7 @@ def observe_job(job: Job, time: float) -> JobObserved:
         spec=job.spec,
         deleting=deleting,
         status=job.status if job.status is not None and job.status.state.phase else None,
+        created=_time(meta.creation_timestamp),
     )
 
 

@@ -6,6 +6,7 @@ import base64
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 from controller.actuator import paths
 from controller.actuator.apply import Applier
@@ -215,6 +216,25 @@ async def test_status_is_written_once_and_lands_despite_a_concurrent_writer(
     version = landed["metadata"]["resourceVersion"]
     await applier.apply(decision(StatusWrite, job, status=status("Running", 3, retries=1)))
     assert (await read(kube, job_path(job)))["metadata"]["resourceVersion"] == version
+
+
+async def test_a_status_write_keeps_what_others_wrote_in_the_status(
+    kube: Kube, applier: Applier
+) -> None:
+    job = await submit(kube)
+    other = {"controlledResources": {"gateway-route": "r1", "plugin-gone": "gone"}}
+    await kube.request(
+        "PATCH",
+        job_path(job) + "/status",
+        body={"status": other},
+        content_type="application/merge-patch+json",
+    )
+    mine = replace(status("Running", 3), controlled_resources={"plugin-svc": "svc"})
+    await applier.apply(decision(StatusWrite, job, status=mine))
+
+    landed = (await read(kube, job_path(job)))["status"]
+    assert landed["controlledResources"] == {"gateway-route": "r1", "plugin-svc": "svc"}
+    assert landed["state"]["phase"] == "Running"
 
 
 async def test_actions_phases_and_rejections_become_one_event_each(

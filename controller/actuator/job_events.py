@@ -59,6 +59,10 @@ JOB_STATUS_ERROR = "JobStatusError"
 INVALID_SPEC = "InvalidSpec"
 
 
+class VolumeError(Exception):
+    """A job's claims could not be set up: reported as Volcano's `PVCError`."""
+
+
 @dataclass(frozen=True, slots=True)
 class Notice:
     """An Event's type, reason and message."""
@@ -174,6 +178,8 @@ _FAILURES: dict[type[Decision], tuple[str, str]] = {
 
 def failure(decision: Decision, error: BaseException) -> Notice:
     """The Warning for a decision that could not be carried out."""
+    if isinstance(error, VolumeError):
+        return Notice(WARNING, PVC_ERROR, f"{error} (decision {decision.id})")
     kind = type(decision).__name__
     reason, what = _FAILURES.get(type(decision), (f"Failed{kind}", f"Failed to carry out {kind}"))
     return Notice(WARNING, reason, f"{what}: {error} (decision {decision.id})")

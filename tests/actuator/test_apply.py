@@ -352,3 +352,41 @@ async def test_transient_api_failures_are_retried_until_the_decision_is_done(
     assert (await read(kube, job_path(job)))["status"]["state"]["phase"] == "Pending"
     assert counters.retried > 0
     assert (counters.applied, counters.failed) == (2, 0)
+
+
+async def test_the_podgroup_comes_after_the_jobs_claims_named_created_or_looked_for(
+    kube: Kube, applier: Applier, counters: Counters
+) -> None:
+    """Volcano's `createJobIOIfNotExist`: the claim of a `volumeClaim` volume is named in
+    the Job's spec (`volumeClaimName`) and created, owned by the Job; a claim the user named
+    and that does not exist is reported (PVCError) and its pods will wait for it."""
+    claim = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
+    job = await submit(
+        kube,
+        volumes=[
+            {"mountPath": "/data", "volumeClaim": claim},
+            {"mountPath": "/in", "volumeClaimName": "not-there-yet"},
+        ],
+    )
+    create_pg = decision(
+        PodGroupCreate,
+        job,
+        podgroup=f"tensorflow-dist-mnist-{job['metadata']['uid']}",
+        min_member=3,
+        queue="default",
+    )
+    await twice(applier, create_pg)
+
+    stored = await read(kube, job_path(job))
+    named, wanted = stored["spec"]["volumes"]
+    assert named["volumeClaimName"].startswith("tensorflow-dist-mnist-pvc-")
+    assert wanted == {"mountPath": "/in", "volumeClaimName": "not-there-yet"}
+    (pvc,) = await items(kube, paths.collection("v1", "PersistentVolumeClaim", NAMESPACE))
+    assert pvc["metadata"]["name"] == named["volumeClaimName"]
+    assert pvc["metadata"]["ownerReferences"][0]["uid"] == job["metadata"]["uid"]
+    assert pvc["spec"]["accessModes"] == ["ReadWriteOnce"]
+    (missing,) = [e for e in events_of(await items(kube, EVENTS), job) if e["reason"] == "PVCError"]
+    assert missing["type"] == "Warning"
+    assert missing["message"].startswith("pvc not-there-yet is not found")
+    assert len(await items(kube, PODGROUPS)) == 1
+    assert (counters.applied, counters.failed) == (2, 0)

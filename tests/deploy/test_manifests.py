@@ -77,6 +77,7 @@ def needed() -> set[tuple[str, str, str]]:
         ("scheduling.volcano.sh", "podgroups", "delete"),
         ("scheduling.volcano.sh", "podgroups", "update"),
         ("batch.volcano.sh", "jobs", "delete"),
+        ("batch.volcano.sh", "jobs", "update"),
         ("batch.volcano.sh", "jobs/status", "update"),
         ("scheduling.k8s.io", "priorityclasses", "get"),
         ("coordination.k8s.io", "leases", "get"),

@@ -57,6 +57,7 @@ PVC_ERROR = "PVCError"
 JOB_STATUS_ERROR = "JobStatusError"
 # lavalog's own
 INVALID_SPEC = "InvalidSpec"
+_MAX_NAME = 253
 
 
 class VolumeError(Exception):
@@ -190,10 +191,12 @@ def event_manifest(decision: Decision, what: Notice, *, suffix: str = "") -> dic
     namespace, name = split_job_key(decision.key)
     digest = hashlib.sha256(f"{decision.id}{suffix}".encode()).hexdigest()[:16]
     when = to_rfc3339(decision.time)
+    # a name is at most 253 characters; the job's may already be that long
+    prefix = name[: _MAX_NAME - len(digest) - 1].rstrip(".-")
     return {
         "apiVersion": "v1",
         "kind": "Event",
-        "metadata": {"name": f"{name}.{digest}", "namespace": namespace},
+        "metadata": {"name": f"{prefix}.{digest}", "namespace": namespace},
         "involvedObject": {
             "apiVersion": API_VERSION,
             "kind": KIND,

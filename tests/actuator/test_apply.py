@@ -313,18 +313,17 @@ async def test_job_delete_removes_only_its_incarnation(kube: Kube, applier: Appl
 async def test_a_permanent_error_is_reported_on_the_job_and_the_decision_is_done(
     kube: Kube, applier: Applier, counters: Counters
 ) -> None:
-    job = await submit(kube)
-    job["spec"]["tasks"][1]["name"] = "Worker"  # pod names must be lower case: 422 Invalid
-    job = await read(kube, job_path(job)) | {"spec": job["spec"]}
-    await kube.request("PUT", job_path(job), body=job)
+    # A valid Job whose worker pod's name is too long for a name (253): 422 Invalid.
+    long = "j" * 245
+    job = await submit(kube, name=long)
     bad = decision(
         PodsCreate,
         job,
         job_version=1,
         podgroup="pg",
         pods=(
-            PodRef(name="tensorflow-dist-mnist-Worker-0", task="Worker", index=0),
-            PodRef(name="tensorflow-dist-mnist-ps-0", task="ps", index=0),
+            PodRef(name=f"{long}-worker-0", task="worker", index=0),
+            PodRef(name=f"{long}-ps-0", task="ps", index=0),
         ),
     )
     await twice(applier, bad)
@@ -334,9 +333,7 @@ async def test_a_permanent_error_is_reported_on_the_job_and_the_decision_is_done
     assert (warning["type"], warning["reason"]) == ("Warning", "FailedCreate")
     assert bad.id in warning["message"] and "Invalid" in warning["message"]
     # The good pod of the same decision was created all the same.
-    assert [p["metadata"]["name"] for p in await items(kube, pods_path())] == [
-        "tensorflow-dist-mnist-ps-0"
-    ]
+    assert [p["metadata"]["name"] for p in await items(kube, pods_path())] == [f"{long}-ps-0"]
 
 
 async def test_transient_api_failures_are_retried_until_the_decision_is_done(

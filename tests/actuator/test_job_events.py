@@ -217,3 +217,9 @@ def test_a_rejection_lists_every_error_with_its_path() -> None:
     assert notice.message == (
         "spec generation 1: spec.tasks: No task specified in job spec; spec.minAvailable: must be >= 0"
     )
+
+
+def test_the_event_name_of_a_job_with_a_very_long_name_is_still_a_name() -> None:
+    long = action(key="team-a/" + "j" * 253)
+    name = job_events.event_manifest(long, job_events.notices(long)[0])["metadata"]["name"]
+    assert len(name) == 253 and name.startswith("jjj")

@@ -13,7 +13,6 @@ from typing import Any
 
 import msgspec
 
-from controller.admission.defaults import with_defaults
 from events.volcano import API_VERSION, KIND, JobSpec, TaskSpec
 
 
@@ -33,6 +32,9 @@ class JobView:
         Volcano's admission defaults (task names, schedulerName, queue, minAvailable,
         implied plugins): the decider decides on the defaulted spec, and a Job created
         where Volcano's mutating webhook does not run must still get a gang scheduler."""
+        # imported here: admission reads the plugins, which read JobView
+        from controller.admission.defaults import with_defaults
+
         metadata = job.get("metadata") or {}
         status = job.get("status") or {}
         return cls(

@@ -26,6 +26,7 @@ from events.decisions import (
     JobDelete,
     JobRejected,
     PhaseChanged,
+    PluginResourcesDelete,
     PluginResourcesEnsure,
     PodGroupCreate,
     PodGroupDelete,
@@ -173,6 +174,7 @@ _FAILURES: dict[type[Decision], tuple[str, str]] = {
     PluginResourcesEnsure: (PLUGIN_ERROR, "Execute plugin when job add failed"),
     StatusWrite: (JOB_STATUS_ERROR, "Failed to update job status"),
     PodGroupDelete: (FAILED_DELETE, "Error deleting PodGroup"),
+    PluginResourcesDelete: (PLUGIN_ERROR, "Execute plugin when job delete failed"),
     JobDelete: (FAILED_DELETE, "Error deleting job"),
 }
 

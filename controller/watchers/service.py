@@ -22,9 +22,11 @@ from typing import Any, Generic, TypeVar
 import msgspec
 import structlog
 
+from controller.actuator.retry import is_transient
 from controller.kafka import KafkaSettings
 from controller.kube import Kube, KubeError
 from controller.watchers import translate, watch
+from controller.watchers.backoff import Backoff
 from controller.watchers.inventory import PodInventory
 from controller.watchers.leader import LeaderElection, LeaseSettings
 from controller.watchers.objects import Command, Job, KubeObject, List
@@ -161,20 +163,33 @@ class WatcherService:
         """Delete the job Commands of a batch now that the log holds them, as Volcano's
         controller deletes each Command it takes: a Command is an order given once, and
         the decider acts on it once (a relist before the delete re-publishes it under
-        the same id). A failed delete is tried again when the Command is listed again."""
+        the same id). Transient failures are retried; another (say, RBAC without
+        `delete`) is logged and the Command stays."""
         for change in batch:
             command = change.obj
             if change.type is ChangeType.DELETED or not translate.command_for_a_job(command):
                 continue
             meta = command.metadata
             path = f"{watch.COMMANDS.prefix}/namespaces/{meta.namespace}/commands/{meta.name}"
-            try:
-                await self._kube.request(
-                    "DELETE", path, body={"preconditions": {"uid": meta.uid}}
-                )
-            except KubeError as exc:
-                if exc.status not in (404, 409):  # gone already, or another Command now
-                    log.warning("command not deleted", command=meta.name, error=str(exc))
+            backoff = Backoff(
+                self._watch_settings.backoff_initial, self._watch_settings.backoff_max
+            )
+            while True:
+                try:
+                    await self._kube.request(
+                        "DELETE", path, body={"preconditions": {"uid": meta.uid}}
+                    )
+                    break
+                except KubeError as exc:
+                    if exc.status in (404, 409):  # gone already, or another Command now
+                        break
+                    if not is_transient(exc):
+                        log.warning("command not deleted", command=meta.name, error=str(exc))
+                        break
+                except Exception as exc:
+                    if not is_transient(exc):
+                        raise
+                await asyncio.sleep(backoff.next_delay())
 
     async def _publish_listing(self, inventory: PodInventory, publisher: Publisher) -> None:
         jobs, _ = await watch.list_all(

@@ -146,6 +146,16 @@ class JobRejected(Decision, frozen=True, kw_only=True, tag="JobRejected"):
     errors: tuple[FieldError, ...]
 
 
+class PodGroupPending(Decision, frozen=True, kw_only=True, tag="PodGroupPending"):
+    """The gang scheduler cannot place the job's PodGroup: say why on the Job, as
+    Volcano's `PodGroupPending` Event does. `reason`/`message` are the scheduler's
+    `Unschedulable` condition's."""
+
+    podgroup: str
+    reason: str = ""
+    message: str = ""
+
+
 class JobDelete(Decision, frozen=True, kw_only=True, tag="JobDelete"):
     """Delete the Job (ttlSecondsAfterFinished elapsed)."""
 
@@ -165,5 +175,6 @@ AnyDecision = (
     | TimerScheduled
     | TimerCancelled
     | JobRejected
+    | PodGroupPending
     | JobDelete
 )

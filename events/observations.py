@@ -40,6 +40,8 @@ class JobObserved(Observation, frozen=True, kw_only=True, tag="JobObserved"):
     #: the Job's `status` as observed, when it has a phase (None otherwise); the decider
     #: starts from it on first sight of a Job another controller ran (Volcano's)
     status: JobStatus | None = None
+    #: `metadata.creationTimestamp`: `status.runningDuration` counts from it
+    created: float | None = None
 
 
 class JobDeleted(Observation, frozen=True, kw_only=True, tag="JobDeleted"):

@@ -174,7 +174,8 @@ class JobSpec(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
 
 
 class JobState(msgspec.Struct, frozen=True, rename="camel"):
-    """`status.state`."""
+    """`status.state`; `lastTransitionTime` is when the controller last changed the status
+    (any change while the job syncs: Pending, Running, Restarting; a phase change else)."""
 
     phase: str = ""
     reason: str = ""
@@ -189,15 +190,17 @@ class TaskState(msgspec.Struct, frozen=True, rename="camel"):
 
 
 class JobCondition(msgspec.Struct, frozen=True, rename="camel"):
-    """One entry of `status.conditions`: the phase entered and when."""
+    """One entry of `status.conditions`: a phase and the last time the status was written
+    in it (Volcano keeps one entry per phase and moves the one it touches to the end)."""
 
     status: str
     last_transition_time: str | None = None
 
 
 class JobStatus(msgspec.Struct, frozen=True, rename="camel"):
-    """`status` of a Volcano Job, as the controller writes it (every field explicit, so that
-    a merge patch also resets counts that fell to zero)."""
+    """`status` of a Volcano Job, as the controller writes it: every field it owns explicit,
+    so that counts that fell to zero are written as zero. Fields of a Job's status that are
+    not here belong to someone else and are kept when the status is written."""
 
     state: JobState = JobState()
     min_available: int = 0
@@ -210,8 +213,12 @@ class JobStatus(msgspec.Struct, frozen=True, rename="camel"):
     unknown: int = 0
     version: int = 0
     retry_count: int = 0
-    #: a Go duration string, as `metav1.Duration` serializes
+    #: a Go duration string, as `metav1.Duration` serializes: from the Job's creation to
+    #: its last phase change at a kill or an end (Volcano's `killJob`)
     running_duration: str | None = None
+    #: `plugin-<name>` -> name, `volume-pvc-<claim>` -> claim (Volcano's names)
+    controlled_resources: dict[str, str] = {}
+    #: one per phase, the latest last (Volcano's `appendJobCondition`)
     conditions: tuple[JobCondition, ...] = ()
 
 

@@ -20,10 +20,11 @@ from typing import Any
 import msgspec
 import structlog
 
-from controller.actuator import job_events, paths
+from controller.actuator import job_events, paths, volumes
 from controller.actuator.client import Api, Obj
 from controller.actuator.counters import Counters
 from controller.actuator.job import JobView
+from controller.actuator.job_events import VolumeError
 from controller.actuator.plugins import KeyGenerator
 from controller.actuator.podgroup import build_podgroup
 from controller.actuator.pods import build_pods
@@ -34,6 +35,8 @@ from controller.actuator.resources import (
 )
 from controller.actuator.sshkeys import generate_key_pair
 from controller.actuator.staleness import pods_are_stale, status_is_older
+from controller.actuator.status import merged_status
+from controller.kube import KubeError
 from events.decisions import (
     AnyDecision,
     Decision,
@@ -115,17 +118,55 @@ class Applier:
     # handlers ------------------------------------------------------------------------
 
     async def _report(self, decision: Decision) -> bool:
-        await self._event(decision, job_events.notice(decision))
+        for index, notice in enumerate(job_events.notices(decision)):
+            await self._event(decision, notice, suffix=f"#{notice.reason}" if index else "")
         return True
 
     async def _create_podgroup(self, decision: PodGroupCreate) -> bool:
         job = await self._read_job(decision)
         if job is None:
             return False
+        job = await self._ensure_volumes(decision, job)
+        if job is None:
+            return False
         priorities = await self._priorities_of(job)
         podgroup = build_podgroup(job, decision, priorities=priorities)
         await self._api.upsert(podgroup, _merge_podgroup)
         return True
+
+    async def _ensure_volumes(self, decision: PodGroupCreate, job: Obj) -> Obj | None:
+        """Volcano's `createJobIOIfNotExist`, which runs just before the PodGroup is made:
+        name the unnamed claims in the Job's spec, create them, and report claims the
+        user named that do not exist (their pods wait for them). The Job as written, or
+        None when it is gone."""
+
+        def name_claims(current: Obj) -> Obj | None:
+            return volumes.with_claim_names(current) if _uid(current) == decision.job_uid else None
+
+        if volumes.with_claim_names(job) is not None:
+            path = paths.job(*split_job_key(decision.key))
+            written = await self._api.update(path, name_claims, current=job)
+            if written is None or _uid(written) != decision.job_uid:
+                return None
+            job = written
+            self._jobs.put(decision.key, job)
+        for claim in volumes.claims_to_create(job):
+            try:
+                await self._api.create(paths.of_manifest(claim)[0], claim)
+            except KubeError as exc:
+                raise VolumeError(f"Failed to create PVC, err: {exc}") from exc
+        namespace = split_job_key(decision.key)[0]
+        for name in volumes.claims_to_find(job):
+            if await self._api.get(paths.named("v1", "PersistentVolumeClaim", namespace, name)):
+                continue
+            missing = job_events.Notice(
+                job_events.WARNING,
+                job_events.PVC_ERROR,
+                f"pvc {name} is not found, the job will be in the Pending state until the PVC "
+                "is created",
+            )
+            await self._event(decision, missing, suffix=f"#pvc/{name}")
+        return job
 
     async def _delete_podgroup(self, decision: PodGroupDelete) -> bool:
         namespace, _ = split_job_key(decision.key)
@@ -180,11 +221,12 @@ class Applier:
 
         def change(job: Obj) -> Obj | None:
             current = job.get("status")
-            if _uid(job) != decision.job_uid or current == status:
+            if _uid(job) != decision.job_uid:
                 return None
             if status_is_older(current, decision.status):
-                return None  # carried out again after a later phase change was written
-            return {**job, "status": status}
+                return None  # carried out again after a later status was written
+            merged = merged_status(current, status)
+            return None if merged == current else {**job, "status": merged}
 
         path = paths.job(*split_job_key(decision.key))
         cached = self._jobs.get(decision.key, decision.job_uid)

@@ -28,7 +28,13 @@ class JobView:
 
     @classmethod
     def of(cls, job: Mapping[str, Any]) -> JobView:
-        """Read a Job object (metadata/spec/status, as JSON from the API)."""
+        """Read a Job object (metadata/spec/status, as JSON from the API), its spec with
+        Volcano's admission defaults (task names, schedulerName, queue, minAvailable,
+        implied plugins): the decider decides on the defaulted spec, and a Job created
+        where Volcano's mutating webhook does not run must still get a gang scheduler."""
+        # imported here: admission reads the plugins, which read JobView
+        from controller.admission.defaults import with_defaults
+
         metadata = job.get("metadata") or {}
         status = job.get("status") or {}
         return cls(
@@ -37,7 +43,7 @@ class JobView:
             uid=metadata.get("uid", ""),
             labels=metadata.get("labels") or {},
             annotations=metadata.get("annotations") or {},
-            spec=msgspec.convert(job.get("spec") or {}, JobSpec),
+            spec=with_defaults(msgspec.convert(job.get("spec") or {}, JobSpec)),
             retry_count=int(status.get("retryCount", 0)),
         )
 

@@ -8,7 +8,11 @@ which case all replicas share that one host (`MakeDomainName`, svc's `GenerateHo
 
 from __future__ import annotations
 
+import hashlib
+
 from events.volcano import TaskSpec
+
+_BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
 def pod_name(job: str, task: str, index: int) -> str:
@@ -40,6 +44,17 @@ def task_hosts(job: str, task: TaskSpec, replicas: int) -> list[str]:
 def env_key(task: str) -> str:
     """A task name as it appears in environment variable names: `-` becomes `_`."""
     return task.replace("-", "_")
+
+
+def random_like_suffix(seed: str) -> str:
+    """12 characters from [0-9a-z], like Volcano's random ones (`GenRandomStr(12)`), but a
+    function of `seed`, so that doing a write again names the same object."""
+    number = int.from_bytes(hashlib.sha256(seed.encode()).digest()[:8])
+    digits = []
+    for _ in range(12):
+        number, digit = divmod(number, 36)
+        digits.append(_BASE36[digit])
+    return "".join(digits)
 
 
 def _template_field(task: TaskSpec, field: str) -> str:

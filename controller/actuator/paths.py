@@ -19,6 +19,7 @@ _PLURALS: dict[tuple[str, str], str] = {
     ("v1", "ConfigMap"): "configmaps",
     ("v1", "Secret"): "secrets",
     ("v1", "Event"): "events",
+    ("v1", "PersistentVolumeClaim"): "persistentvolumeclaims",
     ("networking.k8s.io/v1", "NetworkPolicy"): "networkpolicies",
     (PODGROUP_API_VERSION, "PodGroup"): "podgroups",
     (JOB_API_VERSION, "Job"): "jobs",

@@ -12,13 +12,12 @@ Pure: the same job, reference, version and PodGroup always give the same manifes
 from __future__ import annotations
 
 import copy
-import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from controller.actuator import labels
 from controller.actuator.job import JobView
-from controller.actuator.names import pod_name
+from controller.actuator.names import pod_name, random_like_suffix
 from controller.actuator.plugins import Plugin, build_plugins
 from controller.actuator.podspec import Manifest, add_volume
 from events.decisions import PodRef, PodsCreate
@@ -27,7 +26,6 @@ from events.volcano import TaskSpec
 #: job annotations (and, for the first two, job labels) that Volcano copies to its pods
 _FROM_JOB_ANNOTATIONS = (labels.PREEMPTABLE, labels.COOLDOWN_TIME, labels.REVOCABLE_ZONE)
 _FROM_JOB_LABELS = (labels.PREEMPTABLE, labels.COOLDOWN_TIME)
-_BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
 def build_pod(
@@ -139,16 +137,6 @@ def _mount_job_volumes(pod: Manifest, job: JobView) -> None:
         if claim in mounted:
             continue
         mounted.add(claim)
-        name = f"{job.name}-{_suffix(claim)}"
+        name = f"{job.name}-{random_like_suffix(claim)}"
         pvc = {"name": name, "persistentVolumeClaim": {"claimName": claim}}
         add_volume(pod, pvc, {"name": name, "mountPath": volume.get("mountPath", "")}, init=False)
-
-
-def _suffix(claim: str) -> str:
-    """12 characters from [0-9a-z], like Volcano's random ones, but a function of `claim`."""
-    number = int.from_bytes(hashlib.sha256(claim.encode()).digest()[:8])
-    digits = []
-    for _ in range(12):
-        number, digit = divmod(number, 36)
-        digits.append(_BASE36[digit])
-    return "".join(digits)

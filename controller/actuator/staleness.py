@@ -4,8 +4,9 @@ The actuator commits offsets only past what it has carried out, so after a crash
 slow decision holding the commit back) it carries out again decisions whose effects
 later decisions already replaced. Two rules make that harmless:
 
-- a status write never goes back across a phase change: every phase change appends to
-  `status.conditions`, so a status with fewer conditions than the Job's is older;
+- a status write never goes back: a status is older than the Job's when the Job's is of
+  a later job version or retry, has ended the run the written one is still in, or was
+  stamped later (`state.lastTransitionTime`, which moves with every change);
 - pods are not created for a job version older than the Job's, nor for the version at
   which the Job already finished or was aborted (a resume starts a new version).
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from events.timestamps import from_rfc3339
 from events.volcano import FINISHED_PHASES, JobPhase, JobStatus
 
 _ENDED = frozenset({*FINISHED_PHASES, JobPhase.ABORTED})
@@ -22,7 +24,19 @@ _ENDED = frozenset({*FINISHED_PHASES, JobPhase.ABORTED})
 
 def status_is_older(current: Mapping[str, Any] | None, written: JobStatus) -> bool:
     """Whether the Job's `current` status is already past the one about to be written."""
-    return len((current or {}).get("conditions") or ()) > len(written.conditions)
+    status = current or {}
+    theirs = (int(status.get("version") or 0), int(status.get("retryCount") or 0))
+    mine = (written.version, written.retry_count)
+    if theirs != mine:
+        return theirs > mine  # both only grow
+    state = status.get("state") or {}
+    if state.get("phase", "") in _ENDED and written.state.phase not in _ENDED:
+        return True
+    return _stamp(state.get("lastTransitionTime")) > _stamp(written.state.last_transition_time)
+
+
+def _stamp(text: str | None) -> float:
+    return from_rfc3339(text) if text else 0.0
 
 
 def pods_are_stale(current: Mapping[str, Any] | None, job_version: int) -> bool:

@@ -361,6 +361,12 @@ def _check_plugins(spec: JobSpec) -> Iterator[FieldError]:
         yield FieldError(f"spec.plugins[{name}]", problem)
 
 
+#: the claim names Volcano's controller (and lavalog) write into a `volumeClaim` volume
+#: (`<job>-pvc-<12 characters>`): a Job seen for the first time with one was admitted
+#: before and its claim created, so having both is no user's mistake
+CONTROLLER_CLAIM_NAME = re.compile(r"-pvc-[0-9a-z]{12}$")
+
+
 def _check_volumes(spec: JobSpec) -> Iterator[FieldError]:
     mounted_by: dict[str, str] = {}
     for index, volume in enumerate(spec.volumes):
@@ -378,7 +384,11 @@ def _check_volumes(spec: JobSpec) -> Iterator[FieldError]:
             yield FieldError(
                 path, "set volumeClaimName (an existing PVC) or volumeClaim (a PVC to create)"
             )
-        elif volume.get("volumeClaim") is not None and claim_name:
+        elif (
+            volume.get("volumeClaim") is not None
+            and claim_name
+            and not CONTROLLER_CLAIM_NAME.search(str(claim_name))
+        ):
             yield FieldError(
                 f"{path}.volumeClaimName",
                 "set either volumeClaimName (an existing PVC) or volumeClaim (a PVC to create), "

@@ -1,7 +1,8 @@
 """`lavalog job ACTION NAMESPACE/NAME`: issue a command to a job, as `vcctl job` does.
 
-The command is a `bus.volcano.sh/v1alpha1` Command owned by the Job; the controller
-turns it into a CommandIssued observation and the decider acts on it.
+The command is a `bus.volcano.sh/v1alpha1` Command owned by the Job, exactly as
+`vcctl job suspend` makes it; the controller turns it into a CommandIssued observation,
+deletes it, and the decider acts on it.
 """
 
 from __future__ import annotations
@@ -71,7 +72,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def command_object(namespace: str, name: str, uid: str, action: str) -> dict[str, Any]:
-    """The Command `vcctl` would create: owned by and targeting the job."""
+    """The Command `vcctl job` creates (its `util.CreateJobCommand`): named
+    `<job>-<action in lower case>-<random>`, owned by the job through a controller
+    reference, and aiming at it with that same reference in `target` (Go's
+    `TargetObject`, JSON `target`: the field Volcano's controller reads)."""
     owner = {
         "apiVersion": API_VERSION,
         "kind": KIND,
@@ -88,7 +92,7 @@ def command_object(namespace: str, name: str, uid: str, action: str) -> dict[str
             "namespace": namespace,
             "ownerReferences": [owner],
         },
-        "targetObject": owner,
+        "target": owner,
         "action": action,
     }
 

@@ -1,4 +1,5 @@
-"""Pod counts and the Job status derived from the decider's state.
+"""Pod counts and the Job status derived from the decider's state (Volcano's status fields,
+with their meaning in Volcano: see `job_status`).
 
 Counted as Volcano's syncJob/killJob count them: a pod being deleted is `terminating`
 whatever its phase; a pod requested but not yet seen counts as Pending (it is created
@@ -10,10 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import msgspec
+from msgspec.structs import replace
 
 from controller.decider.state import JobState, PodRecord
+from events.timestamps import to_rfc3339
+from events.volcano import JobCondition, JobPhase, JobStatus, PodPhase, TaskState
 from events.volcano import JobState as StatusState
-from events.volcano import JobStatus, PodPhase, TaskState
 
 
 class PodCounts(msgspec.Struct, frozen=True):
@@ -55,17 +58,46 @@ def count_pods(pods: Iterable[PodRecord]) -> PodCounts:
     return PodCounts(pending, running, succeeded, failed, terminating, unknown, by_task)
 
 
-def job_status(state: JobState, counts: PodCounts) -> JobStatus:
-    """The whole `status` to write for this state."""
+#: phases whose every status change is stamped with a new `lastTransitionTime`, as
+#: Volcano's `syncJob` does; in the others only a phase change is (its `killJob`)
+SYNCED_PHASES = frozenset({JobPhase.PENDING, JobPhase.RUNNING, JobPhase.RESTARTING})
+
+
+def append_condition(
+    conditions: tuple[JobCondition, ...], condition: JobCondition
+) -> tuple[JobCondition, ...]:
+    """Volcano's `appendJobCondition`: the entry of the same phase goes, the new one is last."""
+    return (*(c for c in conditions if c.status != condition.status), condition)
+
+
+def controlled_resources(state: JobState) -> dict[str, str]:
+    """Volcano's `status.controlledResources`: `plugin-<name>` for each plugin whose
+    resources were set up, `volume-pvc-<claim>` for each volume's claim."""
     spec = state.spec
-    return JobStatus(
+    if spec is None:
+        return {}
+    resources = {f"plugin-{name}": name for name in spec.plugins} if state.resources_for else {}
+    for volume in spec.volumes:
+        claim = volume.get("volumeClaimName")
+        if isinstance(claim, str) and claim:
+            resources[f"volume-pvc-{claim}"] = claim
+    return dict(sorted(resources.items()))
+
+
+def job_status(state: JobState, counts: PodCounts, now: float) -> JobStatus:
+    """The whole `status` to write for this state at `now`.
+
+    As in Volcano, `state.lastTransitionTime` and the current phase's condition move to
+    `now` whenever anything in the status changes while the job syncs (Pending, Running,
+    Restarting); in the other phases only a phase change moves them.
+    """
+    spec = state.spec
+    status = JobStatus(
         state=StatusState(
             phase=state.phase,
             reason=state.reason,
             message=state.message,
-            last_transition_time=(
-                state.conditions[-1].last_transition_time if state.conditions else None
-            ),
+            last_transition_time=to_rfc3339(state.last_transition) if state.phase else None,
         ),
         min_available=spec.min_available if spec is not None else 0,
         task_status_count={
@@ -80,5 +112,20 @@ def job_status(state: JobState, counts: PodCounts) -> JobStatus:
         version=state.version,
         retry_count=state.retry_count,
         running_duration=state.running_duration,
+        controlled_resources=controlled_resources(state),
         conditions=state.conditions,
+    )
+    previous = state.status
+    if (
+        previous is None
+        or status == previous
+        or state.phase not in SYNCED_PHASES
+        or state.last_transition >= now
+    ):
+        return status
+    stamp = to_rfc3339(now)
+    return replace(
+        status,
+        state=replace(status.state, last_transition_time=stamp),
+        conditions=append_condition(state.conditions, JobCondition(state.phase, stamp)),
     )

@@ -12,6 +12,7 @@ from typing import Any
 from msgspec.structs import replace
 
 from controller.admission import Admitted, admit_job, admit_update
+from controller.decider.counts import append_condition
 from controller.decider.state import (
     COMMAND_MEMORY,
     JobState,
@@ -55,6 +56,10 @@ from events.volcano import Event, JobCondition, JobPhase
 
 LogEvent = AnyObservation | AnyDecision
 
+#: phases a job runs (or waits to run) in; entering any other one is a kill or an end,
+#: where Volcano's `killJob` writes `runningDuration`
+_SYNCED_RUN_PHASES = frozenset({JobPhase.PENDING, JobPhase.RUNNING})
+
 
 def evolve(state: JobState, event: LogEvent) -> JobState:
     """The state after `event`."""
@@ -73,6 +78,8 @@ def _job_observed(state: JobState, event: JobObserved) -> JobState:
         state = take_over(replace(state, uid=event.job_uid), event.status, event.time)
         for fact in early_facts(early, event.job_uid):
             state = evolve(state, fact)
+    if state.created is None and event.created is not None:
+        state = replace(state, created=event.created)
     if event.generation <= state.generation:
         return replace(state, deleting=True) if event.deleting else state
     result = admit_job(event.spec) if state.spec is None else admit_update(state.spec, event.spec)
@@ -174,14 +181,9 @@ def _timer_fired(state: JobState, event: TimerFired) -> JobState:
 
 
 def _phase_changed(state: JobState, event: PhaseChanged) -> JobState:
-    running_seconds, running_since = state.running_seconds, state.running_since
     running_duration = state.running_duration
-    if running_since is not None:
-        running_seconds += event.time - running_since
-        running_since = None
-        running_duration = format_duration(running_seconds)
-    if event.phase == JobPhase.RUNNING:
-        running_since = event.time
+    if event.phase not in _SYNCED_RUN_PHASES and state.created is not None:
+        running_duration = format_duration(event.time - state.created)
     condition = JobCondition(status=event.phase, last_transition_time=to_rfc3339(event.time))
     return replace(
         state,
@@ -191,9 +193,7 @@ def _phase_changed(state: JobState, event: PhaseChanged) -> JobState:
         last_transition=event.time,
         retry_count=event.retry_count,
         version=event.version,
-        conditions=(*state.conditions, condition),
-        running_seconds=running_seconds,
-        running_since=running_since,
+        conditions=append_condition(state.conditions, condition),
         running_duration=running_duration,
     )
 
@@ -240,7 +240,15 @@ def _pods_kill(state: JobState, event: PodsKill) -> JobState:
 
 
 def _status_write(state: JobState, event: StatusWrite) -> JobState:
-    return replace(state, status=event.status)
+    """The status as written; when it was stamped afresh (see `counts.job_status`), its
+    time is this decision's."""
+    stamped = event.status.conditions != state.conditions
+    return replace(
+        state,
+        status=event.status,
+        conditions=event.status.conditions,
+        last_transition=event.time if stamped else state.last_transition,
+    )
 
 
 def _timer_scheduled(state: JobState, event: TimerScheduled) -> JobState:

@@ -8,7 +8,10 @@ status changes). Finally the status is written if it changed.
 
 from __future__ import annotations
 
+from msgspec.structs import replace
+
 from controller.decider.counts import job_status
+from controller.decider.gang import report_unschedulable
 from controller.decider.phases import HANDLERS
 from controller.decider.policies import SYNC, apply_policies
 from controller.decider.request import SYNC_REQUEST, ActionRequest
@@ -18,7 +21,13 @@ from controller.decider.timers import cancel_all_timers, cancel_resolved_timers,
 from controller.decider.transitions import Transition, enter_phase
 from controller.decider.triggers import Trigger, derive_trigger, timer_trigger
 from events.decisions import ActionDecided, AnyDecision, JobDelete, JobRejected, StatusWrite
-from events.observations import AnyObservation, JobDeleted, JobObserved, TimerFired
+from events.observations import (
+    AnyObservation,
+    CommandIssued,
+    JobDeleted,
+    JobObserved,
+    TimerFired,
+)
 from events.volcano import Action, Event, JobPhase
 
 #: phase changes followed within one step; Volcano's chains are at most four long
@@ -27,6 +36,9 @@ _MAX_FOLLOW_UPS = 8
 
 def step(state: JobState, observation: AnyObservation) -> tuple[JobState, list[AnyDecision]]:
     """The state after `observation` and the decisions it led to, in one pass."""
+    if isinstance(observation, CommandIssued) and not observation.job_uid:
+        # a Command naming its target without a uid: Volcano goes by the name alone
+        observation = replace(observation, job_uid=state.uid)
     current = Step(state, observation)
     if current.state.uid != observation.job_uid:
         return current.state, []  # about another incarnation, or a Job not seen yet
@@ -51,6 +63,7 @@ def _decide(step: Step) -> None:
         return  # Volcano leaves a job that is being deleted alone
     if state.pods_unknown:
         return  # taken over: decided once a pod list has shown which pods exist
+    report_unschedulable(step)
     trigger = _trigger(step)
     if trigger is not None:
         _act(step, trigger)
@@ -125,6 +138,6 @@ def _write_status(step: Step) -> None:
     state = step.state
     if not state.phase:
         return
-    status = job_status(state, step.counts())
+    status = job_status(state, step.counts(), step.now)
     if status != state.status:
         step.emit(StatusWrite, status=status)

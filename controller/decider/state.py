@@ -76,13 +76,15 @@ class JobState(msgspec.Struct, frozen=True):
     phase: str = ""
     reason: str = ""
     message: str = ""
+    #: when the status last changed (`status.state.lastTransitionTime`)
     last_transition: float = 0.0
     version: int = 0
     retry_count: int = 0
+    #: the Job's creationTimestamp, when known
+    created: float | None = None
+    #: `status.conditions`: one per phase, the latest last
     conditions: tuple[JobCondition, ...] = ()
-    running_since: float | None = None
-    running_seconds: float = 0.0
-    #: `running_seconds` as the Go duration string the status carries
+    #: `status.runningDuration`: creation to the last phase change at a kill or an end
     running_duration: str | None = None
     pods: dict[str, PodRecord] = {}
     podgroup: PodGroupRecord | None = None

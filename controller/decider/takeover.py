@@ -20,7 +20,6 @@ from __future__ import annotations
 from msgspec.structs import replace
 
 from controller.decider.state import EarlyFact, JobState
-from events.durations import parse_duration
 from events.observations import (
     AnyObservation,
     CommandIssued,
@@ -31,7 +30,7 @@ from events.observations import (
     PodsListed,
 )
 from events.timestamps import from_rfc3339
-from events.volcano import JobPhase, JobStatus
+from events.volcano import JobStatus
 
 
 def take_over(state: JobState, status: JobStatus | None, now: float) -> JobState:
@@ -50,8 +49,6 @@ def take_over(state: JobState, status: JobStatus | None, now: float) -> JobState
         version=status.version,
         retry_count=status.retry_count,
         conditions=status.conditions,
-        running_since=last_transition if phase == JobPhase.RUNNING else None,
-        running_seconds=_duration(status.running_duration),
         running_duration=status.running_duration,
         status=status,
         pods_unknown=True,
@@ -100,12 +97,5 @@ def _seconds(timestamp: str) -> float:
     """0 for a timestamp that cannot be read (then the time it was seen is taken)."""
     try:
         return from_rfc3339(timestamp)
-    except ValueError:
-        return 0.0
-
-
-def _duration(text: str | None) -> float:
-    try:
-        return parse_duration(text) if text else 0.0
     except ValueError:
         return 0.0

@@ -114,10 +114,11 @@ class PodGroup(KubeObject, frozen=True):
 
 
 class Command(KubeObject, frozen=True):
-    """A `bus.volcano.sh/v1alpha1` Command: an action aimed at one object."""
+    """A `bus.volcano.sh/v1alpha1` Command: an action aimed at one object. Go calls the
+    target `TargetObject`; its JSON name, the one on the wire, is `target`."""
 
     action: str = ""
-    target_object: OwnerReference | None = None
+    target: OwnerReference | None = None
     reason: str = ""
     message: str = ""
 

@@ -5,7 +5,8 @@
 
 Each kind runs its own pipeline, `watch` -> `Translator` -> `Publisher`: one batch of
 changes is translated and delivered before the watch takes the next, so its position
-never runs ahead of what Kafka holds. A leader that loses its Lease cancels the
+never runs ahead of what Kafka holds. Commands aimed at a Volcano Job are then deleted,
+as Volcano's controller deletes those it takes. A leader that loses its Lease cancels the
 pipelines and becomes a candidate again; their memory goes with them, and the next
 leader starts with a full list (whose facts, already published, keep their ids).
 """
@@ -21,12 +22,14 @@ from typing import Any, Generic, TypeVar
 import msgspec
 import structlog
 
+from controller.actuator.retry import is_transient
 from controller.kafka import KafkaSettings
-from controller.kube import Kube
+from controller.kube import Kube, KubeError
 from controller.watchers import translate, watch
+from controller.watchers.backoff import Backoff
 from controller.watchers.inventory import PodInventory
 from controller.watchers.leader import LeaderElection, LeaseSettings
-from controller.watchers.objects import Job, KubeObject, List
+from controller.watchers.objects import Command, Job, KubeObject, List
 from controller.watchers.publisher import Publisher, open_publisher
 from controller.watchers.translate import Translation, Translator
 from controller.watchers.watch import Change, ChangeType, Mark, Resource, WatchSettings
@@ -153,6 +156,40 @@ class WatcherService:
                     await publisher.publish(observations)
                 if inventory is not None:
                     inventory.apply(batch)  # type: ignore[arg-type]
+                if watched.resource is watch.COMMANDS:
+                    await self._retire_commands(batch)  # type: ignore[arg-type]
+
+    async def _retire_commands(self, batch: list[Change[Command]]) -> None:
+        """Delete the job Commands of a batch now that the log holds them, as Volcano's
+        controller deletes each Command it takes: a Command is an order given once, and
+        the decider acts on it once (a relist before the delete re-publishes it under
+        the same id). Transient failures are retried; another (say, RBAC without
+        `delete`) is logged and the Command stays."""
+        for change in batch:
+            command = change.obj
+            if change.type is ChangeType.DELETED or not translate.command_for_a_job(command):
+                continue
+            meta = command.metadata
+            path = f"{watch.COMMANDS.prefix}/namespaces/{meta.namespace}/commands/{meta.name}"
+            backoff = Backoff(
+                self._watch_settings.backoff_initial, self._watch_settings.backoff_max
+            )
+            while True:
+                try:
+                    await self._kube.request(
+                        "DELETE", path, body={"preconditions": {"uid": meta.uid}}
+                    )
+                    break
+                except KubeError as exc:
+                    if exc.status in (404, 409):  # gone already, or another Command now
+                        break
+                    if not is_transient(exc):
+                        log.warning("command not deleted", command=meta.name, error=str(exc))
+                        break
+                except Exception as exc:
+                    if not is_transient(exc):
+                        raise
+                await asyncio.sleep(backoff.next_delay())
 
     async def _publish_listing(self, inventory: PodInventory, publisher: Publisher) -> None:
         jobs, _ = await watch.list_all(

@@ -52,6 +52,7 @@ from events.observations import (
 )
 from events.timestamps import from_rfc3339
 from events.topics import job_key
+from events.volcano import API_VERSION, KIND
 
 JOB_GROUP = "batch.volcano.sh/"
 JOB_KIND = "Job"
@@ -248,6 +249,7 @@ def observe_job(job: Job, time: float) -> JobObserved:
         spec=job.spec,
         deleting=deleting,
         status=job.status if job.status is not None and job.status.state.phase else None,
+        created=_time(meta.creation_timestamp),
     )
 
 
@@ -319,15 +321,22 @@ def podgroup_summary(group: PodGroup) -> Summary | None:
 # Commands -----------------------------------------------------------------------------
 
 
-def _targets_a_job(command: Command) -> bool:
-    target = command.target_object
-    return target is not None and target.kind == JOB_KIND and bool(target.name)
+def command_for_a_job(command: Command) -> bool:
+    """Whether a Command is the job controller's: its `target` is a
+    `batch.volcano.sh/v1alpha1` Job (Volcano's informer filter). Others are left alone."""
+    target = command.target
+    return (
+        target is not None
+        and target.api_version == API_VERSION
+        and target.kind == KIND
+        and bool(target.name)
+    )
 
 
 def observe_command(command: Command, time: float) -> CommandIssued | None:
     """A command aimed at a Volcano Job; commands to other kinds are not ours."""
-    target = command.target_object
-    if target is None or not _targets_a_job(command):
+    target = command.target
+    if target is None or not command_for_a_job(command):
         return None
     meta = command.metadata
     return CommandIssued(
@@ -343,13 +352,14 @@ def observe_command(command: Command, time: float) -> CommandIssued | None:
 
 
 def command_deleted(command: Command, time: float) -> None:
-    """Nothing: a command is an order given once; the controller deletes it when done."""
+    """Nothing: a command is an order given once; the watchers delete it once it is in
+    the log (`WatcherService`), as Volcano's controller deletes it before acting."""
     return None
 
 
 def command_summary(command: Command) -> Summary | None:
     """Constant: a command is published once, whatever is written to it later."""
-    return () if _targets_a_job(command) else None
+    return () if command_for_a_job(command) else None
 
 
 # the memory ---------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import base64
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 from controller.actuator import paths
 from controller.actuator.apply import Applier
@@ -217,6 +218,25 @@ async def test_status_is_written_once_and_lands_despite_a_concurrent_writer(
     assert (await read(kube, job_path(job)))["metadata"]["resourceVersion"] == version
 
 
+async def test_a_status_write_keeps_what_others_wrote_in_the_status(
+    kube: Kube, applier: Applier
+) -> None:
+    job = await submit(kube)
+    other = {"controlledResources": {"gateway-route": "r1", "plugin-gone": "gone"}}
+    await kube.request(
+        "PATCH",
+        job_path(job) + "/status",
+        body={"status": other},
+        content_type="application/merge-patch+json",
+    )
+    mine = replace(status("Running", 3), controlled_resources={"plugin-svc": "svc"})
+    await applier.apply(decision(StatusWrite, job, status=mine))
+
+    landed = (await read(kube, job_path(job)))["status"]
+    assert landed["controlledResources"] == {"gateway-route": "r1", "plugin-svc": "svc"}
+    assert landed["state"]["phase"] == "Running"
+
+
 async def test_actions_phases_and_rejections_become_one_event_each(
     kube: Kube, applier: Applier
 ) -> None:
@@ -255,11 +275,17 @@ async def test_actions_phases_and_rejections_become_one_event_each(
     )
     await twice(applier, action, phase, rejected, timer)
 
-    events = {e["reason"]: e for e in events_of(await items(kube, EVENTS), job)}
-    assert sorted(events) == ["InvalidSpec", "RestartTask", "Restarting"]
-    assert len(events_of(await items(kube, EVENTS), job)) == 3
-    restart = events["RestartTask"]
+    events = {e["message"][:28]: e for e in events_of(await items(kube, EVENTS), job)}
+    assert sorted((e["reason"], m) for m, e in events.items()) == [
+        ("ExecuteAction", "Execute action RestartJob af"),
+        ("ExecuteAction", "Start to execute action Rest"),
+        ("InvalidSpec", "spec generation 2: spec.minA"),
+        ("Restarting", "Running -> Restarting: Resta"),
+    ]
+    assert len(events_of(await items(kube, EVENTS), job)) == 4
+    restart = events["Start to execute action Rest"]
     assert restart["type"] == "Normal"
+    assert restart["source"] == {"component": "vc-controller-manager"}
     assert restart["involvedObject"]["name"] == "tensorflow-dist-mnist"
     for part in (
         "PodFailed",
@@ -268,8 +294,7 @@ async def test_actions_phases_and_rejections_become_one_event_each(
         "task worker policy 1",
     ):
         assert part in restart["message"]
-    assert "Running -> Restarting: RestartTask" in events["Restarting"]["message"]
-    invalid = events["InvalidSpec"]
+    invalid = events["spec generation 2: spec.minA"]
     assert invalid["type"] == "Warning"
     assert "spec.minAvailable: must not be greater" in invalid["message"]
     assert "spec.tasks[1].policies[0].exitCode: 0 is not" in invalid["message"]
@@ -288,30 +313,27 @@ async def test_job_delete_removes_only_its_incarnation(kube: Kube, applier: Appl
 async def test_a_permanent_error_is_reported_on_the_job_and_the_decision_is_done(
     kube: Kube, applier: Applier, counters: Counters
 ) -> None:
-    job = await submit(kube)
-    job["spec"]["tasks"][1]["name"] = "Worker"  # pod names must be lower case: 422 Invalid
-    job = await read(kube, job_path(job)) | {"spec": job["spec"]}
-    await kube.request("PUT", job_path(job), body=job)
+    # A valid Job whose worker pod's name is too long for a name (253): 422 Invalid.
+    long = "j" * 245
+    job = await submit(kube, name=long)
     bad = decision(
         PodsCreate,
         job,
         job_version=1,
         podgroup="pg",
         pods=(
-            PodRef(name="tensorflow-dist-mnist-Worker-0", task="Worker", index=0),
-            PodRef(name="tensorflow-dist-mnist-ps-0", task="ps", index=0),
+            PodRef(name=f"{long}-worker-0", task="worker", index=0),
+            PodRef(name=f"{long}-ps-0", task="ps", index=0),
         ),
     )
     await twice(applier, bad)
 
     assert counters.failed == 2
     [warning] = events_of(await items(kube, EVENTS), job)
-    assert (warning["type"], warning["reason"]) == ("Warning", "FailedPodsCreate")
+    assert (warning["type"], warning["reason"]) == ("Warning", "FailedCreate")
     assert bad.id in warning["message"] and "Invalid" in warning["message"]
     # The good pod of the same decision was created all the same.
-    assert [p["metadata"]["name"] for p in await items(kube, pods_path())] == [
-        "tensorflow-dist-mnist-ps-0"
-    ]
+    assert [p["metadata"]["name"] for p in await items(kube, pods_path())] == [f"{long}-ps-0"]
 
 
 async def test_transient_api_failures_are_retried_until_the_decision_is_done(
@@ -326,4 +348,42 @@ async def test_transient_api_failures_are_retried_until_the_decision_is_done(
     assert len(await items(kube, pods_path())) == 3
     assert (await read(kube, job_path(job)))["status"]["state"]["phase"] == "Pending"
     assert counters.retried > 0
+    assert (counters.applied, counters.failed) == (2, 0)
+
+
+async def test_the_podgroup_comes_after_the_jobs_claims_named_created_or_looked_for(
+    kube: Kube, applier: Applier, counters: Counters
+) -> None:
+    """Volcano's `createJobIOIfNotExist`: the claim of a `volumeClaim` volume is named in
+    the Job's spec (`volumeClaimName`) and created, owned by the Job; a claim the user named
+    and that does not exist is reported (PVCError) and its pods will wait for it."""
+    claim = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
+    job = await submit(
+        kube,
+        volumes=[
+            {"mountPath": "/data", "volumeClaim": claim},
+            {"mountPath": "/in", "volumeClaimName": "not-there-yet"},
+        ],
+    )
+    create_pg = decision(
+        PodGroupCreate,
+        job,
+        podgroup=f"tensorflow-dist-mnist-{job['metadata']['uid']}",
+        min_member=3,
+        queue="default",
+    )
+    await twice(applier, create_pg)
+
+    stored = await read(kube, job_path(job))
+    named, wanted = stored["spec"]["volumes"]
+    assert named["volumeClaimName"].startswith("tensorflow-dist-mnist-pvc-")
+    assert wanted == {"mountPath": "/in", "volumeClaimName": "not-there-yet"}
+    (pvc,) = await items(kube, paths.collection("v1", "PersistentVolumeClaim", NAMESPACE))
+    assert pvc["metadata"]["name"] == named["volumeClaimName"]
+    assert pvc["metadata"]["ownerReferences"][0]["uid"] == job["metadata"]["uid"]
+    assert pvc["spec"]["accessModes"] == ["ReadWriteOnce"]
+    (missing,) = [e for e in events_of(await items(kube, EVENTS), job) if e["reason"] == "PVCError"]
+    assert missing["type"] == "Warning"
+    assert missing["message"].startswith("pvc not-there-yet is not found")
+    assert len(await items(kube, PODGROUPS)) == 1
     assert (counters.applied, counters.failed) == (2, 0)

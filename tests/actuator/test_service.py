@@ -193,7 +193,7 @@ async def test_a_decision_that_cannot_be_carried_out_does_not_stall_its_partitio
     assert (await read(kube, job_path(bad_job)))["status"]["state"]["phase"] == "Pending"
     assert len(await items(kube, pods_path())) == 3
     [warning] = events_of(await items(kube, EVENTS), bad_job)
-    assert warning["reason"] == "FailedPodsCreate"
+    assert warning["reason"] == "FailedCreate"
     assert await committed(kafka_settings, group) == ends
 
 

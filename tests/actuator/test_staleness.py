@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from controller.actuator.staleness import pods_are_stale, status_is_older
-from events.volcano import JobCondition, JobStatus
+from events.volcano import JobState, JobStatus
 
 
 def status(phase: str, version: int, conditions: int) -> dict[str, Any]:
@@ -30,16 +30,51 @@ def test_pods_are_stale(current, job_version, stale):
     assert pods_are_stale(current, job_version) is stale
 
 
+def written(phase: str, version: int, retries: int, at: str) -> JobStatus:
+    return JobStatus(
+        state=JobState(phase=phase, last_transition_time=at), version=version, retry_count=retries
+    )
+
+
+def on_job(phase: str, version: int, retries: int, at: str) -> dict[str, Any]:
+    return {
+        "state": {"phase": phase, "lastTransitionTime": at},
+        "version": version,
+        "retryCount": retries,
+        # one entry per phase: their number says nothing about order
+        "conditions": [{"status": "Pending"}, {"status": "Running"}],
+    }
+
+
+T1, T2 = "2027-01-15T08:00:00Z", "2027-01-15T08:00:05Z"
+
+
 @pytest.mark.parametrize(
-    ("current_conditions", "written_conditions", "older"),
+    ("current", "status", "older"),
     [
-        pytest.param(None, 1, False, id="first-write"),
-        pytest.param(3, 3, False, id="same-phase-segment"),
-        pytest.param(3, 4, False, id="next-phase"),
-        pytest.param(5, 3, True, id="a-later-phase-is-written"),
+        pytest.param(None, written("Pending", 0, 0, T1), False, id="first-write"),
+        pytest.param(
+            on_job("Running", 0, 0, T1), written("Running", 0, 0, T2), False, id="a-later-change"
+        ),
+        pytest.param(
+            on_job("Running", 0, 0, T1), written("Running", 0, 0, T1), False, id="same-time"
+        ),
+        pytest.param(
+            on_job("Running", 0, 0, T2), written("Running", 0, 0, T1), True, id="stamped-later"
+        ),
+        pytest.param(
+            on_job("Pending", 1, 1, T1), written("Running", 0, 0, T2), True, id="a-later-version"
+        ),
+        pytest.param(
+            on_job("Restarting", 0, 1, T1), written("Running", 0, 0, T2), True, id="a-later-retry"
+        ),
+        pytest.param(
+            on_job("Completed", 0, 0, T1), written("Running", 0, 0, T1), True, id="the-run-ended"
+        ),
+        pytest.param(
+            on_job("Aborted", 0, 0, T1), written("Restarting", 1, 0, T1), False, id="resumed"
+        ),
     ],
 )
-def test_status_is_older(current_conditions, written_conditions, older):
-    current = None if current_conditions is None else status("Running", 0, current_conditions)
-    written = JobStatus(conditions=tuple(JobCondition(status="Running") for _ in range(written_conditions)))
-    assert status_is_older(current, written) is older
+def test_status_is_older(current, status, older):
+    assert status_is_older(current, status) is older

@@ -73,9 +73,11 @@ def needed() -> set[tuple[str, str, str]]:
         wants |= {(group, plural, "get"), (group, plural, "create")}
     wants |= {
         ("", "pods", "delete"),
+        ("bus.volcano.sh", "commands", "delete"),
         ("scheduling.volcano.sh", "podgroups", "delete"),
         ("scheduling.volcano.sh", "podgroups", "update"),
         ("batch.volcano.sh", "jobs", "delete"),
+        ("batch.volcano.sh", "jobs", "update"),
         ("batch.volcano.sh", "jobs/status", "update"),
         ("scheduling.k8s.io", "priorityclasses", "get"),
         ("coordination.k8s.io", "leases", "get"),

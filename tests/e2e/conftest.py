@@ -98,9 +98,27 @@ def job_phase(job: Obj | None) -> str:
     return str(((job or {}).get("status") or {}).get("state", {}).get("phase", ""))
 
 
-def condition_path(job: Obj) -> list[str]:
-    """The phases the job went through, as its `status.conditions` record them."""
-    return [c["status"] for c in (job.get("status") or {}).get("conditions") or ()]
+Condition = tuple[str, str | None]
+
+
+def conditions_of(job: Obj) -> list[Condition]:
+    return [
+        (c["status"], c.get("lastTransitionTime"))
+        for c in (job.get("status") or {}).get("conditions") or ()
+    ]
+
+
+def appended_conditions(before: list[Condition], after: list[Condition]) -> list[Condition]:
+    """The entries a status write added to `status.conditions`. Volcano keeps one entry per
+    phase and moves the one it writes to the end, so `after` is `before` less some entries,
+    then the new ones: those after the longest start of `after` found in `before` in order."""
+    position = 0
+    for index, entry in enumerate(after):
+        try:
+            position = before.index(entry, position) + 1
+        except ValueError:
+            return after[index:]
+    return []
 
 
 @dataclass(frozen=True)
@@ -127,6 +145,9 @@ class ClusterLog:
     job_phases: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
     #: pod name -> (phase, time.monotonic()) of every phase change of pods of that name
     pod_times: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
+    #: job name -> every phase it went through, from each write of its conditions
+    phase_paths: dict[str, list[str]] = field(default_factory=dict)
+    _conditions: dict[str, list[Condition]] = field(default_factory=dict)
     _waiters: list[tuple[Callable[[], bool], asyncio.Future[None]]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -155,6 +176,7 @@ class ClusterLog:
             phases = self.job_phases.setdefault(job["metadata"]["name"], [])
             if phase and (not phases or phases[-1][0] != phase):
                 phases.append((phase, time.monotonic()))
+            self._follow_conditions(job)
         if self._waiters:
             self._check()
 
@@ -185,6 +207,19 @@ class ClusterLog:
                 await future
         except TimeoutError:
             raise AssertionError(f"not within {within} s: {what or predicate}") from None
+
+    def _follow_conditions(self, job: Obj) -> None:
+        name = job["metadata"]["name"]
+        now = conditions_of(job)
+        path = self.phase_paths.setdefault(name, [])
+        for phase, _ in appended_conditions(self._conditions.get(name, []), now):
+            if not path or path[-1] != phase:  # a write within the phase moves its entry
+                path.append(phase)
+        self._conditions[name] = now
+
+    def phase_path(self, name: str) -> list[str]:
+        """The phases the job went through, as the writes of its `status.conditions` show."""
+        return list(self.phase_paths.get(name, ()))
 
     # reads of the current state (synchronous: for predicates) ---------------------------
 

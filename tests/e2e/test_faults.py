@@ -23,7 +23,6 @@ from tests.e2e.conftest import (
     FINISHED,
     NAMESPACE,
     System,
-    condition_path,
     job_phase,
     read_topic,
     running_system,
@@ -67,13 +66,13 @@ async def test_lost_node_makes_the_gang_unknown(e2e_kafka: KafkaSettings) -> Non
 
         system.cluster.admin.lose_node("node-2")
 
-        aborted = await system.until_phase("unknown-abort", ["Aborted"], 30)
-        assert condition_path(aborted) == [P, R, "Aborting", "Aborted"]
-        restarting = await system.until_phase("unknown-restart", [P], 30)
-        assert condition_path(restarting) == [P, R, RS, P]  # waits: one node cannot hold it
+        await system.until_phase("unknown-abort", ["Aborted"], 30)
+        assert system.log.phase_path("unknown-abort") == [P, R, "Aborting", "Aborted"]
+        await system.until_phase("unknown-restart", [P], 30)
+        assert system.log.phase_path("unknown-restart") == [P, R, RS, P]  # waits: one node cannot hold it
         system.cluster.admin.restore_node("node-2")
         restarted = await system.until_phase("unknown-restart", [R], 30)
-        assert condition_path(restarted) == [P, R, RS, P, R]
+        assert system.log.phase_path("unknown-restart") == [P, R, RS, P, R]
         assert restarted["status"]["retryCount"] == 1
         assert sorted(log.live_pods("unknown-restart")) == [
             "unknown-restart-test-0",
@@ -174,7 +173,7 @@ async def test_poison_message_goes_to_dead_letters_and_the_job_goes_on(system: S
     found = await system.until_phase(name, FINISHED, 30)
     letters = await read_topic(system.kafka, topics.DEADLETTER, system.kafka.deadletter_partitions)
 
-    assert (job_phase(found), condition_path(found)) == ("Completed", [P, R, "Completed"])
+    assert (job_phase(found), system.log.phase_path(name)) == ("Completed", [P, R, "Completed"])
     assert len(letters) == 1
     letter = msgspec.json.decode(letters[0].value, type=DeadLetter)
     assert letters[0].key == key

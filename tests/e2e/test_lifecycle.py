@@ -4,7 +4,7 @@ actuator and the simulated cluster.
 The table follows Volcano's `test/e2e/jobseq/job_error_handling.go` and
 `test/e2e/jobp/job_lifecycle.go` (and lavalog's documented differences, docs/semantics.md):
 a job manifest, the faults injected into it, and what a user then sees on the Job: its
-final phase, `status.retryCount`, and every phase it went through (`status.conditions`).
+final phase, `status.retryCount`, and every phase it went through (each write of `status.conditions`).
 Where Volcano's test stops at a phase that is not final (Restarting), the job here runs
 on to where it ends. All jobs of the table run at once in one system (the `world`); each
 test waits for its own job.
@@ -28,7 +28,6 @@ from tests.e2e.conftest import (
     FINISHED,
     JOBS,
     System,
-    condition_path,
     job_phase,
     make_kafka,
     read_topic,
@@ -234,7 +233,7 @@ class World:
 
         def settled() -> bool:
             found = log.job(name)
-            went = condition_path(found) if found else []
+            went = log.phase_path(name)
             return went == path or len(went) > len(path) or job_phase(found) in TERMINAL
 
         await log.until(settled, within, f"{name} through {path}")
@@ -272,7 +271,7 @@ async def test_job_goes_through_volcanos_phases(
 
     found = await world.settled(name, path)
 
-    assert condition_path(found) == path
+    assert world.system.log.phase_path(name) == path
     assert (job_phase(found), found["status"]["retryCount"]) == (phase, retries)
     if phase in FINISHED:  # a finished job holds no resources: nothing pending or running
         log = world.system.log

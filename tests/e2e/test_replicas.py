@@ -15,7 +15,6 @@ from tests.e2e.conftest import (
     NAMESPACE,
     PARTITIONS,
     System,
-    condition_path,
     poll_until,
     running_system,
     wait_for_phase,
@@ -45,8 +44,8 @@ async def run_jobs(system: System, names: list[str]) -> None:
     for name in names:
         await system.submit(job(name, task("worker", 2, "sleep 20")))
     for name in names:
-        found = await wait_for_phase(system.kube, name, ["Completed", "Failed"], 30)
-        assert condition_path(found) == ["Pending", "Running", "Completed"], name
+        await wait_for_phase(system.kube, name, ["Completed", "Failed"], 30)
+        assert system.log.phase_path(name) == ["Pending", "Running", "Completed"], name
 
 
 async def test_replicas_share_partitions_and_one_watches(e2e_kafka: KafkaSettings) -> None:

@@ -161,7 +161,7 @@ def test_no_plugins_no_env() -> None:
     """VC_TASK_INDEX comes from the env plugin only, as in Volcano."""
     pod = pod_of(plain_job(), "main", 0)
     assert "env" not in pod["spec"]["containers"][0]
-    assert "schedulerName" not in pod["spec"]
+    assert pod["spec"]["schedulerName"] == "volcano"  # Volcano's admission default
     assert "hostname" not in pod["spec"]
 
 
@@ -279,3 +279,39 @@ def test_build_pods_for_a_decision(tf_job: dict[str, Any]) -> None:
     pods = build_pods(tf_job, decision)
     assert [p["metadata"]["name"] for p in pods] == [r.name for r in refs]
     assert pods[2] == pod_of(tf_job, "worker", 1)
+
+
+def test_pods_of_a_job_no_webhook_defaulted_get_volcanos_defaults() -> None:
+    """Without Volcano's mutating webhook the Job keeps what the user wrote: no task name,
+    no schedulerName, no minAvailable. The decider works on the defaulted spec (task
+    `default0`, scheduler `volcano`), so must the pods, or they would miss the gang
+    scheduler and their task."""
+    job = {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {"name": "bare", "namespace": "default", "uid": UID},
+        "spec": {
+            "tasks": [
+                {
+                    "replicas": 2,
+                    "template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}},
+                }
+            ]
+        },
+    }
+    decision = PodsCreate(
+        id="d",
+        key="default/bare",
+        job_uid=UID,
+        time=0.0,
+        cause="c",
+        job_version=0,
+        podgroup=f"bare-{UID}",
+        pods=(PodRef(name="bare-default0-1", task="default0", index=1),),
+    )
+    (pod,) = build_pods(job, decision)
+    assert pod["metadata"]["name"] == "bare-default0-1"
+    assert pod["spec"]["schedulerName"] == "volcano"
+    assert pod["metadata"]["labels"]["volcano.sh/task-spec"] == "default0"
+    assert pod["metadata"]["labels"]["volcano.sh/queue-name"] == "default"
+    assert pod["metadata"]["annotations"]["scheduling.k8s.io/group-name"] == f"bare-{UID}"

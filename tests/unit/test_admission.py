@@ -625,3 +625,14 @@ def test_update_ignores_claim_names_the_controller_filled_in() -> None:
     old = admitted(admit_job(job(volumes=[volume])))
     named = {**volume, "volumeClaimName": "job-data-x7k2"}
     admitted(admit_update(old, job(volumes=[named])))
+
+
+def test_a_job_first_seen_with_the_claim_name_its_controller_gave_is_admitted() -> None:
+    """A Job Volcano (or lavalog, before a restart from an empty log) ran has its
+    generated claim name beside `volumeClaim`; a user's own name there is refused."""
+    volume = {"mountPath": "/data", "volumeClaim": {"accessModes": ["ReadWriteOnce"]}}
+    admitted(admit_job(job(volumes=[{**volume, "volumeClaimName": "train-pvc-0a1b2c3d4e5f"}])))
+    assert_errors(
+        admit_job(job(volumes=[{**volume, "volumeClaimName": "my-data"}])),
+        [("spec.volumes[0].volumeClaimName", "not both")],
+    )

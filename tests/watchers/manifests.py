@@ -219,8 +219,14 @@ def podgroup(
 
 
 def command(
-    *, action: str = "AbortJob", kind: str = "Job", resource_version: str = "70"
+    *,
+    action: str = "AbortJob",
+    kind: str = "Job",
+    api_version: str = "batch.volcano.sh/v1alpha1",
+    resource_version: str = "70",
+    field: str = "target",
 ) -> dict[str, Any]:
+    """A Command as `vcctl job suspend` makes it (`field` names where the target goes)."""
     return {
         "apiVersion": "bus.volcano.sh/v1alpha1",
         "kind": "Command",
@@ -231,8 +237,8 @@ def command(
             "resourceVersion": resource_version,
         },
         "action": action,
-        "targetObject": {
-            "apiVersion": "batch.volcano.sh/v1alpha1",
+        field: {
+            "apiVersion": api_version,
             "kind": kind,
             "name": "mpi",
             "uid": JOB_UID,

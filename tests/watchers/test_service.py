@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+
+import msgspec
 import pytest
 
 from controller.kafka import KafkaSettings
@@ -29,6 +32,8 @@ from tests.watchers.conftest import (
 )
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+
+COMMANDS = "/apis/bus.volcano.sh/v1alpha1/namespaces/default/commands"
 
 
 async def test_a_job_its_pod_podgroup_and_command_are_observed_in_order(
@@ -79,7 +84,7 @@ async def test_a_job_its_pod_podgroup_and_command_are_observed_in_order(
             body={
                 "metadata": {"name": "mpi-abort"},
                 "action": "AbortJob",
-                "targetObject": {
+                "target": {
                     "apiVersion": "batch.volcano.sh/v1alpha1",
                     "kind": "Job",
                     "name": "mpi",
@@ -132,6 +137,40 @@ async def test_a_job_its_pod_podgroup_and_command_are_observed_in_order(
     assert groups and groups[0].podgroup == f"mpi-{uid}"
     (command,) = [o for o in seen if isinstance(o, CommandIssued)]
     assert (command.command, command.action) == ("mpi-abort", "AbortJob")
+
+
+async def test_a_job_command_is_deleted_once_in_the_log_and_others_are_left_alone(
+    kube: Kube, kafka_settings: KafkaSettings, observed: ObservedLog
+) -> None:
+    """Volcano's controller deletes every Command it takes (RBAC: commands delete)."""
+    job = await create_job(kube, "mpi")
+    target = {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "name": "mpi",
+        "uid": job["metadata"]["uid"],
+        "controller": True,
+    }
+    for name, aimed in (("mpi-abortjob-x1", target), ("queue-close", target | {"kind": "Queue"})):
+        await kube.request(
+            "POST", COMMANDS, body={"metadata": {"name": name}, "action": "AbortJob", "target": aimed}
+        )
+    watchers = service(kube, kafka_settings)
+    async with running(watchers):
+        await observed.wait_for(lambda seen: any(isinstance(o, CommandIssued) for o in seen))
+        left = await _commands_once_gone(kube, "mpi-abortjob-x1")
+    assert left == ["queue-close"]
+
+
+async def _commands_once_gone(kube: Kube, name: str, within: float = 10.0) -> list[str]:
+    """The Commands left once `name` is gone."""
+    async with asyncio.timeout(within):
+        while True:
+            listed = msgspec.json.decode(await kube.request("GET", COMMANDS))
+            names = sorted(c["metadata"]["name"] for c in listed["items"])
+            if name not in names:
+                return names
+            await asyncio.sleep(0.05)
 
 
 async def test_objects_that_exist_before_the_watchers_start_are_listed_page_by_page(kube: Kube, kafka_settings: KafkaSettings, observed: ObservedLog) -> None:

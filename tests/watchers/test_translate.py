@@ -308,7 +308,20 @@ def test_commands_are_published_once_for_their_job() -> None:
     )
     assert translator.changed(decode(Command, m.command(resource_version="71")), 2.0) is None
     assert translator.deleted(decode(Command, m.command()), 3.0) is None
-    assert (
-        Translator(translate.COMMANDS).changed(decode(Command, m.command(kind="Queue")), 1.0)
-        is None
-    )
+
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(m.command(kind="Queue"), id="a-queue"),
+        pytest.param(m.command(api_version="batch.volcano.sh/v1beta1"), id="another-version"),
+        pytest.param(m.command(api_version="batch/v1"), id="a-kubernetes-job"),
+        pytest.param(m.command(field="targetObject"), id="target-under-the-go-name"),
+    ],
+)
+def test_only_commands_whose_target_is_a_volcano_job_are_taken(command) -> None:
+    """Volcano's informer filter: `target` (JSON) with apiVersion batch.volcano.sh/v1alpha1
+    and kind Job; a Command with anything else is not the job controller's."""
+    assert Translator(translate.COMMANDS).changed(decode(Command, command), 1.0) is None
+    assert not translate.command_for_a_job(decode(Command, command))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.metadata
+import os
 import sys
 from collections.abc import Sequence
 from typing import Protocol, cast
@@ -111,7 +112,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         formatter_class=HelpFormatter,
     )
     module.configure(parser)
-    return module.run(parser.parse_args(args[1:]))
+    try:
+        return module.run(parser.parse_args(args[1:]))
+    except BrokenPipeError:
+        # the reader stopped early (`lavalog events ... | head`): nothing went wrong here,
+        # and Python must not complain while flushing stdout at exit either
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

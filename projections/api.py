@@ -21,9 +21,8 @@ from events.timestamps import from_rfc3339
 from events.topics import job_key
 from projections.live import LiveHub, StreamFilter
 from projections.metrics import registry_for
-from projections.queries import JobFilter, Queries
+from projections.queries import MAX_PAGE, JobFilter, Queries, not_found
 
-MAX_PAGE = 1_000
 #: An SSE comment this often keeps proxies from closing an idle stream.
 HEARTBEAT_SECONDS = 15.0
 
@@ -120,14 +119,17 @@ def _list(query: Mapping[str, str], name: str) -> tuple[str, ...]:
 
 def job_filter(query: Mapping[str, str]) -> JobFilter:
     """The filters shared by the job list and the stats."""
-    return JobFilter(
-        namespace=query.get("namespace", ""),
-        queue=query.get("queue", ""),
-        phases=_list(query, "phase"),
-        since=_time(query, "since"),
-        until=_time(query, "until"),
-        search=query.get("q", ""),
-    )
+    try:
+        return JobFilter(
+            namespace=query.get("namespace", ""),
+            queue=query.get("queue", ""),
+            phases=_list(query, "phase"),
+            since=_time(query, "since"),
+            until=_time(query, "until"),
+            search=query.get("q", ""),
+        )
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from None
 
 
 async def _jobs(request: web.Request) -> web.Response:
@@ -148,9 +150,9 @@ async def _job(request: web.Request) -> web.Response:
     incarnation = request.query.get("incarnation")
     number = _int(request.query, "incarnation", 0, 1, 1 << 30) if incarnation else None
     timeline = await asyncio.to_thread(queries.timeline, key, incarnation=number)
-    if timeline is None:
-        return _json({"error": f"no job {key}"}, status=404)
     incarnations = await asyncio.to_thread(queries.incarnations, key)
+    if timeline is None:
+        return _json({"error": not_found(key, number, len(incarnations))}, status=404)
     as_of = await asyncio.to_thread(queries.log_time)
     return _json({"timeline": timeline, "incarnations": incarnations, "as_of": as_of})
 

@@ -31,8 +31,13 @@ HELP = "serve the projections API and web UI, or rebuild the projections store"
 
 def configure(parser: argparse.ArgumentParser) -> None:
     commands = parser.add_subparsers(dest="action", required=True)
-    serve_parser = commands.add_parser("serve", help="feed the store and serve the API and UI")
-    rebuild_parser = commands.add_parser("rebuild", help="rebuild the store from the beginning")
+    style = parser.formatter_class
+    serve_parser = commands.add_parser(
+        "serve", help="feed the store and serve the API and UI", formatter_class=style
+    )
+    rebuild_parser = commands.add_parser(
+        "rebuild", help="rebuild the store from the beginning", formatter_class=style
+    )
     for sub in (serve_parser, rebuild_parser):
         add_state_dir(sub)
         sub.add_argument("--from-file", type=Path, help="a JSONL file instead of Kafka")
@@ -44,8 +49,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
             default=_env_float("LAVALOG_RETENTION_SECONDS"),
             help="forget finished jobs this many seconds after they end (default: keep)",
         )
-    serve_parser.add_argument("--host", default="127.0.0.1")
-    serve_parser.add_argument("--port", type=int, default=8080)
+    serve_parser.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (0.0.0.0: every interface)"
+    )
+    serve_parser.add_argument("--port", type=int, default=8080, help="port (0: any free one)")
     serve_parser.add_argument("--group-id", default=GROUP_ID, help="Kafka consumer group")
 
 

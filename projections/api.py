@@ -8,12 +8,14 @@ reads is exactly what was on the topics.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import msgspec
 from aiohttp import web
+from aiohttp.http_exceptions import BadHttpMessage
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 from events.codec import encode
@@ -59,6 +61,24 @@ class BadRequest(web.HTTPBadRequest):
         super().__init__(
             text=msgspec.json.encode({"error": message}).decode(), content_type="application/json"
         )
+
+
+class RequestLog(logging.LoggerAdapter[logging.Logger]):
+    """aiohttp's log of the requests it could not handle (its `logger=`).
+
+    A request it cannot even parse (a URL over 8 KB, a malformed header) is answered 400
+    and logged as an error with a traceback, though nothing went wrong on this side: here
+    it is one warning line. Everything else is logged as aiohttp logs it."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.getLogger("aiohttp.server"))
+
+    def exception(self, msg: object, *args: object, exc_info: Any = True, **kwargs: Any) -> None:
+        if isinstance(exc_info, BadHttpMessage):
+            reason = exc_info.message.split(":")[0]
+            self.warning("bad request from %s answered %d: %s", args[0], exc_info.code, reason)
+            return
+        super().exception(msg, *args, exc_info=exc_info, **kwargs)
 
 
 def add_routes(app: web.Application, api: Api) -> None:

@@ -9,10 +9,13 @@ import os
 import signal
 import sys
 
+from aiokafka.errors import KafkaConnectionError
+
 from controller.app import COMPONENTS, ControllerConfig, default_identity, run_controller
+from controller.commands.errors import kafka_unreachable
 from controller.kafka import KafkaSettings
 from controller.kube import KUBECONFIG_HELP, KubeConfigError, choose_kubeconfig
-from controller.logs import configure_logging
+from controller.logs import add_logging_arguments, configure_logging
 
 HELP = "run the controller (watchers, decider, actuator) against a cluster and a Kafka"
 
@@ -61,17 +64,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=env("LAVALOG_LEASE_NAMESPACE", "default"),
         help="namespace of the leader Lease",
     )
-    parser.add_argument(
-        "--log-level",
-        choices=("debug", "info", "warning", "error"),
-        default=env("LAVALOG_LOG_LEVEL", "info"),
-    )
-    parser.add_argument(
-        "--log-json",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="JSON log lines (default: when stderr is not a terminal)",
-    )
+    add_logging_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -99,6 +92,9 @@ async def _main(config: ControllerConfig) -> int:
         loop.add_signal_handler(signum, stop.set)
     try:
         await run_controller(config, stop=stop)
+    except KafkaConnectionError:
+        print(f"lavalog run: {kafka_unreachable(config.kafka.bootstrap_servers)}", file=sys.stderr)
+        return 1
     except (KubeConfigError, RuntimeError, ValueError, OSError) as exc:
         print(f"lavalog run: {exc}", file=sys.stderr)
         return 1

@@ -13,9 +13,14 @@ import argparse
 import asyncio
 import dataclasses
 import os
+import sys
 from pathlib import Path
 
+from aiokafka.errors import KafkaConnectionError
+
+from controller.commands.errors import kafka_unreachable
 from controller.kafka import KafkaSettings
+from controller.logs import add_logging_arguments, configure_logging
 from projections.app import serve
 from projections.cli.common import add_state_dir
 from projections.cli.progress import ProgressBar
@@ -49,6 +54,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
             default=_env_float("LAVALOG_RETENTION_SECONDS"),
             help="forget finished jobs this many seconds after they end (default: keep)",
         )
+        add_logging_arguments(sub)
     serve_parser.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (0.0.0.0: every interface)"
     )
@@ -57,9 +63,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.action == "serve":
-        return _serve(args)
-    return _rebuild(args)
+    configure_logging(level=args.log_level, json=args.log_json)
+    try:
+        return _serve(args) if args.action == "serve" else _rebuild(args)
+    except KafkaConnectionError:
+        message = kafka_unreachable(_settings(args).bootstrap_servers)
+        print(f"lavalog projections {args.action}: {message}", file=sys.stderr)
+        return 1
 
 
 def _env_float(name: str) -> float | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 
 import msgspec
@@ -12,6 +13,7 @@ import yaml
 from controller.cli import main
 from events.codec import encode, read_jsonl, write_jsonl
 from events.decisions import ActionDecided
+from projections.cli.progress import ProgressBar
 from projections.file_source import FileSource, read_file
 from projections.store import Store, load, store_path
 from tests.projections.helpers import decided_examples, snapshot, write_events
@@ -108,7 +110,7 @@ def test_rebuild_from_a_file_equals_incremental_loading(capsys, log, tmp_path):
             capsys, "projections", "rebuild", "--from-file", str(log), "--state-dir", str(state)
         )
         assert code == 0, err
-        assert "100.0%" in err
+        assert err == ""  # no progress bar in a file: only on a terminal
     assert out == f"rebuilt {store_path(state)}: {len(decided_examples())} events\n"
     assert snapshot(store_path(state)) == snapshot(incremental.path)
     code, out, _ = lavalog(capsys, "jobs", "--state-dir", str(state), "-o", "json")
@@ -210,3 +212,29 @@ def test_replay_as_yaml_is_its_jsonl(capsys):
     _, as_json, _ = lavalog(capsys, "replay", recording, "-o", "json")
     _, as_yaml, _ = lavalog(capsys, "replay", recording, "-o", "yaml")
     assert list(yaml.safe_load_all(as_yaml)) == [json.loads(line) for line in as_json.splitlines()]
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_progress_bar_waits_for_something_to_show():
+    screen = Terminal()
+    bar = ProgressBar(stream=screen)
+    bar.update(0, 0, force=True)  # still connecting: nothing is known
+    assert screen.getvalue() == ""
+    bar.update(250, 1_000, force=True)
+    assert screen.getvalue().startswith(
+        "\r[#######.......................]  25.0%  250/1000 events"
+    )
+    bar.close()
+    assert screen.getvalue().endswith("\n")
+
+
+def test_a_progress_bar_that_never_drew_leaves_no_blank_line():
+    screen = Terminal()
+    bar = ProgressBar(stream=screen)
+    bar.update(0, 0, force=True)
+    bar.close()
+    assert screen.getvalue() == ""

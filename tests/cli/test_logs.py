@@ -1,27 +1,15 @@
 """`configure_logging`: one kind of line on stderr, lavalog's and the libraries', and
-tracebacks without local variables."""
+tracebacks without local variables (tests/cli/conftest.py puts logging back after each)."""
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
 
 import pytest
 import structlog
 
 from controller.logs import configure_logging
-
-
-@pytest.fixture(autouse=True)
-def restored_logging() -> Iterator[None]:
-    """Each test configures logging for the process; put back what was there."""
-    saved = structlog.get_config()
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    structlog.configure(**saved)
-    root.handlers, root.level = handlers, level
 
 
 def fail_with_a_secret() -> None:

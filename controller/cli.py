@@ -65,7 +65,8 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
-        if "default" in text.lower() or action.default in (None, False, "", [], argparse.SUPPRESS):
+        nothing = action.default is None or action.default is False or action.default == ""
+        if "default" in text.lower() or nothing or action.default in ([], argparse.SUPPRESS):
             return text
         return super()._get_help_string(action) or text
 

@@ -46,3 +46,7 @@ def test_help_states_each_default_once(
 def test_help_still_shows_defaults_it_does_not_say(capsys: pytest.CaptureFixture[str]) -> None:
     text = help_text(capsys, "jobs")
     assert "at most this many jobs (1 to 1,000) (default: 500)" in text
+
+
+def test_a_zero_default_is_still_a_default(capsys: pytest.CaptureFixture[str]) -> None:
+    assert "seconds added to every API answer (default: 0.0)" in help_text(capsys, "sim")

@@ -32,6 +32,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/reaction.py
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/simulator.py
+	$(BIN)/python bench/validate.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

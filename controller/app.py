@@ -39,6 +39,8 @@ class ControllerConfig:
     kafka: KafkaSettings
     #: None: the in-cluster service account
     kubeconfig: str | None = None
+    #: who named `kubeconfig` ("--kubeconfig", "$KUBECONFIG", ...), for error messages
+    kubeconfig_origin: str = "--kubeconfig"
     #: None: every namespace
     namespace: str | None = None
     identity: str = field(default_factory=default_identity)
@@ -62,15 +64,20 @@ async def run_controller(
     unknown = set(config.components) - set(COMPONENTS)
     if unknown:
         raise ValueError(f"unknown components {sorted(unknown)}; choose from {COMPONENTS}")
-    await ensure_topics(config.kafka)
-    async with connect(config.kubeconfig) as kube:
+    async with connect(config.kubeconfig, origin=config.kubeconfig_origin) as kube:
+        await ensure_topics(config.kafka)
         health = Health()
         for name in config.components:
             component = _build(name, kube, config)
             health.components[name] = component
             health.tasks[name] = asyncio.create_task(component.run(), name=name)
         runner, port = await _serve_health(health, config)
-        log.info("controller started", components=list(config.components), http_port=port)
+        log.info(
+            "controller started",
+            components=list(config.components),
+            http_host=config.http_host if port is not None else None,
+            http_port=port,
+        )
         if on_started is not None:
             on_started(health, port)
         try:

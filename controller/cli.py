@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
+import os
 import sys
 from collections.abc import Sequence
 from typing import Protocol, cast
@@ -57,10 +59,29 @@ def _available() -> dict[str, SubcommandModule]:
     return found
 
 
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Appends an option's default to its help, unless the help already says it or there is
+    nothing to show (no value, an empty one, a flag that is off)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        nothing = action.default is None or action.default is False or action.default == ""
+        if "default" in text.lower() or nothing or action.default in ([], argparse.SUPPRESS):
+            return text
+        return super()._get_help_string(action) or text
+
+
+def version() -> str:
+    try:
+        return importlib.metadata.version("lavalog")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree, not installed
+        return "unknown"
+
+
 def _usage(commands: dict[str, SubcommandModule]) -> str:
     width = max(len(name) for name in commands)
     lines = [
-        "usage: lavalog COMMAND [options]",
+        "usage: lavalog COMMAND [options]   |   lavalog --version",
         "",
         "Event-sourced lifecycle controller for Volcano batch jobs (batch.volcano.sh/v1alpha1).",
         "",
@@ -77,6 +98,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args or args[0] in ("-h", "--help", "help"):
         print(_usage(_available()))
         return 0
+    if args[0] in ("-V", "--version"):
+        print(f"lavalog {version()}")
+        return 0
     name = args[0]
     module_name = COMMANDS.get(name)
     if module_name is None:
@@ -86,10 +110,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog=f"lavalog {name}",
         description=module.HELP,
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     module.configure(parser)
-    return module.run(parser.parse_args(args[1:]))
+    try:
+        return module.run(parser.parse_args(args[1:]))
+    except BrokenPipeError:
+        # the reader stopped early (`lavalog events ... | head`): nothing went wrong here,
+        # and Python must not complain while flushing stdout at exit either
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

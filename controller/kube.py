@@ -7,8 +7,11 @@ the few fields they need, instead of building generated model objects.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -16,6 +19,8 @@ import msgspec
 from aiohttp.helpers import get_env_proxy_for_url
 from kubernetes_asyncio import config as kube_config
 from kubernetes_asyncio.client import ApiClient, Configuration
+from kubernetes_asyncio.config.config_exception import ConfigException
+from yaml import YAMLError
 from yarl import URL
 
 JSON = "application/json"
@@ -122,20 +127,88 @@ def _error(status: int, data: bytes) -> KubeError:
     return KubeError(status, parsed.reason, parsed.message)
 
 
+#: environment variables naming a kubeconfig, looked at in this order after `--kubeconfig`
+KUBECONFIG_VARIABLES = ("LAVALOG_KUBECONFIG", "KUBECONFIG")
+#: kubectl's default, used when neither the flag nor a variable names a file
+DEFAULT_KUBECONFIG = "~/.kube/config"
+KUBECONFIG_HELP = (
+    "kubeconfig file (default: $LAVALOG_KUBECONFIG, else $KUBECONFIG, else ~/.kube/config "
+    "if it exists, else the in-cluster service account)"
+)
+_WHAT_TO_DO = (
+    "pass --kubeconfig FILE or set $KUBECONFIG to the kubeconfig of your cluster "
+    "(inside a cluster, the pod's service account is used)"
+)
+
+
+class KubeConfigError(Exception):
+    """No usable cluster configuration; the message says what was tried and what to do."""
+
+
+@dataclass(frozen=True)
+class KubeconfigChoice:
+    """Where the cluster configuration comes from: a file and who named it, or in-cluster."""
+
+    #: None: the in-cluster service account
+    path: str | None
+    #: "--kubeconfig", "$KUBECONFIG", ...: shown in errors
+    origin: str
+
+
+def choose_kubeconfig(
+    flag: str | None, environ: Mapping[str, str] = os.environ, home: Path | None = None
+) -> KubeconfigChoice:
+    """The flag, else the first variable set, else ~/.kube/config if present, else in-cluster."""
+    if flag:
+        return KubeconfigChoice(flag, "--kubeconfig")
+    for variable in KUBECONFIG_VARIABLES:
+        if environ.get(variable):
+            return KubeconfigChoice(environ[variable], f"${variable}")
+    default = (home or Path.home()) / ".kube" / "config"
+    if default.is_file():
+        return KubeconfigChoice(str(default), DEFAULT_KUBECONFIG)
+    return KubeconfigChoice(None, "in-cluster")
+
+
 @asynccontextmanager
-async def connect(kubeconfig: str | None) -> AsyncIterator[Kube]:
-    """A client from a kubeconfig file, or from the in-cluster service account."""
+async def connect(kubeconfig: str | None, *, origin: str = "--kubeconfig") -> AsyncIterator[Kube]:
+    """A client from a kubeconfig file, or from the in-cluster service account (None).
+
+    KubeConfigError, in one sentence, when neither works; `origin` names who chose the file.
+    """
     configuration = Configuration()
-    if kubeconfig:
-        await kube_config.load_kube_config(
-            config_file=kubeconfig, client_configuration=configuration
-        )
-    else:
-        kube_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+    await _load_configuration(configuration, kubeconfig, origin)
     _proxy_from_environment(configuration)
     async with ApiClient(configuration) as api:
         _no_lookups_per_request(api)
         yield Kube(api)
+
+
+async def _load_configuration(configuration: Configuration, path: str | None, origin: str) -> None:
+    if path is None:
+        try:
+            kube_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+        except ConfigException as exc:
+            tried = ", ".join(("--kubeconfig", *(f"${v}" for v in KUBECONFIG_VARIABLES)))
+            raise KubeConfigError(
+                f"no cluster configuration: {tried} not given, no {DEFAULT_KUBECONFIG}, and not "
+                f"running inside a cluster ({str(exc).rstrip('.')}); {_WHAT_TO_DO}"
+            ) from None
+        return
+    if not _any_file_exists(path):
+        raise KubeConfigError(f"kubeconfig {path} (from {origin}) does not exist; {_WHAT_TO_DO}")
+    try:
+        await kube_config.load_kube_config(config_file=path, client_configuration=configuration)
+    except (ConfigException, YAMLError, OSError, ValueError) as exc:
+        reason = " ".join(str(exc).split())
+        raise KubeConfigError(
+            f"kubeconfig {path} (from {origin}) cannot be used: {reason}; {_WHAT_TO_DO}"
+        ) from None
+
+
+def _any_file_exists(kubeconfig: str) -> bool:
+    """Whether one of the files of a kubeconfig path (`a:b`, as $KUBECONFIG may be) exists."""
+    return any(Path(part).expanduser().is_file() for part in kubeconfig.split(os.pathsep) if part)
 
 
 def _proxy_from_environment(configuration: Configuration) -> None:

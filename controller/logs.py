@@ -1,34 +1,106 @@
 """Logging for every lavalog process: structlog, JSON in production, readable in a terminal.
 
-Lines about a job carry its key: bind it with `log.bind(job=key)`.
+Lines about a job carry its key: bind it with `log.bind(job=key)`. The libraries'
+own records (aiokafka, aiohttp: standard `logging`) are written in the same form to the
+same stream, so a process's stderr is one kind of line. Tracebacks are Python's plain
+ones: never rich's, which print local variables (a token, a whole job spec) into logs.
 """
 
 from __future__ import annotations
 
+import argparse
 import logging
+import os
 import sys
+from typing import TextIO, cast
 
 import structlog
+
+LEVELS = ("debug", "info", "warning", "error")
+
+
+def add_logging_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--log-level` and `--log-json`, for every long-running command."""
+    parser.add_argument(
+        "--log-level",
+        choices=LEVELS,
+        default=os.environ.get("LAVALOG_LOG_LEVEL", "info"),
+        help="env LAVALOG_LOG_LEVEL",
+    )
+    parser.add_argument(
+        "--log-json",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="JSON log lines (default: when stderr is not a terminal)",
+    )
 
 
 def configure_logging(*, level: str = "info", json: bool | None = None) -> None:
     """JSON lines when `json` is true or stderr is not a terminal; colours otherwise."""
     as_json = json if json is not None else not sys.stderr.isatty()
+    threshold = logging.getLevelNamesMapping()[level.upper()]
     renderer: structlog.typing.Processor = (
-        structlog.processors.JSONRenderer() if as_json else structlog.dev.ConsoleRenderer()
+        structlog.processors.JSONRenderer()
+        if as_json
+        else structlog.dev.ConsoleRenderer(exception_formatter=structlog.dev.plain_traceback)
     )
+    stamp = structlog.processors.TimeStamper(fmt="iso", utc=True)
+    # a traceback becomes one string field in JSON; the console renders it itself
+    exceptions = [structlog.processors.format_exc_info] if as_json else []
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            stamp,
             structlog.processors.StackInfoRenderer(),
-            structlog.processors.format_exc_info,
+            *exceptions,
             renderer,
         ],
-        wrapper_class=structlog.make_filtering_bound_logger(
-            logging.getLevelNamesMapping()[level.upper()]
-        ),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        wrapper_class=structlog.make_filtering_bound_logger(threshold),
+        logger_factory=structlog.PrintLoggerFactory(file=cast(TextIO, _Stderr())),
         cache_logger_on_first_use=True,
     )
+    handler = _LibraryHandler(_Stderr())
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=[
+                structlog.stdlib.add_log_level,
+                structlog.stdlib.add_logger_name,
+                stamp,
+            ],
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                *exceptions,
+                renderer,
+            ],
+        )
+    )
+    handler.addFilter(_without_reported_bootstrap_failures)
+    root = logging.getLogger()
+    for previous in [h for h in root.handlers if isinstance(h, _LibraryHandler)]:
+        root.removeHandler(previous)
+    root.addHandler(handler)
+    # the libraries' info lines (group joins, assignments) are noise beside lavalog's own
+    root.setLevel(logging.DEBUG if threshold <= logging.DEBUG else max(threshold, logging.WARNING))
+
+
+class _Stderr:
+    """`sys.stderr` as it is when a line is written, not as it was when logging was
+    configured: a caller (a test capturing output) may replace it in between."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
+class _LibraryHandler(logging.StreamHandler["_Stderr"]):
+    """The handler `configure_logging` adds to the root logger (and replaces when called
+    again), beside any others."""
+
+
+def _without_reported_bootstrap_failures(record: logging.LogRecord) -> bool:
+    """aiokafka logs each bootstrap server it cannot reach, then raises an error that the
+    caller reports (`lavalog run: cannot reach Kafka at ...`): one line, not two."""
+    return not (record.name == "aiokafka" and str(record.msg).startswith('Unable connect to "'))

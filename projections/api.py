@@ -8,12 +8,14 @@ reads is exactly what was on the topics.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import msgspec
 from aiohttp import web
+from aiohttp.http_exceptions import BadHttpMessage
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 from events.codec import encode
@@ -21,9 +23,8 @@ from events.timestamps import from_rfc3339
 from events.topics import job_key
 from projections.live import LiveHub, StreamFilter
 from projections.metrics import registry_for
-from projections.queries import JobFilter, Queries
+from projections.queries import MAX_PAGE, JobFilter, Queries, not_found
 
-MAX_PAGE = 1_000
 #: An SSE comment this often keeps proxies from closing an idle stream.
 HEARTBEAT_SECONDS = 15.0
 
@@ -60,6 +61,24 @@ class BadRequest(web.HTTPBadRequest):
         super().__init__(
             text=msgspec.json.encode({"error": message}).decode(), content_type="application/json"
         )
+
+
+class RequestLog(logging.LoggerAdapter[logging.Logger]):
+    """aiohttp's log of the requests it could not handle (its `logger=`).
+
+    A request it cannot even parse (a URL over 8 KB, a malformed header) is answered 400
+    and logged as an error with a traceback, though nothing went wrong on this side: here
+    it is one warning line. Everything else is logged as aiohttp logs it."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.getLogger("aiohttp.server"))
+
+    def exception(self, msg: object, *args: object, exc_info: Any = True, **kwargs: Any) -> None:
+        if isinstance(exc_info, BadHttpMessage):
+            reason = exc_info.message.split(":")[0]
+            self.warning("bad request from %s answered %d: %s", args[0], exc_info.code, reason)
+            return
+        super().exception(msg, *args, exc_info=exc_info, **kwargs)
 
 
 def add_routes(app: web.Application, api: Api) -> None:
@@ -120,14 +139,17 @@ def _list(query: Mapping[str, str], name: str) -> tuple[str, ...]:
 
 def job_filter(query: Mapping[str, str]) -> JobFilter:
     """The filters shared by the job list and the stats."""
-    return JobFilter(
-        namespace=query.get("namespace", ""),
-        queue=query.get("queue", ""),
-        phases=_list(query, "phase"),
-        since=_time(query, "since"),
-        until=_time(query, "until"),
-        search=query.get("q", ""),
-    )
+    try:
+        return JobFilter(
+            namespace=query.get("namespace", ""),
+            queue=query.get("queue", ""),
+            phases=_list(query, "phase"),
+            since=_time(query, "since"),
+            until=_time(query, "until"),
+            search=query.get("q", ""),
+        )
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from None
 
 
 async def _jobs(request: web.Request) -> web.Response:
@@ -148,9 +170,9 @@ async def _job(request: web.Request) -> web.Response:
     incarnation = request.query.get("incarnation")
     number = _int(request.query, "incarnation", 0, 1, 1 << 30) if incarnation else None
     timeline = await asyncio.to_thread(queries.timeline, key, incarnation=number)
-    if timeline is None:
-        return _json({"error": f"no job {key}"}, status=404)
     incarnations = await asyncio.to_thread(queries.incarnations, key)
+    if timeline is None:
+        return _json({"error": not_found(key, number, len(incarnations))}, status=404)
     as_of = await asyncio.to_thread(queries.log_time)
     return _json({"timeline": timeline, "incarnations": incarnations, "as_of": as_of})
 

@@ -40,7 +40,9 @@ async def serve(
     hub = LiveHub()
     runner = Runner(store, source, hub)
     queries = Queries(store.path)
-    site_runner = web.AppRunner(create_app(queries=queries, hub=hub, status=runner))
+    site_runner = web.AppRunner(
+        create_app(queries=queries, hub=hub, status=runner), logger=api.RequestLog()
+    )
     await site_runner.setup()
     try:
         site = web.TCPSite(site_runner, host, port)

@@ -90,22 +90,22 @@ class KafkaSource:
             self._settings, group_id=self._group_id, max_poll_records=self._max_records
         )
         ends: dict[TopicPartition, int] = {}
-        if self._group_id is not None:
-            consumer.subscribe(self.topics, listener=_SeekToStore(consumer, store))
-            await consumer.start()
-        else:
-            await consumer.start()
-            partitions = {
-                TopicPartition(topic, partition)
-                for topic in self.topics
-                for partition in consumer.partitions_for_topic(topic) or ()
-            }
-            consumer.assign(list(partitions))
-            await _seek(consumer, store, partitions)
-            ends = await consumer.end_offsets(list(partitions))
-            self._starts = {tp: await consumer.position(tp) for tp in partitions}
-            self.total = sum(max(0, ends[tp] - self._starts[tp]) for tp in partitions)
-        try:
+        try:  # stopped however this ends, a failed start included (no "Unclosed consumer")
+            if self._group_id is not None:
+                consumer.subscribe(self.topics, listener=_SeekToStore(consumer, store))
+                await consumer.start()
+            else:
+                await consumer.start()
+                partitions = {
+                    TopicPartition(topic, partition)
+                    for topic in self.topics
+                    for partition in consumer.partitions_for_topic(topic) or ()
+                }
+                consumer.assign(list(partitions))
+                await _seek(consumer, store, partitions)
+                ends = await consumer.end_offsets(list(partitions))
+                self._starts = {tp: await consumer.position(tp) for tp in partitions}
+                self.total = sum(max(0, ends[tp] - self._starts[tp]) for tp in partitions)
             while True:
                 records = await consumer.getmany(timeout_ms=self._poll_ms)
                 batch = self._decode(records)

@@ -24,6 +24,10 @@ _SUMMARY_COLUMNS = ", ".join(JobSummary.__struct_fields__)
 _SORT = "COALESCE(submitted, updated)"
 #: Phases whose reason counts as a job failure reason.
 FAILED_PHASES = (JobPhase.FAILED, JobPhase.ABORTED, JobPhase.TERMINATED)
+#: the most jobs one page of the job list holds
+MAX_PAGE = 1_000
+#: the phases a job list can be filtered by
+PHASES = tuple(JobPhase)
 
 
 class JobFilter(msgspec.Struct, frozen=True, kw_only=True):
@@ -36,6 +40,13 @@ class JobFilter(msgspec.Struct, frozen=True, kw_only=True):
     until: float | None = None
     #: a substring of `namespace/name`
     search: str = ""
+
+    def __post_init__(self) -> None:
+        unknown = [phase for phase in self.phases if phase not in PHASES]
+        if unknown:
+            raise ValueError(
+                f"phase: no phase {', '.join(map(repr, unknown))}; one of {', '.join(PHASES)}"
+            )
 
     def where(self) -> tuple[str, list[Any]]:
         clauses: list[str] = []
@@ -238,3 +249,11 @@ class Queries:
 
 def _summary(row: Sequence[Any]) -> JobSummary:
     return JobSummary(**dict(zip(JobSummary.__struct_fields__, row, strict=False)))
+
+
+def not_found(key: str, incarnation: int | None, incarnations: int) -> str:
+    """Why there is no timeline of `key` (its `incarnation`-th, if asked for one)."""
+    if incarnation is None or not incarnations:
+        return f"no job {key}"
+    have = "1" if incarnations == 1 else f"1 to {incarnations}"
+    return f"no incarnation {incarnation} of {key}: it has {have}"

@@ -89,8 +89,9 @@ class Runner:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
+            # /healthz says so; the exception goes on to whoever runs the feed, who reports
+            # it (once: `lavalog projections serve: cannot reach Kafka ...`)
             self.error = f"{type(exc).__name__}: {exc}"
-            log.exception("projections feed stopped")
             raise
         finally:
             reader.cancel()

@@ -36,6 +36,7 @@ from controller.actuator.resources import (
 from controller.actuator.sshkeys import generate_key_pair
 from controller.actuator.staleness import pods_are_stale, status_is_older
 from controller.actuator.status import merged_status
+from controller.decision_logs import carried_out, decision_fields
 from controller.kube import KubeError
 from events.decisions import (
     AnyDecision,
@@ -102,18 +103,21 @@ class Applier:
         handler = self._handlers.get(type(decision))
         if handler is None:  # timers: the decider service's business
             return
-        try:
-            done = await handler(decision)
-        except Exception as exc:
-            self._counters.failed += 1
-            _log.error("decision failed", job=decision.key, decision=decision.id, error=str(exc))
-            await self._report_failure(decision, exc)
-            return
-        if done:
-            self._counters.applied += 1
-        else:
-            self._counters.skipped += 1
-            _log.info("decision skipped: job gone or past it", job=decision.key, id=decision.id)
+        # every line logged meanwhile (API retries included) names the job and decision
+        with structlog.contextvars.bound_contextvars(job=decision.key, decision=decision.id):
+            try:
+                done = await handler(decision)
+            except Exception as exc:
+                self._counters.failed += 1
+                _log.error("decision failed", error=str(exc))
+                await self._report_failure(decision, exc)
+                return
+            if done:
+                self._counters.applied += 1
+                _log.info(carried_out(decision), **decision_fields(decision))
+            else:
+                self._counters.skipped += 1
+                _log.info("decision skipped: job gone or past it")
 
     # handlers ------------------------------------------------------------------------
 

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 from typing import Any
 
 import msgspec
 
-from controller.kube import KubeError, connect
+from controller.kube import KUBECONFIG_HELP, KubeConfigError, KubeError, choose_kubeconfig, connect
 from events.topics import split_job_key
 from events.volcano import API_VERSION, KIND, Action
 
@@ -49,11 +48,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("action", choices=sorted(ACTIONS))
     parser.add_argument("job", metavar="NAMESPACE/NAME")
-    parser.add_argument(
-        "--kubeconfig",
-        default=os.environ.get("LAVALOG_KUBECONFIG") or os.environ.get("KUBECONFIG"),
-        help="kubeconfig file (default: the in-cluster service account)",
-    )
+    parser.add_argument("--kubeconfig", help=KUBECONFIG_HELP)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,8 +58,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"lavalog job: {exc}", file=sys.stderr)
         return 2
     try:
-        created = asyncio.run(_issue(args.kubeconfig, namespace, name, ACTIONS[args.action]))
-    except KubeError as exc:
+        kubeconfig = choose_kubeconfig(args.kubeconfig)
+        created = asyncio.run(
+            _issue(kubeconfig.path, namespace, name, ACTIONS[args.action], kubeconfig.origin)
+        )
+    except (KubeError, KubeConfigError) as exc:
         print(f"lavalog job: {exc}", file=sys.stderr)
         return 1
     print(f"command {namespace}/{created} issued: {ACTIONS[args.action]} {namespace}/{name}")
@@ -97,8 +95,10 @@ def command_object(namespace: str, name: str, uid: str, action: str) -> dict[str
     }
 
 
-async def _issue(kubeconfig: str | None, namespace: str, name: str, action: str) -> str:
-    async with connect(kubeconfig) as kube:
+async def _issue(
+    kubeconfig: str | None, namespace: str, name: str, action: str, origin: str = "--kubeconfig"
+) -> str:
+    async with connect(kubeconfig, origin=origin) as kube:
         path = f"/apis/{API_VERSION}/namespaces/{namespace}/jobs/{name}"
         job = msgspec.json.decode(await kube.request("GET", path), type=_Job)
         body = command_object(namespace, name, job.metadata.uid, action)

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from controller.commands.output import write_yaml_stream
 from controller.decider import replay
 from controller.replay_report import render_timelines
 from events.codec import DecodeError, LogEvent, read_jsonl, write_jsonl
@@ -33,9 +34,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-o",
         "--output",
-        choices=("text", "json"),
+        choices=("text", "json", "yaml"),
         default="text",
-        help="text: readable timelines; json: the observations and decisions as JSONL",
+        help="text: readable timelines; json: the observations and decisions as JSONL; "
+        "yaml: the same as a YAML stream",
     )
     parser.add_argument(
         "--pods", action="store_true", help="also show pod creations and kills (text output)"
@@ -73,6 +75,8 @@ def run(args: argparse.Namespace) -> int:
     if args.output == "json":
         for observation, decisions in steps:
             sys.stdout.buffer.writelines(write_jsonl([observation, *decisions]))
+    elif args.output == "yaml":
+        write_yaml_stream(event for observation, ds in steps for event in (observation, *ds))
     else:
         print(render_timelines(steps, pods=args.pods))
     return 0

@@ -7,10 +7,15 @@ import asyncio
 import dataclasses
 import os
 import signal
+import sys
+
+from aiokafka.errors import KafkaConnectionError
 
 from controller.app import COMPONENTS, ControllerConfig, default_identity, run_controller
+from controller.commands.errors import kafka_unreachable
 from controller.kafka import KafkaSettings
-from controller.logs import configure_logging
+from controller.kube import KUBECONFIG_HELP, KubeConfigError, choose_kubeconfig
+from controller.logs import add_logging_arguments, configure_logging
 
 HELP = "run the controller (watchers, decider, actuator) against a cluster and a Kafka"
 
@@ -18,16 +23,13 @@ HELP = "run the controller (watchers, decider, actuator) against a cluster and a
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Watch Volcano Jobs and their pods, decide their lifecycle over Kafka and carry the "
-        "decisions out. Every option defaults to its LAVALOG_* environment variable. Several "
+        "decisions out. Every option defaults to its LAVALOG_* environment variable (the "
+        "kubeconfig also to $KUBECONFIG, as kubectl's). Several "
         "replicas may run: they share the Kafka partitions, and only the leader (a Lease) "
         "watches the cluster. SIGTERM stops cleanly."
     )
     env = os.environ.get
-    parser.add_argument(
-        "--kubeconfig",
-        default=env("LAVALOG_KUBECONFIG") or env("KUBECONFIG"),
-        help="kubeconfig file; without one, the in-cluster service account is used",
-    )
+    parser.add_argument("--kubeconfig", help=KUBECONFIG_HELP)
     parser.add_argument(
         "--bootstrap-servers",
         default=env("LAVALOG_BOOTSTRAP_SERVERS", "127.0.0.1:9092"),
@@ -40,6 +42,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--components",
         default=env("LAVALOG_COMPONENTS", ",".join(COMPONENTS)),
         help=f"comma-separated subset of {','.join(COMPONENTS)} to run in this process",
+    )
+    parser.add_argument(
+        "--http-host",
+        default=env("LAVALOG_HTTP_HOST", "0.0.0.0"),
+        help="address of /healthz, /readyz and /metrics (127.0.0.1: this machine only)",
     )
     parser.add_argument(
         "--http-port",
@@ -57,24 +64,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=env("LAVALOG_LEASE_NAMESPACE", "default"),
         help="namespace of the leader Lease",
     )
-    parser.add_argument("--log-level", default=env("LAVALOG_LOG_LEVEL", "info"))
-    parser.add_argument(
-        "--log-json",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="JSON log lines (default: when stderr is not a terminal)",
-    )
+    add_logging_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     configure_logging(level=args.log_level, json=args.log_json)
     kafka = dataclasses.replace(KafkaSettings.from_env(), bootstrap_servers=args.bootstrap_servers)
+    kubeconfig = choose_kubeconfig(args.kubeconfig)
     config = ControllerConfig(
         kafka=kafka,
-        kubeconfig=args.kubeconfig,
+        kubeconfig=kubeconfig.path,
+        kubeconfig_origin=kubeconfig.origin,
         namespace=args.namespace,
         identity=args.identity,
         components=tuple(c.strip() for c in args.components.split(",") if c.strip()),
+        http_host=args.http_host,
         http_port=args.http_port,
         lease_namespace=args.lease_namespace,
     )
@@ -88,7 +92,10 @@ async def _main(config: ControllerConfig) -> int:
         loop.add_signal_handler(signum, stop.set)
     try:
         await run_controller(config, stop=stop)
-    except (RuntimeError, ValueError, OSError) as exc:
-        print(f"lavalog run: {exc}")
+    except KafkaConnectionError:
+        print(f"lavalog run: {kafka_unreachable(config.kafka.bootstrap_servers)}", file=sys.stderr)
+        return 1
+    except (KubeConfigError, RuntimeError, ValueError, OSError) as exc:
+        print(f"lavalog run: {exc}", file=sys.stderr)
         return 1
     return 0

@@ -23,6 +23,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListen
 from controller.deciding.partition import PartitionDecider
 from controller.deciding.snapshots import encode_record, restore
 from controller.deciding.timers import DueTimer, TimerQueue
+from controller.decision_logs import decision_fields
 from controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
 from events import topics
 from events.codec import decode_observation, encode
@@ -138,6 +139,7 @@ class DeciderService:
                 deliveries.append(await self._dead_letter(message, exc))
                 continue
             for decision in decisions:
+                log.info("decided", **decision_fields(decision))
                 key = decision.key.encode()
                 deliveries.append(await producer.send(self._decisions, encode(decision), key=key))
                 if isinstance(decision, TimerScheduled):
@@ -152,6 +154,7 @@ class DeciderService:
         self.counters["deadletters"] += 1
         log.warning(
             "poison message sent to the dead letter topic",
+            job=message.key.decode(errors="replace") if message.key else None,
             partition=message.partition,
             offset=message.offset,
             error=str(error),

@@ -11,8 +11,7 @@ import argparse
 import sys
 from collections.abc import Iterable
 
-import msgspec
-
+from controller.commands.output import write_json, write_yaml
 from controller.decider import replay
 from events.codec import LogEvent, decode_event
 from projections.audit import AuditReport, Difference, Kind, audit
@@ -27,7 +26,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "job", type=job_key, nargs="?", metavar="NAMESPACE/NAME", help="the job (default: all)"
     )
     add_source(parser)
-    parser.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    parser.add_argument("-o", "--output", choices=("text", "json", "yaml"), default="text")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,7 +38,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"lavalog audit: no events of {args.job or 'any job'}", file=sys.stderr)
         return 2
     if args.output == "json":
-        sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(report)) + b"\n")
+        write_json(report)
+    elif args.output == "yaml":
+        write_yaml(report)
     else:
         print(render_report(report))
     return 0 if report.ok else 1

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 
-import msgspec
-import yaml
-
+from controller.commands.output import write_json, write_yaml
 from events.durations import format_duration
 from events.timestamps import to_rfc3339
 from projections.cli.common import UsageError, add_source, fail, open_queries
-from projections.queries import JobFilter
+from projections.queries import MAX_PAGE, JobFilter
 from projections.summary import JobSummary
 
 HELP = "list jobs with their phase, retries and restarts (from the projections store)"
@@ -34,26 +32,46 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_source(parser)
     parser.add_argument("-n", "--namespace", default="", help="only this namespace")
     parser.add_argument("--queue", default="", help="only this queue")
-    parser.add_argument("--phase", action="append", default=[], help="only these phases")
+    parser.add_argument(
+        "--phase",
+        action="append",
+        default=[],
+        help="only jobs in this phase (repeat, or comma-separate, for several)",
+    )
     parser.add_argument("-s", "--search", default="", help="a substring of NAMESPACE/NAME")
-    parser.add_argument("--limit", type=int, default=500, help="at most this many jobs")
+    parser.add_argument(
+        "--limit", type=page_size, default=500, help=f"at most this many jobs (1 to {MAX_PAGE:,})"
+    )
     parser.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
 
 
-def run(args: argparse.Namespace) -> int:
-    where = JobFilter(
-        namespace=args.namespace, queue=args.queue, phases=tuple(args.phase), search=args.search
-    )
+def page_size(text: str) -> int:
+    """`--limit`: the same range as the API's `limit`."""
     try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, not {text!r}") from None
+    if not 1 <= value <= MAX_PAGE:
+        raise argparse.ArgumentTypeError(f"expected 1 to {MAX_PAGE}, not {value}")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    phases = tuple(phase for given in args.phase for phase in given.split(",") if phase)
+    try:
+        where = JobFilter(
+            namespace=args.namespace, queue=args.queue, phases=phases, search=args.search
+        )
         with open_queries(args) as queries:
             page = queries.jobs(where, limit=args.limit)
-    except UsageError as exc:
+    except (UsageError, ValueError) as exc:
         return fail("jobs", exc)
-    rows = msgspec.to_builtins(page.jobs)
     if args.output == "json":
-        print(json.dumps(rows, indent=2))
+        write_json(page.jobs)
     elif args.output == "yaml":
-        print(yaml.safe_dump(rows, sort_keys=False), end="")
+        write_yaml(page.jobs)
+    elif not page.jobs:
+        print("no jobs" + (" match" if where != JobFilter() else ""), file=sys.stderr)
     else:
         print(table(page.jobs))
         if page.next is not None:

@@ -13,9 +13,14 @@ import argparse
 import asyncio
 import dataclasses
 import os
+import sys
 from pathlib import Path
 
+from aiokafka.errors import KafkaConnectionError
+
+from controller.commands.errors import kafka_unreachable
 from controller.kafka import KafkaSettings
+from controller.logs import add_logging_arguments, configure_logging
 from projections.app import serve
 from projections.cli.common import add_state_dir
 from projections.cli.progress import ProgressBar
@@ -31,8 +36,13 @@ HELP = "serve the projections API and web UI, or rebuild the projections store"
 
 def configure(parser: argparse.ArgumentParser) -> None:
     commands = parser.add_subparsers(dest="action", required=True)
-    serve_parser = commands.add_parser("serve", help="feed the store and serve the API and UI")
-    rebuild_parser = commands.add_parser("rebuild", help="rebuild the store from the beginning")
+    style = parser.formatter_class
+    serve_parser = commands.add_parser(
+        "serve", help="feed the store and serve the API and UI", formatter_class=style
+    )
+    rebuild_parser = commands.add_parser(
+        "rebuild", help="rebuild the store from the beginning", formatter_class=style
+    )
     for sub in (serve_parser, rebuild_parser):
         add_state_dir(sub)
         sub.add_argument("--from-file", type=Path, help="a JSONL file instead of Kafka")
@@ -44,15 +54,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
             default=_env_float("LAVALOG_RETENTION_SECONDS"),
             help="forget finished jobs this many seconds after they end (default: keep)",
         )
-    serve_parser.add_argument("--host", default="127.0.0.1")
-    serve_parser.add_argument("--port", type=int, default=8080)
+        add_logging_arguments(sub)
+    serve_parser.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (0.0.0.0: every interface)"
+    )
+    serve_parser.add_argument("--port", type=int, default=8080, help="port (0: any free one)")
     serve_parser.add_argument("--group-id", default=GROUP_ID, help="Kafka consumer group")
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.action == "serve":
-        return _serve(args)
-    return _rebuild(args)
+    configure_logging(level=args.log_level, json=args.log_json)
+    try:
+        return _serve(args) if args.action == "serve" else _rebuild(args)
+    except KafkaConnectionError:
+        message = kafka_unreachable(_settings(args).bootstrap_servers)
+        print(f"lavalog projections {args.action}: {message}", file=sys.stderr)
+        return 1
 
 
 def _env_float(name: str) -> float | None:

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from controller.logs import configure_logging
 from events.codec import LogEvent
 from projections.app import serve
 from projections.memory_source import MemorySource
@@ -33,6 +34,7 @@ def serve_replayed(
 ) -> int:
     """Load `events` into a store (in `state_dir`, else a temporary one, removed on exit)
     and serve it until SIGTERM or SIGINT; `name` says where the events came from."""
+    configure_logging()
     with _directory(state_dir) as directory:
         store = Store(store_path(directory))
         try:

@@ -242,3 +242,13 @@ async def test_the_ui_is_served(client):
     assert "lavalog" in await index.text()
     script = await http.get("/ui/app.js")
     assert script.status == 200
+
+
+async def test_an_unknown_phase_is_400_and_a_missing_incarnation_404(client):
+    http, _, _ = client
+    body = await get(http, "/api/v1/jobs?phase=Running,Bogus", status=400)
+    assert body["error"].startswith("phase: no phase 'Bogus'; one of Pending, Running,")
+    body = await get(http, "/api/v1/stats?phase=bogus", status=400)
+    assert body["error"].startswith("phase: no phase 'bogus'")
+    body = await get(http, "/api/v1/jobs/team-a/tf-mnist?incarnation=9", status=404)
+    assert body == {"error": "no incarnation 9 of team-a/tf-mnist: it has 1"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 
 import msgspec
@@ -12,6 +13,7 @@ import yaml
 from controller.cli import main
 from events.codec import encode, read_jsonl, write_jsonl
 from events.decisions import ActionDecided
+from projections.cli.progress import ProgressBar
 from projections.file_source import FileSource, read_file
 from projections.store import Store, load, store_path
 from tests.projections.helpers import decided_examples, snapshot, write_events
@@ -108,7 +110,7 @@ def test_rebuild_from_a_file_equals_incremental_loading(capsys, log, tmp_path):
             capsys, "projections", "rebuild", "--from-file", str(log), "--state-dir", str(state)
         )
         assert code == 0, err
-        assert "100.0%" in err
+        assert err == ""  # no progress bar in a file: only on a terminal
     assert out == f"rebuilt {store_path(state)}: {len(decided_examples())} events\n"
     assert snapshot(store_path(state)) == snapshot(incremental.path)
     code, out, _ = lavalog(capsys, "jobs", "--state-dir", str(state), "-o", "json")
@@ -131,3 +133,108 @@ def test_a_file_source_resumes_where_the_store_stopped(tmp_path, log):
         return [item.raw async for batch in source.batches(store) for item in batch]
 
     assert asyncio.run(drain()) == [encode(i.event) for i in items[50:]]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(
+            ["--limit", "-1"],
+            "lavalog jobs: error: argument --limit: expected 1 to 1000, not -1",
+            id="negative-limit",
+        ),
+        pytest.param(
+            ["--phase", "Bogus"],
+            "lavalog jobs: phase: no phase 'Bogus'; one of Pending, Running, Restarting, "
+            "Completing, Completed, Aborting, Aborted, Terminating, Terminated, Failed",
+            id="unknown-phase",
+        ),
+    ],
+)
+def test_jobs_refuses_what_the_api_refuses(capsys, log, args, message):
+    with pytest.raises(SystemExit) as exited:  # argparse's own errors exit
+        raise SystemExit(main(["jobs", "--file", str(log), *args]))
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == message
+
+
+def test_jobs_phases_may_be_comma_separated(capsys, log):
+    code, out, _ = lavalog(capsys, "jobs", "--file", str(log), "--phase", "Failed,Completed")
+    assert code == 0
+    assert len(out.splitlines()) == 1 + len(EXAMPLE_JOBS)
+
+
+def test_read_commands_fail_when_what_was_asked_for_does_not_exist(capsys, log):
+    source = ("--file", str(log))
+    assert lavalog(capsys, "timeline", "ml/tf-dist", *source, "--incarnation", "9") == (
+        1,
+        "",
+        "lavalog timeline: no incarnation 9 of ml/tf-dist: it has 1\n",
+    )
+    assert lavalog(capsys, "events", "ml/nope", *source) == (
+        1,
+        "",
+        "lavalog events: no events of ml/nope\n",
+    )
+    assert lavalog(capsys, "export", "ml/nope", *source)[::2] == (
+        1,
+        "lavalog export: no events of ml/nope\n",
+    )
+    assert lavalog(capsys, "audit", "ml/nope", *source)[::2] == (
+        2,
+        "lavalog audit: no events of ml/nope\n",
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["timeline", "ml/tf-dist"],
+        ["audit", "ml/tf-dist"],
+    ],
+)
+def test_yaml_output_holds_what_json_output_holds(capsys, log, command):
+    code, as_json, _ = lavalog(capsys, *command, "--file", str(log), "-o", "json")
+    assert code == 0
+    code, as_yaml, _ = lavalog(capsys, *command, "--file", str(log), "-o", "yaml")
+    assert code == 0
+    assert yaml.safe_load(as_yaml) == json.loads(as_json)
+
+
+def test_events_as_yaml_are_the_stored_events(capsys, log):
+    _, as_json, _ = lavalog(capsys, "events", "ml/tf-dist", "--file", str(log), "-o", "json")
+    _, as_yaml, _ = lavalog(capsys, "events", "ml/tf-dist", "--file", str(log), "-o", "yaml")
+    assert list(yaml.safe_load_all(as_yaml)) == [json.loads(line) for line in as_json.splitlines()]
+
+
+def test_replay_as_yaml_is_its_jsonl(capsys):
+    recording = "examples/max-retry-exhausted.jsonl"
+    _, as_json, _ = lavalog(capsys, "replay", recording, "-o", "json")
+    _, as_yaml, _ = lavalog(capsys, "replay", recording, "-o", "yaml")
+    assert list(yaml.safe_load_all(as_yaml)) == [json.loads(line) for line in as_json.splitlines()]
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_progress_bar_waits_for_something_to_show():
+    screen = Terminal()
+    bar = ProgressBar(stream=screen)
+    bar.update(0, 0, force=True)  # still connecting: nothing is known
+    assert screen.getvalue() == ""
+    bar.update(250, 1_000, force=True)
+    assert screen.getvalue().startswith(
+        "\r[#######.......................]  25.0%  250/1000 events"
+    )
+    bar.close()
+    assert screen.getvalue().endswith("\n")
+
+
+def test_a_progress_bar_that_never_drew_leaves_no_blank_line():
+    screen = Terminal()
+    bar = ProgressBar(stream=screen)
+    bar.update(0, 0, force=True)
+    bar.close()
+    assert screen.getvalue() == ""

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -196,3 +197,52 @@ async def test_memory_source_feeds_everything_each_time(tmp_path):
     assert db.execute("SELECT COUNT(*) FROM events").fetchone() == (len(events),)
     db.close()
     store.close()
+
+
+def _closed_port() -> int:
+    """A port nothing listens on (connections to it are refused)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+@pytest.mark.parametrize("action", ["rebuild", "serve"])
+def test_an_unreachable_broker_is_one_line(tmp_path, spawn, action):
+    servers = f"127.0.0.1:{_closed_port()}"
+    args = ["--state-dir", str(tmp_path), "--bootstrap-servers", servers]
+    process = spawn("projections", action, *args, *(["--port", "0"] if action == "serve" else []))
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 1
+    assert err.splitlines() == [
+        f"lavalog projections {action}: cannot reach Kafka at {servers}: no broker answered; "
+        "start one (`lavalog broker` runs a development broker) or say where it is with "
+        "--bootstrap-servers or $LAVALOG_BOOTSTRAP_SERVERS"
+    ]
+    assert out == ("" if action == "rebuild" else out.splitlines()[0] + "\n")
+
+
+def test_a_request_too_long_to_parse_is_a_400_and_one_json_warning(tmp_path, spawn):
+    log = write_events(tmp_path / "log.jsonl", decided_examples())
+    process = spawn(
+        "projections", "serve", "--from-file", str(log), "--state-dir", str(tmp_path / "s"),
+        "--port", "0",
+    )  # fmt: skip
+    base = _started(process)
+    _ready(base)
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        _get(f"{base}api/v1/jobs?q={'a' * 9_000}")
+    assert refused.value.code == 400
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=20)
+    assert process.returncode == 0
+    lines = [json.loads(line) for line in err.splitlines()]  # stderr is not a terminal: JSON
+    warnings = [line for line in lines if line["level"] != "info"]
+    assert [(w["level"], w["logger"], w["event"]) for w in warnings] == [
+        (
+            "warning",
+            "aiohttp.server",
+            "bad request from 127.0.0.1 answered 400: Got more than 8190 bytes when reading",
+        )
+    ]
+    assert "Traceback" not in err

@@ -101,11 +101,6 @@ def test_output_json_is_a_list(tmp_path: Path, capsys: pytest.CaptureFixture[str
             id="wrong-apiVersion",
         ),
         pytest.param(
-            GOOD.replace("kind: Job", "kind: Pod"),
-            "  kind: must be 'Job', not 'Pod'",
-            id="wrong-kind",
-        ),
-        pytest.param(
             "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: x}\n",
             "  spec: required",
             id="no-spec",
@@ -133,3 +128,113 @@ def test_unreadable_file_fails_but_others_are_checked(
     assert f"{broken}: cannot be read:" in out
     assert f"{missing}: cannot be read:" in out
     assert f"{good}: job/ml/tf-train: ok" in out
+
+
+TYPOS = """\
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: typos, namespace: ml, lables: {team: a}}
+spec:
+  maxRetrys: 5
+  tasks:
+    - name: worker
+      replica: 2
+      replicas: 1
+      template: {spec: {containers: [{name: w, image: trainer, imagePullPolicyy: Always}]}}
+"""
+
+
+def test_unknown_fields_are_warnings_with_the_closest_known_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "typos.yaml", TYPOS)
+    assert main(["validate", path]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"{path}: job/ml/typos: ok (4 warnings)",
+        "  warning: metadata.lables: unknown field, ignored (did you mean labels?)",
+        "  warning: spec.maxRetrys: unknown field, ignored (did you mean maxRetry?)",
+        "  warning: spec.tasks[0].replica: unknown field, ignored (did you mean replicas?)",
+        "  warning: spec.tasks[0].template.spec.containers[0].imagePullPolicyy: unknown field, "
+        "ignored (did you mean imagePullPolicy?)",
+    ]
+
+
+def test_strict_makes_unknown_fields_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "typos.yaml", TYPOS)
+    assert main(["validate", "--strict", "-o", "yaml", path]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""  # nothing accepted
+    lines = captured.err.splitlines()
+    assert lines[0] == f"{path}: job/ml/typos: 4 errors"
+    assert lines[2] == "  spec.maxRetrys: unknown field (did you mean maxRetry?)"
+
+
+def test_the_known_fields_of_volcanos_examples_are_not_warned_about(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    files = sorted(str(path) for path in (Path(__file__).parents[1] / "data").glob("*.yaml"))
+    assert main(["validate", *files]) == 0
+    assert "warning" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("text", "skipped"),
+    [
+        pytest.param("", [], id="empty"),
+        pytest.param("# nothing yet\n---\n", [], id="only-comments"),
+        pytest.param(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n",
+            [": v1 ConfigMap settings: not a Volcano Job, skipped"],
+            id="another-kind",
+        ),
+    ],
+)
+def test_a_file_without_a_job_says_so_and_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, skipped: list[str]
+) -> None:
+    path = write(tmp_path, "nothing.yaml", text)
+    assert main(["validate", path]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        *(path + line for line in skipped),
+        f"{path}: no Volcano Job (batch.volcano.sh/v1alpha1 Job) in it",
+    ]
+
+
+def test_other_kinds_beside_a_job_are_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "mixed.yaml", f"apiVersion: v1\nkind: Pod\n---\n{GOOD}")
+    assert main(["validate", path]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"{path}#1: v1 Pod: not a Volcano Job, skipped",
+        f"{path}#2: job/ml/tf-train: ok",
+    ]
+
+
+def test_negative_replicas_say_what_the_number_means(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "negative.yaml", GOOD.replace("replicas: 2", "replicas: -2"))
+    assert main(["validate", path]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        f"{path}: job/ml/tf-train: 1 error",
+        "  spec.tasks[1].replicas: -2 is below 0; use 0 or more (the pods of this task)",
+    ]
+
+
+@pytest.mark.skipif(not yaml.__with_libyaml__, reason="PyYAML built without libyaml")
+def test_manifests_are_read_with_libyaml_when_available(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    loaders: list[type] = []
+    load_all = yaml.load_all
+
+    def spy(stream: str, Loader: type) -> object:
+        loaders.append(Loader)
+        return load_all(stream, Loader)
+
+    monkeypatch.setattr(yaml, "load_all", spy)
+    assert main(["validate", write(tmp_path, "good.yaml", GOOD)]) == 0
+    assert loaders == [yaml.CSafeLoader]

@@ -1,0 +1,83 @@
+"""What the controller's log lines say about a decision: the decider when it takes one, the
+actuator when it has carried it out. Every such line names the job (`job`), the
+decision (`decision`, its id) and its kind, plus the few fields an operator reads first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from events.decisions import (
+    ActionDecided,
+    Decision,
+    JobDelete,
+    JobRejected,
+    PhaseChanged,
+    PluginResourcesEnsure,
+    PodGroupCreate,
+    PodGroupDelete,
+    PodsCreate,
+    PodsKill,
+    StatusWrite,
+    TimerCancelled,
+    TimerScheduled,
+)
+
+#: pod names listed in one line at most (a job may have thousands)
+_NAMES_SHOWN = 10
+#: what the actuator did, by decision kind; the other kinds become a Kubernetes Event
+_CARRIED_OUT: dict[type[Decision], str] = {
+    PodGroupCreate: "podgroup created",
+    PodGroupDelete: "podgroup deleted",
+    PluginResourcesEnsure: "plugin resources ensured",
+    PodsCreate: "pods created",
+    PodsKill: "pods killed",
+    StatusWrite: "status written",
+    JobDelete: "job deleted",
+}
+
+
+def carried_out(decision: Decision) -> str:
+    """The actuator's log message once `decision` is done: `pods created`, ..."""
+    return _CARRIED_OUT.get(type(decision), "event recorded")
+
+
+def decision_fields(decision: Decision) -> dict[str, Any]:
+    """`job`, `decision`, `kind` and the details of this kind of decision."""
+    fields: dict[str, Any] = {
+        "job": decision.key,
+        "decision": decision.id,
+        "kind": type(decision).__name__,
+    }
+    match decision:
+        case ActionDecided() | TimerScheduled():
+            fields.update(action=decision.action, trigger=decision.trigger)
+            fields.update(_given(task=decision.task, pod=decision.pod))
+            if decision.exit_code is not None:
+                fields["exit_code"] = decision.exit_code
+        case PhaseChanged():
+            fields.update(phase=decision.phase, previous=decision.previous)
+            fields.update(_given(reason=decision.reason, message=decision.message))
+            fields.update(retry_count=decision.retry_count, version=decision.version)
+        case PodsCreate() | PodsKill():
+            fields["pods"] = len(decision.pods)
+            fields["names"] = [pod.name for pod in decision.pods[:_NAMES_SHOWN]]
+            if isinstance(decision, PodsKill):
+                fields["reason"] = decision.reason
+        case StatusWrite():
+            fields.update(
+                phase=decision.status.state.phase, retry_count=decision.status.retry_count
+            )
+        case PodGroupCreate():
+            fields.update(podgroup=decision.podgroup, min_member=decision.min_member)
+        case PodGroupDelete():
+            fields["podgroup"] = decision.podgroup
+        case JobRejected():
+            fields["errors"] = [str(error) for error in decision.errors]
+        case TimerCancelled() | JobDelete():
+            fields["reason"] = decision.reason
+    return fields
+
+
+def _given(**values: str) -> dict[str, str]:
+    return {name: value for name, value in values.items() if value}

@@ -1,0 +1,52 @@
+"""`lavalog --version`, and help texts that state each default once."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from controller.cli import COMMANDS, main, version
+
+
+def test_version_is_the_installed_packages() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "controller.cli", "--version"], capture_output=True, text=True
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"lavalog {version()}\n", "")
+    assert re.fullmatch(r"\d+\.\d+\.\d+.*", version())
+
+
+def help_text(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    with pytest.raises(SystemExit) as exited:
+        main([*args, "--help"])
+    assert exited.value.code == 0
+    return " ".join(capsys.readouterr().out.split())
+
+
+@pytest.mark.parametrize(
+    "command",
+    [[name] for name in COMMANDS] + [["projections", "serve"], ["projections", "rebuild"]],
+)
+def test_help_states_each_default_once(
+    capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    text = help_text(capsys, *command)
+    assert "(default: None)" not in text
+    assert "(default: )" not in text
+    assert "(default: False)" not in text
+    assert "(default: [])" not in text
+    # one option's help, from its flag to the next: never two defaults
+    for option in re.split(r" (?=--?[a-z])", text):
+        assert option.count("(default: ") <= 1, option
+
+
+def test_help_still_shows_defaults_it_does_not_say(capsys: pytest.CaptureFixture[str]) -> None:
+    text = help_text(capsys, "jobs")
+    assert "at most this many jobs (1 to 1,000) (default: 500)" in text
+
+
+def test_a_zero_default_is_still_a_default(capsys: pytest.CaptureFixture[str]) -> None:
+    assert "seconds added to every API answer (default: 0.0)" in help_text(capsys, "sim")

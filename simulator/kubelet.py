@@ -112,6 +112,7 @@ class Kubelet:
                 now,
                 reason="KubeletReady",
                 message="kubelet is posting ready status",
+                heartbeat=True,
             )
 
         self.objects.mutate(registry.NODE, "", name, status)
@@ -138,6 +139,7 @@ class Kubelet:
                 now,
                 reason="NodeStatusUnknown",
                 message="Kubelet stopped posting node status.",
+                heartbeat=True,
             )
             obj["status"]["conditions"][-1]["status"] = "Unknown"
             obj["spec"]["taints"] = [
@@ -164,6 +166,7 @@ class Kubelet:
                 now,
                 reason="KubeletReady",
                 message="kubelet is posting ready status",
+                heartbeat=True,
             )
             obj["spec"].pop("taints", None)
 

@@ -15,7 +15,7 @@ from types import TracebackType
 
 from aiohttp import web
 
-from simulator import kubeconfig, registry
+from simulator import kubeconfig, openapi, registry
 from simulator.admin import Admin
 from simulator.api import KubeApi, errors_middleware
 from simulator.clock import SimClock
@@ -82,6 +82,7 @@ class SimulatedCluster:
         )
         app.add_routes(self.admin.routes())
         app.add_routes(api.routes())
+        app.add_routes(openapi.routes())
         self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", self._port)

@@ -200,3 +200,48 @@ async def test_create_validate_true_is_validated_by_the_server(kubectl: Kubectl)
     )
     assert 'unknown field "spec.schedulername"' in warned
     assert "tf2" in await kubectl("get", "vcjob", "tf2", "-o", "name")
+
+
+GANG = """
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata:
+  name: big
+spec:
+  minMember: 3
+---
+""" + "---\n".join(
+    f"""
+apiVersion: v1
+kind: Pod
+metadata:
+  name: big-{i}
+  annotations: {{scheduling.k8s.io/group-name: big}}
+spec:
+  schedulerName: volcano
+  containers:
+  - name: main
+    image: x
+    command: ["sleep", "10"]
+    resources: {{limits: {{nvidia.com/gpu: 5}}}}
+"""
+    for i in range(3)
+)
+
+
+async def test_describe_says_why_a_gang_waits(kubectl: Kubectl) -> None:
+    await kubectl("create", "-f", "-", stdin=GANG)
+    await kubectl(
+        "wait",
+        "--for=jsonpath={.status.conditions[0].type}=Unschedulable",
+        "podgroup/big",
+        "--timeout=20s",
+    )
+    described = await kubectl("describe", "podgroup", "big")
+    assert "Warning  Unschedulable" in described
+    assert (
+        "1/3 tasks in gang unschedulable: 0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
+        in described
+    )
+    pod = await kubectl("describe", "pod", "big-0")
+    assert "Warning  FailedScheduling" in pod and "volcano" in pod

@@ -116,7 +116,7 @@ async def test_kubelet_writes_back_off_and_counts_repeats(kube_api: ApiClient) -
 
     async def restarted_twice() -> bool:
         found = {e.reason: e for e in await events_of(kube_api, "Pod", "crash")}
-        return found["Started"].count >= 2 and found["BackOff"].count >= 2
+        return bool(found["Started"].count >= 2 and found["BackOff"].count >= 2)
 
     await eventually(restarted_twice, within=20)
     (back_off,) = [e for e in await events_of(kube_api, "Pod", "crash") if e.reason == "BackOff"]

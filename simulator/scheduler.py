@@ -84,7 +84,7 @@ class Scheduler:
         resource = change.resource
         if resource is registry.POD:
             self._track_pod(change.entry.obj, change.old, deleted=change.type == "DELETED")
-        elif resource is registry.NODE or resource is registry.QUEUE:
+        elif resource is registry.NODE or resource is registry.QUEUE or resource is registry.PVC:
             self._retry()
         elif resource is registry.PODGROUP and change.type == "DELETED":
             meta = change.entry.obj["metadata"]
@@ -281,7 +281,28 @@ class Scheduler:
             else f"0/{nodes} nodes are available."
         )
 
+    def _claim_problem(self, pod: Obj) -> str:
+        """kube-scheduler's VolumeBinding verdict: a pod waits for the claims it mounts."""
+        namespace = pod["metadata"]["namespace"]
+        for volume in pod["spec"].get("volumes") or ():
+            claim = (volume.get("persistentVolumeClaim") or {}).get("claimName")
+            if not claim:
+                continue
+            found = self.objects.find(registry.PVC, namespace, claim)
+            if found is None:
+                return f'persistentvolumeclaim "{claim}" not found'
+            if found.get("status", {}).get("phase") != "Bound":
+                return "pod has unbound immediate PersistentVolumeClaims"
+        return ""
+
+    def _nowhere(self, problem: str) -> str:
+        return f"0/{self.objects.store.count(registry.NODE)} nodes are available: {problem}."
+
     def _schedule_pod(self, pod: Obj, free: dict[str, Resources]) -> None:
+        problem = self._claim_problem(pod)
+        if problem:
+            self._mark_unschedulable(pod, self._nowhere(problem))
+            return
         requests = quantity.pod_requests(pod)
         node = self._place(requests, free)
         if node is not None:
@@ -342,8 +363,13 @@ class Scheduler:
         trial = {name: dict(room) for name, room in free.items()}
         placements: list[tuple[Obj, str]] = []
         left_out = requests[0]  # the first member that did not fit, for the message
+        claim_problem = ""
         for pod, request in zip(pods, requests, strict=True):
             if not quantity.within(request, capability, used):
+                continue
+            problem = self._claim_problem(pod)
+            if problem:
+                claim_problem = claim_problem or problem
                 continue
             node = self._place(request, trial)
             if node is not None:
@@ -354,7 +380,7 @@ class Scheduler:
         if len(placements) < need:
             unplaced = need - len(placements)
             # why the rest cannot go where the gang's first members would
-            why = self._why(left_out, trial)
+            why = self._nowhere(claim_problem) if claim_problem else self._why(left_out, trial)
             message = f"{unplaced}/{min_member} tasks in gang unschedulable: {why}"
             self._gang_status(
                 gkey, "Unknown" if alive else phase, False, "NotEnoughResources", message

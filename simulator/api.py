@@ -7,6 +7,7 @@ the stored JSON encodings, so a list of 200,000 pods is one join, not 200,000 en
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from simulator import discovery, pods, registry, watch
+from simulator import discovery, fields, pods, registry, watch
 from simulator.errors import ApiError, bad_request, not_found
 from simulator.objects import Objects
 from simulator.registry import ResourceType
@@ -56,9 +57,15 @@ def json_response(body: Any, status: int = 200) -> web.Response:
     return web.Response(body=encode(body), status=status, content_type=JSON)
 
 
-def _entry_response(entry: Entry, status: int = 200) -> web.Response:
-    """A stored object, sent as the encoding the store already holds."""
-    return web.Response(body=entry.raw, status=status, content_type=JSON)
+def _entry_response(
+    entry: Entry, status: int = 200, warnings: list[str] | None = None
+) -> web.Response:
+    """A stored object, sent as the encoding the store already holds, with the API
+    server's `Warning` headers (one per unknown field dropped under fieldValidation=Warn)."""
+    response = web.Response(body=entry.raw, status=status, content_type=JSON)
+    for text in warnings or ():
+        response.headers.add("Warning", "299 - " + json.dumps(text))
+    return response
 
 
 def _int(query: Any, name: str) -> int | None:
@@ -159,35 +166,26 @@ class KubeApi:
                 return self._list(request, target)
             if method == "POST":
                 body = await _body(request)
-                return _entry_response(
-                    self.objects.create(target.resource, target.namespace or "", body), 201
+                warnings: list[str] = []
+                created = self.objects.create(
+                    target.resource,
+                    target.namespace or "",
+                    body,
+                    validation=fields.directive(request.query.get("fieldValidation")),
+                    warnings=warnings,
                 )
+                return _entry_response(created, 201, warnings)
             if method == "DELETE":
                 return await self._delete_collection(request, target)
+        elif target.subresource == "status" and not target.resource.has_status:
+            # e.g. PodGroup: Volcano's CRD declares no status subresource
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
         elif target.subresource in (None, "status"):
             name, namespace = target.name, target.namespace or ""
             if method == "GET":
                 return _entry_response(self.objects.read(target.resource, namespace, name))
-            if method == "PUT":
-                body = await _body(request)
-                return _entry_response(
-                    self.objects.update(
-                        target.resource, namespace, name, body, subresource=target.subresource
-                    )
-                )
-            if method == "PATCH":
-                content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
-                body = await _body(request)
-                return _entry_response(
-                    self.objects.patch(
-                        target.resource,
-                        namespace,
-                        name,
-                        content_type,
-                        body,
-                        subresource=target.subresource,
-                    )
-                )
+            if method in ("PUT", "PATCH"):
+                return await self._write(request, target, namespace, name)
             if method == "DELETE" and target.subresource is None:
                 options = await _body(request, optional=True)
                 return _entry_response(
@@ -200,6 +198,36 @@ class KubeApi:
             "MethodNotAllowed",
             "the server does not allow this method on the requested resource",
         )
+
+    async def _write(
+        self, request: web.Request, target: Target, namespace: str, name: str
+    ) -> web.Response:
+        """PUT or PATCH of an object or its status."""
+        body = await _body(request)
+        validation = fields.directive(request.query.get("fieldValidation"))
+        warnings: list[str] = []
+        if request.method == "PUT":
+            entry = self.objects.update(
+                target.resource,
+                namespace,
+                name,
+                body,
+                subresource=target.subresource,
+                validation=validation,
+                warnings=warnings,
+            )
+        else:
+            entry = self.objects.patch(
+                target.resource,
+                namespace,
+                name,
+                request.headers.get("Content-Type", "").split(";")[0].strip(),
+                body,
+                subresource=target.subresource,
+                validation=validation,
+                warnings=warnings,
+            )
+        return _entry_response(entry, 200, warnings)
 
     def _list(self, request: web.Request, target: Target) -> web.Response:
         q = request.query

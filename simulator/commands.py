@@ -1,9 +1,12 @@
 """What a simulated container does, read from its `command` and `args`.
 
 `sleep N`, `exit N`, `true`, `false`, `echo ...` and sequences joined by `;`, `&&` or
-`||` (directly or under `sh -c "..."`) behave as in a shell; any other command runs
-for the cluster's default time and succeeds. That is enough to script every lifecycle
-a controller must handle: success, failure with a chosen exit code, and timing.
+`||` (directly or under `sh -c "..."`) behave as in a shell. An executable path
+(`/app/train`, `./run.sh`) or no command at all (the image's entrypoint) runs for the
+cluster's default time and succeeds; any other word is not found, as in a shell: exit
+code 127 and "sh: WORD: not found" in the log, so a typo fails the pod instead of
+passing silently. That is enough to script every lifecycle a controller must handle:
+success, failure with a chosen exit code, and timing.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from dataclasses import dataclass
 _SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh"})
 _CONNECTORS = frozenset({";", "&&", "||"})
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+#: a shell's exit code for a command it cannot find
+NOT_FOUND = 127
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,5 +126,10 @@ async def _step(
     if name == "echo":
         log(" ".join(argv[1:]))
         return 0
+    if name in _SHELLS:
+        return 0  # a shell without a script reads an empty stdin and ends
+    if argv and "/" not in argv[0]:
+        log(f"sh: {argv[0]}: not found")
+        return NOT_FOUND
     await sleep(default_seconds)
     return 0

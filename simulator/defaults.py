@@ -60,6 +60,11 @@ def _secret(obj: Obj) -> None:
     obj.setdefault("type", "Opaque")
 
 
+def _claim(obj: Obj) -> None:
+    obj.setdefault("spec", {}).setdefault("volumeMode", "Filesystem")
+    obj["status"] = {"phase": "Pending"}
+
+
 def _status(**fields: Any) -> Callable[[Obj], None]:
     def apply(obj: Obj) -> None:
         obj["status"] = dict(fields)
@@ -72,6 +77,7 @@ _DEFAULTS: dict[registry.ResourceType, Callable[[Obj], None]] = {
     registry.SERVICE: _service,
     registry.NAMESPACE: _namespace,
     registry.SECRET: _secret,
+    registry.PVC: _claim,
     registry.PODGROUP: _status(phase="Pending"),
     registry.QUEUE: _status(state="Open"),
 }

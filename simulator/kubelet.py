@@ -5,7 +5,9 @@ conditions, container states, exit codes, restart counts and timestamps a real k
 reports; its containers' behaviour comes from `commands.py`. Deletion honours the
 grace period (a container that does not finish in time is killed with exit code 137)
 and then removes the pod, as the kubelet's final delete does. Losing a node stops its
-pods and fails them with reason NodeLost.
+pods and fails them with reason NodeLost. The kubelet's Events are written on the pod:
+`Pulled`, `Created`, `Started` per container start, `BackOff` before a restart,
+`Killing` when a deleted pod's containers are stopped.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from simulator import commands, registry
 from simulator.errors import ApiError
 from simulator.objects import Objects
 from simulator.pods import is_terminal, set_condition
+from simulator.recorder import EventRecorder
 from simulator.selectors import Selector
 from simulator.store import Change, Obj, clone
 
@@ -58,6 +61,7 @@ class Kubelet:
         self._runs: dict[str, _PodRun] = {}
         self._logs: dict[str, deque[str]] = {}
         self._running = False
+        self.events = EventRecorder(objects, "kubelet")
         objects.store.subscribe(self._observe)
 
     # nodes ---------------------------------------------------------------------------
@@ -112,6 +116,7 @@ class Kubelet:
                 now,
                 reason="KubeletReady",
                 message="kubelet is posting ready status",
+                heartbeat=True,
             )
 
         self.objects.mutate(registry.NODE, "", name, status)
@@ -138,6 +143,7 @@ class Kubelet:
                 now,
                 reason="NodeStatusUnknown",
                 message="Kubelet stopped posting node status.",
+                heartbeat=True,
             )
             obj["status"]["conditions"][-1]["status"] = "Unknown"
             obj["spec"]["taints"] = [
@@ -164,6 +170,7 @@ class Kubelet:
                 now,
                 reason="KubeletReady",
                 message="kubelet is posting ready status",
+                heartbeat=True,
             )
             obj["spec"].pop("taints", None)
 
@@ -256,6 +263,18 @@ class _PodRun:
                 self._killed.set()
             return
         self._terminating.set()
+        for key, kind in (
+            ("initContainerStatuses", "initContainers"),
+            ("containerStatuses", "containers"),
+        ):
+            for status in self.status.get(key, []):
+                if "running" in status.get("state", {}):
+                    self._event(
+                        "Normal",
+                        "Killing",
+                        f"Stopping container {status['name']}",
+                        container=f"spec.{kind}{{{status['name']}}}",
+                    )
         self._killer = asyncio.create_task(self._kill_after(grace))
 
     async def _kill_after(self, grace: float) -> None:
@@ -329,7 +348,17 @@ class _PodRun:
         policy = self.spec.get("restartPolicy", "Always")
         restarts = 0
         program = commands.parse(container.get("command"), container.get("args"))
+        where = f"spec.{'initContainers' if init else 'containers'}{{{container['name']}}}"
         while True:
+            image, name = container.get("image", ""), container["name"]
+            self._event(
+                "Normal",
+                "Pulled",
+                f'Container image "{image}" already present on machine',
+                container=where,
+            )
+            self._event("Normal", "Created", f"Created container {name}", container=where)
+            self._event("Normal", "Started", f"Started container {name}", container=where)
             started = self.clock.timestamp()
             self._set(
                 key,
@@ -373,6 +402,13 @@ class _PodRun:
                     "restartCount": restarts,
                 },
             )
+            self._event(
+                "Warning",
+                "BackOff",
+                f"Back-off restarting failed container {name} in pod "
+                f"{self.name}_{self.namespace}({self.uid})",
+                container=where,
+            )
             await self._sleep(backoff)
             if self._terminating.is_set():
                 return code == 0
@@ -413,6 +449,16 @@ class _PodRun:
         finally:
             sleeping.cancel()
             stopping.cancel()
+
+    def _event(self, type_: str, reason: str, message: str, *, container: str) -> None:
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"namespace": self.namespace, "name": self.name, "uid": self.uid},
+        }
+        self.kubelet.events.record(
+            pod, type_, reason, message, field_path=container, host=self.node.name
+        )
 
     # status --------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from simulator import defaults, patch, registry
+from simulator import defaults, fields, patch, registry
 from simulator.clock import SimClock
 from simulator.errors import ApiError, already_exists, bad_request, conflict, invalid, not_found
 from simulator.registry import ResourceType
@@ -103,8 +103,21 @@ class Objects:
 
     # writes --------------------------------------------------------------------
 
-    def create(self, resource: ResourceType, namespace: str, body: Any) -> Entry:
+    def create(
+        self,
+        resource: ResourceType,
+        namespace: str,
+        body: Any,
+        *,
+        validation: str = fields.STRICT,
+        warnings: fields.Warnings | None = None,
+    ) -> Entry:
+        """POST. `validation` is the request's fieldValidation; in-process writers keep
+        the default Strict, so a field the simulator itself misspells fails loudly."""
         obj = self._check_body(resource, body)
+        if resource.has_status:
+            obj.pop("status", None)  # not settable on create, so never validated either
+        fields.admit(resource, obj, validation, warnings)
         meta = obj["metadata"]
         if resource.namespaced:
             if meta.get("namespace", namespace) != namespace:
@@ -152,6 +165,8 @@ class Objects:
         body: Any,
         *,
         subresource: str | None = None,
+        validation: str = fields.STRICT,
+        warnings: fields.Warnings | None = None,
     ) -> Entry:
         """PUT: replace the object (or only its status), guarded by resourceVersion."""
         new = self._check_body(resource, body)
@@ -165,7 +180,7 @@ class Objects:
                 name,
                 "metadata.resourceVersion: Invalid value: 0x0: must be specified for an update",
             )
-        return self._replace(resource, old, new, _scope(subresource), wanted)
+        return self._replace(resource, old, new, _scope(subresource), wanted, validation, warnings)
 
     def patch(
         self,
@@ -176,6 +191,8 @@ class Objects:
         body: Any,
         *,
         subresource: str | None = None,
+        validation: str = fields.STRICT,
+        warnings: fields.Warnings | None = None,
     ) -> Entry:
         if content_type == patch.STRATEGIC and resource.custom:
             raise ApiError(
@@ -187,7 +204,7 @@ class Objects:
         old = self.get(resource, namespace, name)
         new = clone(patch.apply(content_type, old, body))
         wanted = new["metadata"].get("resourceVersion")
-        return self._replace(resource, old, new, _scope(subresource), wanted)
+        return self._replace(resource, old, new, _scope(subresource), wanted, validation, warnings)
 
     def mutate(
         self,
@@ -201,7 +218,7 @@ class Objects:
         old = self.get(resource, namespace, name)
         new = clone(old)
         change(new)
-        return self._replace(resource, old, new, "all", None)
+        return self._replace(resource, old, new, "all", None, fields.STRICT, None)
 
     def _replace(
         self,
@@ -210,6 +227,8 @@ class Objects:
         new: Obj,
         scope: str,
         wanted: str | None,
+        validation: str,
+        warnings: fields.Warnings | None,
     ) -> Entry:
         old_meta = old["metadata"]
         if wanted is not None and wanted != old_meta["resourceVersion"]:
@@ -226,6 +245,7 @@ class Objects:
             if "status" in old:
                 new["status"] = old["status"]
         new["apiVersion"], new["kind"] = resource.api_version, resource.kind
+        fields.admit(resource, new, validation, warnings)
         meta = new["metadata"]
         for field in _SERVER_META:
             if field in old_meta:

@@ -18,12 +18,24 @@ def is_terminal(pod: Obj) -> bool:
 
 
 def set_condition(
-    obj: Obj, kind: str, status: bool, now: str, *, reason: str = "", message: str = ""
+    obj: Obj,
+    kind: str,
+    status: bool,
+    now: str,
+    *,
+    reason: str = "",
+    message: str = "",
+    heartbeat: bool = False,
 ) -> None:
-    """Set a condition in `obj.status.conditions`, keeping lastTransitionTime if unchanged."""
+    """Set a condition in `obj.status.conditions`, keeping lastTransitionTime if unchanged.
+
+    `heartbeat`: a node condition, which carries `lastHeartbeatTime` (pod conditions'
+    `lastProbeTime` is always null, which the API server drops)."""
     conditions: list[Obj] = obj.setdefault("status", {}).setdefault("conditions", [])
     value = "True" if status else "False"
-    new: Obj = {"type": kind, "status": value, "lastProbeTime": None, "lastTransitionTime": now}
+    new: Obj = {"type": kind, "status": value, "lastTransitionTime": now}
+    if heartbeat:
+        new["lastHeartbeatTime"] = now
     if reason:
         new["reason"] = reason
     if message:

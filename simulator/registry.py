@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from simulator import crds
+
 #: Field selectors every kind supports, as on a real API server.
 _META_FIELDS = frozenset({"metadata.name", "metadata.namespace"})
 
@@ -25,9 +27,12 @@ class ResourceType:
     short_names: tuple[str, ...] = ()
     subresources: frozenset[str] = frozenset()
     extra_fields: frozenset[str] = frozenset()
-    #: Custom resources (CRDs) follow CRD rules: no strategic merge patch, and an
-    #: update must name the resourceVersion it replaces.
+    #: Custom resources (CRDs) follow CRD rules: no strategic merge patch, an update
+    #: must name the resourceVersion it replaces, fields are checked by the CRD's schema.
     custom: bool = False
+    #: where the fields come from: the kubernetes-asyncio model of a core kind
+    #: (`V1Pod`), the CRD name of a custom one (`jobs.batch.volcano.sh`)
+    schema_source: str = ""
 
     @property
     def api_version(self) -> str:
@@ -54,8 +59,37 @@ def _core(
     short_names: tuple[str, ...] = (),
     subresources: frozenset[str] = frozenset(),
     extra_fields: frozenset[str] = frozenset(),
+    model: str = "",
 ) -> ResourceType:
-    return ResourceType("", "v1", kind, plural, namespaced, short_names, subresources, extra_fields)
+    return ResourceType(
+        "",
+        "v1",
+        kind,
+        plural,
+        namespaced,
+        short_names,
+        subresources,
+        extra_fields,
+        schema_source=model or f"V1{kind}",
+    )
+
+
+def _custom(crd_name: str) -> ResourceType:
+    """A custom resource as its CustomResourceDefinition in deploy/crds declares it."""
+    spec = crds.definitions()[crd_name]["spec"]
+    (version,) = spec["versions"]
+    names = spec["names"]
+    return ResourceType(
+        spec["group"],
+        version["name"],
+        names["kind"],
+        names["plural"],
+        spec["scope"] == "Namespaced",
+        short_names=tuple(names.get("shortNames") or ()),
+        subresources=frozenset(version.get("subresources") or {}),
+        custom=True,
+        schema_source=crd_name,
+    )
 
 
 NAMESPACE = _core(
@@ -83,6 +117,7 @@ EVENT = _core(
     "Event",
     "events",
     short_names=("ev",),
+    model="CoreV1Event",
     extra_fields=frozenset(
         {
             "involvedObject.kind",
@@ -94,44 +129,35 @@ EVENT = _core(
         }
     ),
 )
-JOB = ResourceType(
-    "batch.volcano.sh",
-    "v1alpha1",
-    "Job",
-    "jobs",
-    True,
-    short_names=("vcjob", "vj"),
-    subresources=frozenset({"status"}),
-    custom=True,
-)
-PODGROUP = ResourceType(
-    "scheduling.volcano.sh",
-    "v1beta1",
-    "PodGroup",
-    "podgroups",
-    True,
-    short_names=("pg",),
-    subresources=frozenset({"status"}),
-    custom=True,
-)
-QUEUE = ResourceType(
-    "scheduling.volcano.sh",
-    "v1beta1",
-    "Queue",
-    "queues",
-    False,
-    short_names=("q",),
-    subresources=frozenset({"status"}),
-    custom=True,
-)
-COMMAND = ResourceType("bus.volcano.sh", "v1alpha1", "Command", "commands", True, custom=True)
-LEASE = ResourceType("coordination.k8s.io", "v1", "Lease", "leases", True)
+JOB = _custom("jobs.batch.volcano.sh")
+PODGROUP = _custom("podgroups.scheduling.volcano.sh")
+QUEUE = _custom("queues.scheduling.volcano.sh")
+COMMAND = _custom("commands.bus.volcano.sh")
+LEASE = ResourceType("coordination.k8s.io", "v1", "Lease", "leases", True, schema_source="V1Lease")
 #: stored and served only: the svc plugin creates them, the priority lookup reads them
 NETWORK_POLICY = ResourceType(
-    "networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies", True, short_names=("netpol",)
+    "networking.k8s.io",
+    "v1",
+    "NetworkPolicy",
+    "networkpolicies",
+    True,
+    short_names=("netpol",),
+    schema_source="V1NetworkPolicy",
 )
 PRIORITY_CLASS = ResourceType(
-    "scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", False, short_names=("pc",)
+    "scheduling.k8s.io",
+    "v1",
+    "PriorityClass",
+    "priorityclasses",
+    False,
+    short_names=("pc",),
+    schema_source="V1PriorityClass",
+)
+PVC = _core(
+    "PersistentVolumeClaim",
+    "persistentvolumeclaims",
+    short_names=("pvc",),
+    subresources=frozenset({"status"}),
 )
 
 RESOURCES: tuple[ResourceType, ...] = (
@@ -142,6 +168,7 @@ RESOURCES: tuple[ResourceType, ...] = (
     CONFIGMAP,
     SECRET,
     EVENT,
+    PVC,
     JOB,
     PODGROUP,
     QUEUE,

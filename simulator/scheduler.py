@@ -7,8 +7,10 @@ requests) fit the queue's `capability` and the cluster (then Inqueue); its pods 
 bound only when at least `minMember` of them can be placed at once (then Running);
 a gang of which some pods run but too few can be placed is Unknown. Failures are
 reported as an `Unschedulable` condition with the reason, and on pods as
-`PodScheduled=False`. Work is driven by changes: new pods are tried once, and all
-waiting pods are retried only when capacity may have appeared.
+`PodScheduled=False`, with the Events the real schedulers write: `Scheduled` and
+`FailedScheduling` on pods, `Unschedulable` and `Scheduled` on PodGroups. Work is
+driven by changes: new pods are tried once, and all waiting pods are retried only
+when capacity may have appeared.
 """
 
 from __future__ import annotations
@@ -22,11 +24,13 @@ from simulator.errors import ApiError
 from simulator.objects import Objects
 from simulator.pods import bind, is_terminal, set_condition
 from simulator.quantity import Resources
+from simulator.recorder import EventRecorder
 from simulator.selectors import Selector
 from simulator.store import Change, Key, Obj, key_of
 
+DEFAULT_SCHEDULER = "default-scheduler"
 GANG_SCHEDULER = "volcano"
-SCHEDULERS = frozenset({"default-scheduler", GANG_SCHEDULER})
+SCHEDULERS = frozenset({DEFAULT_SCHEDULER, GANG_SCHEDULER})
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 _ALL = Selector()
 #: minResources repeats requests under quota names (`requests.cpu`, `count/pods`)
@@ -60,6 +64,7 @@ class Scheduler:
         self._reserved: dict[Key, Resources] = {}
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._events = {name: EventRecorder(objects, name) for name in SCHEDULERS}
         objects.store.subscribe(self._observe)
 
     def start(self) -> None:
@@ -79,7 +84,7 @@ class Scheduler:
         resource = change.resource
         if resource is registry.POD:
             self._track_pod(change.entry.obj, change.old, deleted=change.type == "DELETED")
-        elif resource is registry.NODE or resource is registry.QUEUE:
+        elif resource is registry.NODE or resource is registry.QUEUE or resource is registry.PVC:
             self._retry()
         elif resource is registry.PODGROUP and change.type == "DELETED":
             meta = change.entry.obj["metadata"]
@@ -286,22 +291,56 @@ class Scheduler:
             else f"0/{nodes} nodes are available."
         )
 
+    def _claim_problem(self, pod: Obj) -> str:
+        """kube-scheduler's VolumeBinding verdict: a pod waits for the claims it mounts."""
+        namespace = pod["metadata"]["namespace"]
+        for volume in pod["spec"].get("volumes") or ():
+            claim = (volume.get("persistentVolumeClaim") or {}).get("claimName")
+            if not claim:
+                continue
+            found = self.objects.find(registry.PVC, namespace, claim)
+            if found is None:
+                return f'persistentvolumeclaim "{claim}" not found'
+            if found.get("status", {}).get("phase") != "Bound":
+                return "pod has unbound immediate PersistentVolumeClaims"
+        return ""
+
+    def _nowhere(self, problem: str) -> str:
+        return f"0/{self.objects.store.count(registry.NODE)} nodes are available: {problem}."
+
     def _schedule_pod(self, pod: Obj, free: dict[str, Resources]) -> None:
-        ns, name = key_of(pod)
+        problem = self._claim_problem(pod)
+        if problem:
+            self._mark_unschedulable(pod, self._nowhere(problem))
+            return
         requests = quantity.pod_requests(pod)
         node = self._place(requests, free)
         if node is not None:
-            bind(self.objects, ns, name, node)
+            self._bind(pod, node)
             return
-        self._mark_unschedulable(ns, name, self._why(requests, free))
+        self._mark_unschedulable(pod, self._why(requests, free))
 
-    def _mark_unschedulable(self, namespace: str, name: str, message: str) -> None:
+    def _bind(self, pod: Obj, node: str) -> None:
+        ns, name = key_of(pod)
+        bind(self.objects, ns, name, node)
+        self._events[pod["spec"]["schedulerName"]].record(
+            pod, "Normal", "Scheduled", f"Successfully assigned {ns}/{name} to {node}"
+        )
+
+    def _mark_unschedulable(self, pod: Obj, message: str) -> None:
+        """PodScheduled=False and a FailedScheduling Event, when the reason is new."""
+        conditions = pod.get("status", {}).get("conditions") or []
+        if any(c.get("type") == "PodScheduled" and c.get("message") == message for c in conditions):
+            return
         now = self.objects.clock.timestamp()
 
         def unschedulable(obj: Obj) -> None:
             set_condition(obj, "PodScheduled", False, now, reason="Unschedulable", message=message)
 
-        self.objects.mutate(registry.POD, namespace, name, unschedulable)
+        self.objects.mutate(registry.POD, *key_of(pod), unschedulable)
+        self._events[pod["spec"]["schedulerName"]].record(
+            pod, "Warning", "FailedScheduling", message
+        )
 
     def _schedule_gang(self, gkey: Key, free: dict[str, Resources]) -> None:
         ns, group = gkey
@@ -332,32 +371,45 @@ class Scheduler:
             )
             if problem:
                 self._gang_status(gkey, phase, False, "NotEnoughResources", problem)
+                for pod in pods:
+                    self._mark_unschedulable(pod, problem)
                 return
             phase = "Inqueue"
             self._gang_status(gkey, phase, None, "", "")
         trial = {name: dict(room) for name, room in free.items()}
         placements: list[tuple[Obj, str]] = []
+        left_out = requests[0]  # the first member that did not fit, for the message
+        claim_problem = ""
         for pod, request in zip(pods, requests, strict=True):
             if not quantity.within(request, capability, used):
+                continue
+            problem = self._claim_problem(pod)
+            if problem:
+                claim_problem = claim_problem or problem
                 continue
             node = self._place(request, trial)
             if node is not None:
                 placements.append((pod, node))
                 quantity.add(used, request)
+            elif len(placements) < need:
+                left_out = request
         if len(placements) < need:
             unplaced = need - len(placements)
-            why = self._why(requests[0], free)
+            # why the rest cannot go where the gang's first members would
+            why = self._nowhere(claim_problem) if claim_problem else self._why(left_out, trial)
             message = f"{unplaced}/{min_member} tasks in gang unschedulable: {why}"
             self._gang_status(
                 gkey, "Unknown" if alive else phase, False, "NotEnoughResources", message
             )
+            for pod in pods:
+                self._mark_unschedulable(pod, why)
             return
         if not placements:
             return
         free.clear()
         free.update(trial)
         for pod, node in placements:
-            bind(self.objects, pod["metadata"]["namespace"], pod["metadata"]["name"], node)
+            self._bind(pod, node)
         self._dirty_groups.add(gkey)
 
     def _enqueue_problem(
@@ -425,6 +477,10 @@ class Scheduler:
         counts: Counter[str] | None = None,
     ) -> None:
         now = self.objects.clock.timestamp()
+        pg = self.objects.find(registry.PODGROUP, *gkey)
+        if pg is None:
+            return
+        before = {c.get("type"): c for c in pg.get("status", {}).get("conditions") or ()}
 
         def update(obj: Obj) -> None:
             status = obj.setdefault("status", {})
@@ -443,3 +499,8 @@ class Scheduler:
                 set_condition(obj, "Unschedulable", True, now, reason=reason, message=message)
 
         self.objects.mutate(registry.PODGROUP, *gkey, update)
+        volcano = self._events[GANG_SCHEDULER]
+        if scheduled is False and (before.get("Unschedulable") or {}).get("message") != message:
+            volcano.record(pg, "Warning", "Unschedulable", message)
+        elif scheduled is True and (before.get("Scheduled") or {}).get("status") != "True":
+            volcano.record(pg, "Normal", "Scheduled", "pod group is ready")

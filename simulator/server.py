@@ -15,7 +15,7 @@ from types import TracebackType
 
 from aiohttp import web
 
-from simulator import kubeconfig, registry
+from simulator import kubeconfig, openapi, registry
 from simulator.admin import Admin
 from simulator.api import KubeApi, errors_middleware
 from simulator.clock import SimClock
@@ -25,6 +25,7 @@ from simulator.kubelet import Kubelet
 from simulator.objects import Objects
 from simulator.scheduler import Scheduler
 from simulator.store import Store
+from simulator.volumes import VolumeBinder
 
 DEFAULT_CAPACITY = {"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": "8", "pods": "110"}
 NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease", "volcano-system")
@@ -53,6 +54,7 @@ class SimulatedCluster:
         self.kubelet = Kubelet(self.objects, default_run_seconds=default_run_seconds)
         self.scheduler = Scheduler(self.objects)
         self._gc = GarbageCollector(self.objects)
+        self._volumes = VolumeBinder(self.objects)
         self.admin = Admin(self.objects, self.kubelet, self.faults)
         self._nodes = nodes
         self._capacity = {**DEFAULT_CAPACITY, **(node_capacity or {})}
@@ -82,6 +84,7 @@ class SimulatedCluster:
         )
         app.add_routes(self.admin.routes())
         app.add_routes(api.routes())
+        app.add_routes(openapi.routes())
         self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", self._port)
@@ -93,6 +96,7 @@ class SimulatedCluster:
             self._kubeconfig_arg = Path(self._tmpdir.name) / "kubeconfig"
         self.kubeconfig_path = kubeconfig.write(self._kubeconfig_arg, self.url)
         self._gc.start()
+        self._volumes.start()
         self.scheduler.start()
         self.kubelet.start()
 
@@ -100,6 +104,7 @@ class SimulatedCluster:
         await self.kubelet.stop()
         await self.scheduler.stop()
         await self._gc.stop()
+        await self._volumes.stop()
         self.store.drop_watches()
         if self._runner is not None:
             await self._runner.cleanup()

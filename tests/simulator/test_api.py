@@ -39,7 +39,9 @@ async def test_discovery_lists_every_group_and_resource(kube_api: ApiClient) -> 
         "secrets",
     } <= served
     pg = await custom_api(kube_api).get_api_resources("scheduling.volcano.sh", "v1beta1")
-    assert {r.name for r in pg.resources} >= {"podgroups", "podgroups/status", "queues"}
+    assert {r.name for r in pg.resources} >= {"podgroups", "queues", "queues/status"}
+    # Volcano's PodGroup CRD declares no status subresource
+    assert "podgroups/status" not in {r.name for r in pg.resources}
 
 
 async def test_create_sets_identity_and_get_returns_it(kube_api: ApiClient) -> None:
@@ -506,7 +508,12 @@ async def test_leases_and_commands(kube_api: ApiClient) -> None:
             "kind": "Command",
             "metadata": {"generateName": "tf-suspend-"},
             "action": "AbortJob",
-            "target": {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": "tf"},
+            "target": {
+                "apiVersion": "batch.volcano.sh/v1alpha1",
+                "kind": "Job",
+                "name": "tf",
+                "uid": "0b6a9c1e-1111-4c1e-9b1e-000000000001",
+            },
         },
     )
     assert command["action"] == "AbortJob"

@@ -47,10 +47,25 @@ async def run(
         ),
         pytest.param(["sh", "-c", "sleep 1\nsleep 2"], None, 0, 3, [], id="newlines"),
         pytest.param(["sh"], ["-c", "sleep 3 ; false"], 1, 3, [], id="script-in-args"),
-        pytest.param(["python", "train.py"], None, 0, DEFAULT, [], id="unknown-runs-default"),
+        pytest.param(
+            ["python", "train.py"], None, 127, 0, ["sh: python: not found"], id="unknown-word-127"
+        ),
+        pytest.param(
+            ["sh", "-c", "trian && sleep 9"], None, 127, 0, ["sh: trian: not found"], id="typo-127"
+        ),
+        pytest.param(
+            ["sh", "-c", "trian || echo fallback"],
+            None,
+            0,
+            0,
+            ["sh: trian: not found", "fallback"],
+            id="not-found-is-a-failure",
+        ),
+        pytest.param(["/app/train", "--epochs=3"], None, 0, DEFAULT, [], id="path-runs-default"),
+        pytest.param(["./train.sh"], None, 0, DEFAULT, [], id="relative-path-runs-default"),
         pytest.param(None, None, 0, DEFAULT, [], id="image-entrypoint"),
         pytest.param(
-            ["sh", "-c", "sleep 4; python train.py; exit 2"], None, 2, 4 + DEFAULT, [], id="mixed"
+            ["sh", "-c", "sleep 4; /opt/train.py; exit 2"], None, 2, 4 + DEFAULT, [], id="mixed"
         ),
         pytest.param(["sleep", "nope"], None, 1, 0, [], id="bad-sleep"),
     ],

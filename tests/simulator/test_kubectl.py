@@ -123,7 +123,7 @@ async def test_get_nodes_and_namespaces(kubectl: Kubectl) -> None:
 
 
 async def test_create_get_logs_delete(kubectl: Kubectl) -> None:
-    assert "pod/web created" in await kubectl("create", "--validate=false", "-f", "-", stdin=POD)
+    assert "pod/web created" in await kubectl("create", "-f", "-", stdin=POD)
     listed = json.loads(await kubectl("get", "pods", "-l", "app=web", "-o", "json"))
     assert [p["metadata"]["name"] for p in listed["items"]] == ["web"]
     await kubectl("wait", "--for=condition=Ready", "pod/web", "--timeout=20s")
@@ -138,18 +138,16 @@ async def test_create_get_logs_delete(kubectl: Kubectl) -> None:
 
 async def test_apply_creates_then_configures_a_volcano_job(kubectl: Kubectl) -> None:
     assert "job.batch.volcano.sh/tf created" in await kubectl(
-        "apply", "--validate=false", "-f", "-", stdin=JOB.replace("{min}", "1")
+        "apply", "-f", "-", stdin=JOB.replace("{min}", "1")
     )
     assert "job.batch.volcano.sh/tf configured" in await kubectl(
-        "apply", "--validate=false", "-f", "-", stdin=JOB.replace("{min}", "2")
+        "apply", "-f", "-", stdin=JOB.replace("{min}", "2")
     )
     got = await kubectl(
         "get", "vcjob", "tf", "-o", "jsonpath={.metadata.generation} {.spec.minAvailable}"
     )
     assert got == "2 2"
-    assert "unchanged" in await kubectl(
-        "apply", "--validate=false", "-f", "-", stdin=JOB.replace("{min}", "2")
-    )
+    assert "unchanged" in await kubectl("apply", "-f", "-", stdin=JOB.replace("{min}", "2"))
     assert "deleted" in await kubectl("delete", "-f", "-", stdin=JOB)
 
 
@@ -157,7 +155,7 @@ async def test_get_watch_streams_changes(kubectl: Kubectl) -> None:
     watcher = await kubectl.start("get", "pods", "-w", "-o", "name")
     try:
         await asyncio.sleep(1.0)
-        await kubectl("create", "--validate=false", "-f", "-", stdin=POD)
+        await kubectl("create", "-f", "-", stdin=POD)
         await kubectl("delete", "pod", "web", "--grace-period=0", "--force")
         assert watcher.stdout is not None
         lines: list[str] = []
@@ -168,3 +166,82 @@ async def test_get_watch_streams_changes(kubectl: Kubectl) -> None:
     finally:
         watcher.terminate()
         await watcher.wait()
+
+
+async def test_explain_reads_the_served_crd_schema(kubectl: Kubectl) -> None:
+    explained = await kubectl("explain", "vcjob.spec")
+    assert "KIND:       Job" in explained and "GROUP:      batch.volcano.sh" in explained
+    assert "minAvailable\t<integer>" in explained and "tasks\t<[]Object>" in explained
+    assert "The minimal available pods to run the job" in explained
+    conditions = await kubectl("explain", "podgroup.status.conditions")
+    assert "transitionID\t<string>" in conditions
+    containers = await kubectl("explain", "pods.spec.containers")
+    assert "imagePullPolicy\t<string>" in containers
+
+
+async def test_create_validate_true_is_validated_by_the_server(kubectl: Kubectl) -> None:
+    misspelt = JOB.replace("{min}", "1").replace("  schedulerName:", "  schedulername:")
+    refused = await kubectl("create", "--validate=true", "-f", "-", stdin=misspelt, ok=False)
+    assert 'strict decoding error: unknown field "spec.schedulername"' in refused
+    assert "NotFound" in await kubectl("get", "vcjob", "tf", ok=False)
+    invalid = JOB.replace("{min}", "-1")
+    refused = await kubectl("create", "--validate=true", "-f", "-", stdin=invalid, ok=False)
+    assert "spec.minAvailable: Invalid value: -1" in refused
+    created = await kubectl("create", "--validate=true", "-f", "-", stdin=JOB.replace("{min}", "1"))
+    assert "job.batch.volcano.sh/tf created" in created
+    # --validate=warn keeps the job and prints kubectl's warning for the dropped field
+    warned = await kubectl(
+        "create",
+        "--validate=warn",
+        "-f",
+        "-",
+        stdin=misspelt.replace("name: tf", "name: tf2"),
+        ok=False,
+    )
+    assert 'unknown field "spec.schedulername"' in warned
+    assert "tf2" in await kubectl("get", "vcjob", "tf2", "-o", "name")
+
+
+GANG = """
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata:
+  name: big
+spec:
+  minMember: 3
+---
+""" + "---\n".join(
+    f"""
+apiVersion: v1
+kind: Pod
+metadata:
+  name: big-{i}
+  annotations: {{scheduling.k8s.io/group-name: big}}
+spec:
+  schedulerName: volcano
+  containers:
+  - name: main
+    image: x
+    command: ["sleep", "10"]
+    resources: {{limits: {{nvidia.com/gpu: 5}}}}
+"""
+    for i in range(3)
+)
+
+
+async def test_describe_says_why_a_gang_waits(kubectl: Kubectl) -> None:
+    await kubectl("create", "-f", "-", stdin=GANG)
+    await kubectl(
+        "wait",
+        "--for=jsonpath={.status.conditions[0].type}=Unschedulable",
+        "podgroup/big",
+        "--timeout=20s",
+    )
+    described = await kubectl("describe", "podgroup", "big")
+    assert "Warning  Unschedulable" in described
+    assert (
+        "1/3 tasks in gang unschedulable: 0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
+        in described
+    )
+    pod = await kubectl("describe", "pod", "big-0")
+    assert "Warning  FailedScheduling" in pod and "volcano" in pod

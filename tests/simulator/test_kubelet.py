@@ -59,6 +59,18 @@ async def test_failing_container_reports_exit_code_timestamps_and_conditions(
     assert await core.read_namespaced_pod_log("fail", "default") == "starting\n"
 
 
+async def test_a_command_that_does_not_exist_fails_with_127(kube_api: ApiClient) -> None:
+    """A misspelt program fails the pod, as `sh` would, instead of running for a while."""
+    await core_api(kube_api).create_namespaced_pod(
+        "default", running_pod("typo", ["sh", "-c", "pyhton train.py"], restartPolicy="Never")
+    )
+    failed = await wait_phase(kube_api, "typo", "Failed")
+    terminated = failed.status.container_statuses[0].state.terminated
+    assert (terminated.exit_code, terminated.reason) == (127, "Error")
+    log = await core_api(kube_api).read_namespaced_pod_log("typo", "default")
+    assert log == "sh: pyhton: not found\n"
+
+
 async def test_successful_container_completes(kube_api: ApiClient) -> None:
     await core_api(kube_api).create_namespaced_pod(
         "default", running_pod("ok", ["true"], restartPolicy="OnFailure")

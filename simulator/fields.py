@@ -1,0 +1,83 @@
+"""Field validation of written objects: what the API server keeps, fills in and refuses.
+
+Every create, update and patch (from a client or from the in-process scheduler and
+kubelet) passes `admit` before it is stored. A custom resource is checked by its
+CRD's structural schema: unknown fields pruned, `default`s filled in, invalid values
+a 422 Invalid naming each field. A core kind is decoded as the Go type would decode
+it: unknown fields dropped, a value of the wrong type a 400 BadRequest.
+
+`fieldValidation` chooses what an unknown field costs: `Strict` a 400 BadRequest
+("strict decoding error: unknown field ..."), `Warn` (the API server's default) a
+`Warning` header per field, `Ignore` nothing.
+"""
+
+from __future__ import annotations
+
+import copy
+from functools import cache
+from typing import Any
+
+from simulator import crds, kube_schema, schema
+from simulator.errors import ApiError, bad_request
+from simulator.registry import ResourceType
+
+STRICT, WARN, IGNORE = "Strict", "Warn", "Ignore"
+#: where `admit` puts the Warning texts of a request
+Warnings = list[str]
+DIRECTIVES = (STRICT, WARN, IGNORE)
+
+
+def directive(value: str | None) -> str:
+    """The `fieldValidation` query parameter; unset means Warn, as on a real server."""
+    if value in (None, ""):
+        return WARN
+    if value not in DIRECTIVES:
+        raise bad_request(f"fieldValidation must be one of {', '.join(DIRECTIVES)}, not {value!r}")
+    return value
+
+
+@cache
+def schema_of(resource: ResourceType) -> schema.Schema:
+    """The structural schema `resource` is held to (shared: do not change it)."""
+    if not resource.custom:
+        return kube_schema.of(resource.schema_source)
+    found = copy.deepcopy(crds.schema_of(resource.schema_source))
+    # a CRD declares `metadata: {type: object}`; the API server keeps ObjectMeta's fields
+    found["properties"]["metadata"] = kube_schema.of("V1ObjectMeta")
+    return found
+
+
+def admit(
+    resource: ResourceType, obj: dict[str, Any], validation: str, warnings: list[str] | None
+) -> None:
+    """Prune, default and check `obj` in place; raise the API server's answer if refused."""
+    findings = schema.apply(schema_of(resource), obj, defaults=resource.custom)
+    cannot = f'{resource.kind} in version "{resource.version}" cannot be handled as a ' + (
+        resource.kind
+    )
+    if findings.unknown and validation == STRICT:
+        unknown = ", ".join(f'unknown field "{path}"' for path in findings.unknown)
+        raise bad_request(f"{cannot}: strict decoding error: {unknown}")
+    if findings.invalid and not resource.custom:
+        first = findings.invalid[0]
+        if first.reason == "FieldValueTypeInvalid":
+            raise bad_request(f"{cannot}: json: cannot decode {first.field}: {first.detail}")
+    if findings.invalid:
+        raise _invalid(resource, obj, findings.invalid)
+    if warnings is not None and validation == WARN:
+        warnings.extend(f'unknown field "{path}"' for path in findings.unknown)
+
+
+def _invalid(resource: ResourceType, obj: dict[str, Any], causes: list[schema.Cause]) -> ApiError:
+    name = str((obj.get("metadata") or {}).get("name") or "")
+    kind = f"{resource.kind}.{resource.group}" if resource.group else resource.kind
+    listed = [c.message for c in causes]
+    text = listed[0] if len(listed) == 1 else "[" + ", ".join(listed) + "]"
+    details: dict[str, Any] = {
+        "name": name,
+        "kind": resource.kind,
+        "causes": [{"reason": c.reason, "message": c.detail, "field": c.field} for c in causes],
+    }
+    if resource.group:
+        details["group"] = resource.group
+    return ApiError(422, "Invalid", f'{kind} "{name}" is invalid: {text}', details=details)

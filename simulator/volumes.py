@@ -1,0 +1,58 @@
+"""The volume binder: every new PersistentVolumeClaim is bound at once, as a cluster
+with a dynamic provisioner binds it.
+
+A claim goes `Bound` with a `volumeName` (`pvc-<uid>`) and the capacity and access
+modes it asked for, so Volcano jobs with `volumes` run; a pod naming a claim that
+does not exist is not scheduled (see `scheduler.py`). No PersistentVolume objects are
+kept: nothing lavalog reads looks at them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from simulator import registry
+from simulator.errors import ApiError
+from simulator.objects import Objects
+from simulator.store import Change, Key, Obj, key_of
+
+
+class VolumeBinder:
+    """Binds pending claims; `start()` inside the loop, `stop()` to end."""
+
+    def __init__(self, objects: Objects) -> None:
+        self.objects = objects
+        self._queue: asyncio.Queue[Key] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        objects.store.subscribe(self._observe)
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="simulator-volume-binder")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    def _observe(self, change: Change) -> None:
+        if change.resource is registry.PVC and change.type == "ADDED":
+            self._queue.put_nowait(key_of(change.entry.obj))
+
+    async def _run(self) -> None:
+        while True:
+            key = await self._queue.get()
+            with contextlib.suppress(ApiError):  # deleted meanwhile
+                self.objects.mutate(registry.PVC, *key, _bind)
+
+
+def _bind(claim: Obj) -> None:
+    spec = claim.setdefault("spec", {})
+    spec.setdefault("volumeName", f"pvc-{claim['metadata']['uid']}")
+    status = claim.setdefault("status", {})
+    status["phase"] = "Bound"
+    status["accessModes"] = list(spec.get("accessModes") or ["ReadWriteOnce"])
+    requested = (spec.get("resources") or {}).get("requests") or {}
+    if "storage" in requested:
+        status["capacity"] = {"storage": requested["storage"]}

@@ -18,7 +18,7 @@ from projections.store import Store
 
 #: Events per batch (one transaction): fewer, larger transactions rewrite each job row
 #: less often; memory grows with it.
-BATCH = 50_000
+BATCH = 20_000
 
 
 class CountedSource(Source, Protocol):

@@ -7,6 +7,13 @@ again: nothing is lost and, the positions matching the data, nothing is doubled.
 duplicate event (the same id delivered again, which at-least-once producers do) is
 recognised by the primary key and ignored.
 
+A bulk load (a rebuild into a fresh file, swapped in only when complete) trades the
+per-batch job rows for speed: a job's row is written when the job first appears (which
+fixes its incarnation number) and when its history leaves memory, that is when a batch
+does not touch it, and the rest when the store is closed. Rewriting every touched job
+row at every commit otherwise costs more than the events themselves, and holding every
+history until the end costs the memory. A bulk load that fails is thrown away.
+
 The store is synchronous and single-writer; async callers run `apply` in a thread.
 """
 
@@ -29,11 +36,19 @@ from projections.summary import summarize
 
 #: The store's file inside the state directory.
 FILE_NAME = "projections.sqlite"
+#: Page size of a new file (an existing one keeps its own): with SQLite's default 4 KiB,
+#: a page holds a handful of events and the event id index splits pages all the time.
+PAGE_SIZE = 16 * 1024
 #: SQLite's page cache per connection: the indexes of a million events stay in memory.
 CACHE_KIB = 64 * 1024
 
 _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(JobHistory)
+
+_INSERT_EVENT = (
+    "INSERT OR IGNORE INTO events (id, kind, type, key, job_uid, time, body)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
 
 _UPSERT_JOB = """
 INSERT INTO jobs (uid, key, namespace, name, incarnation, queue, phase, reason, submitted,
@@ -63,6 +78,7 @@ def connect(path: Path, *, durable: bool = True) -> sqlite3.Connection:
     thrown away if the process dies (a rebuild, which swaps its file in when complete).
     """
     db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    db.execute(f"PRAGMA page_size = {PAGE_SIZE}")
     db.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
     if durable:
         db.execute("PRAGMA journal_mode = WAL")
@@ -91,8 +107,12 @@ class Store:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._db = connect(path, durable=durable)
-        #: a bulk load (not durable, nothing pruned) builds the read indexes when closed
+        #: a bulk load (not durable, nothing pruned): job rows written lazily (see above),
+        #: the read indexes built when closed
         self._bulk = not durable and retention is None
+        #: bulk load: uids of cached histories whose job row lags behind them
+        self._unsaved: set[str] = set()
+        self._failed = False
         schema.create(self._db, read_indexes=not self._bulk)
         self._retention = retention
         self._cache_size = cache_size
@@ -106,13 +126,21 @@ class Store:
     def _reload(self) -> None:
         """Forget what memory holds beyond the committed file (after a rollback)."""
         self._cache.clear()
+        self._unsaved.clear()
         self._pruned = {row[0] for row in self._db.execute("SELECT uid FROM pruned")}
         row = self._db.execute("SELECT MAX(updated) FROM jobs").fetchone()
         self._log_time = row[0] or 0.0
 
     def close(self) -> None:
+        """Close the file; a bulk load writes its remaining job rows and read indexes first."""
         with self._lock:
-            if self._bulk:
+            if self._bulk and not self._failed:
+                cursor = self._db.cursor()
+                cursor.execute("BEGIN IMMEDIATE")
+                for uid in self._unsaved:
+                    self._save(cursor, self._cache[uid])
+                cursor.execute("COMMIT")
+                self._unsaved.clear()
                 schema.create_read_indexes(self._db)
             self._db.close()
 
@@ -127,6 +155,8 @@ class Store:
     def apply(self, batch: Sequence[Sourced]) -> list[Applied]:
         """Apply a batch in one transaction; returns the events that were new."""
         with self._lock:
+            if self._failed:
+                raise RuntimeError("a bulk load that failed is thrown away: start it again")
             cursor = self._db.cursor()
             cursor.execute("BEGIN IMMEDIATE")
             try:
@@ -137,42 +167,31 @@ class Store:
             except BaseException:
                 cursor.execute("ROLLBACK")
                 self._reload()  # the cached histories hold the rolled-back batch
+                self._failed = self._bulk  # and a bulk load's job rows lag behind them
                 raise
-            if len(self._cache) > self._cache_size:
+            if not self._bulk and len(self._cache) > self._cache_size:
                 for uid in list(self._cache)[: len(self._cache) // 2]:
                     del self._cache[uid]
             return applied
 
     def _write(self, cursor: sqlite3.Cursor, batch: Sequence[Sourced]) -> list[Applied]:
+        next_offsets = {
+            (position.source, position.partition): position.offset + 1
+            for _, _, position in batch
+        }
+        kept = [item for item in batch if item.event.job_uid not in self._pruned]
         applied: list[Applied] = []
         actions: list[ActionRow] = []
         failures: list[FailureRow] = []
-        dirty: dict[str, JobHistory] = {}
-        next_offsets: dict[tuple[str, int], int] = {}
-        for event, raw, position in batch:
-            next_offsets[position.source, position.partition] = position.offset + 1
-            if event.job_uid in self._pruned:
-                continue
-            cursor.execute(
-                "INSERT OR IGNORE INTO events (id, kind, type, key, job_uid, time, body)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    event.id,
-                    "observation" if isinstance(event, Observation) else "decision",
-                    type(event).__name__,
-                    event.key,
-                    event.job_uid,
-                    event.time,
-                    raw,
-                ),
-            )
-            if cursor.rowcount == 0:
-                continue
-            seq = cursor.lastrowid
-            assert seq is not None
-            history = dirty.get(event.job_uid) or self._history(cursor, event)
+        touched: dict[str, JobHistory] = {}
+        created: set[str] = set()
+        for (event, raw, _), seq in zip(kept, self._insert_events(cursor, kept), strict=True):
+            if seq is None:
+                continue  # a duplicate
+            history = touched.get(event.job_uid)
+            if history is None:
+                history = touched[event.job_uid] = self._history(cursor, event, created)
             record(history, event)
-            dirty[event.job_uid] = history
             if (action := action_row(event)) is not None:
                 actions.append(action)
             elif (failure := failure_row(event)) is not None:
@@ -182,8 +201,11 @@ class Store:
                 self._log_time = event.time
         cursor.executemany("INSERT OR IGNORE INTO actions VALUES (?, ?, ?, ?, ?, ?, ?, ?)", actions)
         cursor.executemany("INSERT OR IGNORE INTO pod_failures VALUES (?, ?, ?, ?, ?, ?)", failures)
-        for history in dirty.values():
-            self._save(cursor, history)
+        if self._bulk:
+            self._save_lazily(cursor, touched, created)
+        else:
+            for history in touched.values():
+                self._save(cursor, history)
         cursor.executemany(
             "INSERT INTO positions (source, partition, next_offset) VALUES (?, ?, ?)"
             " ON CONFLICT (source, partition) DO UPDATE SET next_offset = excluded.next_offset",
@@ -193,13 +215,59 @@ class Store:
             self._prune(cursor, self._log_time - self._retention)
         return applied
 
-    def _history(self, cursor: sqlite3.Cursor, event: LogEvent) -> JobHistory:
+    @staticmethod
+    def _insert_events(cursor: sqlite3.Cursor, batch: Sequence[Sourced]) -> list[int | None]:
+        """Store the batch's events; the seq of each new one, None for a duplicate.
+
+        One statement for the batch: rows get seq numbers in batch order, after the
+        largest one stored, and duplicates get none, so the new ones are read back only
+        when the count says some were duplicates."""
+        if not batch:
+            return []
+        last: int = cursor.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0]
+        cursor.executemany(_INSERT_EVENT, [_event_row(event, raw) for event, raw, _ in batch])
+        if cursor.rowcount == len(batch):
+            return list(range(last + 1, last + 1 + len(batch)))
+        new = cursor.execute("SELECT seq, id FROM events WHERE seq > ? ORDER BY seq", (last,))
+        seqs: list[int | None] = []
+        upcoming = next(new, None)
+        for event, _, _ in batch:
+            if upcoming is not None and upcoming[1] == event.id:
+                seqs.append(upcoming[0])
+                upcoming = next(new, None)
+            else:
+                seqs.append(None)
+        return seqs
+
+    def _save_lazily(
+        self, cursor: sqlite3.Cursor, touched: dict[str, JobHistory], created: set[str]
+    ) -> None:
+        """A bulk load's job rows: written for the jobs that appeared (their incarnation
+        numbers follow the log), and for the histories this batch did not touch, which
+        leave memory; the others' rows wait."""
+        for uid, history in touched.items():
+            if uid in created:
+                self._save(cursor, history)
+            else:
+                self._unsaved.add(uid)
+        for uid in [uid for uid in self._cache if uid not in touched]:
+            history = self._cache.pop(uid)
+            if uid in self._unsaved:
+                self._unsaved.discard(uid)
+                self._save(cursor, history)
+
+    def _history(self, cursor: sqlite3.Cursor, event: LogEvent, created: set[str]) -> JobHistory:
+        """The job's history: cached, else stored, else new (its uid then added to `created`)."""
         history = self._cache.get(event.job_uid)
         if history is None:
             row = cursor.execute(
                 "SELECT history FROM jobs WHERE uid = ?", (event.job_uid,)
             ).fetchone()
-            history = _decoder.decode(row[0]) if row is not None else new_history(event)
+            if row is not None:
+                history = _decoder.decode(row[0])
+            else:
+                history = new_history(event)
+                created.add(event.job_uid)
             self._cache[event.job_uid] = history
         return history
 
@@ -247,6 +315,11 @@ class Store:
         self._pruned.update(uids)
         for uid in uids:
             self._cache.pop(uid, None)
+
+
+def _event_row(event: LogEvent, raw: bytes) -> tuple[str, str, str, str, str, float, bytes]:
+    kind = "observation" if isinstance(event, Observation) else "decision"
+    return (event.id, kind, type(event).__name__, event.key, event.job_uid, event.time, raw)
 
 
 _PRUNED_TABLES = (

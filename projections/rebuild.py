@@ -32,7 +32,7 @@ async def rebuild(
     store: Store, source: CountedSource, *, progress: Callable[[int, int], None] | None = None
 ) -> int:
     """Apply everything the source holds; returns how many events were new."""
-    runner = Runner(store, source)
+    runner = Runner(store, source, read_ahead=False)
     collecting = gc.isenabled()
     gc.disable()
     try:

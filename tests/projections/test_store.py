@@ -11,7 +11,7 @@ from projections.file_source import file_source, read_file
 from projections.history import new_history, record
 from projections.queries import Queries
 from projections.store import Store, load
-from projections.tables import WriterFailed
+from projections.tables import TablesProcess, WriterFailed
 from projections.timeline import build_timeline
 from tests.projections.helpers import snapshot, write_events
 from tests.projections.story import Story, failing_job, tf_job
@@ -174,7 +174,9 @@ def test_a_bulk_load_whose_writer_dies_fails_and_stays_failed(tmp_path, log_file
     items = list(read_file(log_file))
     store = Store(tmp_path / "bulk.sqlite", durable=False)
     store.apply(items[:10])
-    store._tables._process.kill()  # the writer process, as the OOM killer would
+    writer = store._tables
+    assert isinstance(writer, TablesProcess)
+    writer._process.kill()  # as the OOM killer would
     with pytest.raises(WriterFailed, match=r"died|exited"):
         store.apply(items[10:20])
     with pytest.raises(RuntimeError, match="thrown away"):

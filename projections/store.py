@@ -139,7 +139,6 @@ class Store:
             (source, partition): offset + 1 for _, _, (source, partition, offset) in batch
         }
         kept = [i for i in batch if i.event.job_uid not in self._pruned] if self._pruned else batch
-        self._load_histories({item.event.job_uid for item in kept} - self._cache.keys())
         changes = _Changes()
         sent: deque[Sequence[Sourced]] = deque()
         for start in range(0, len(kept), PART):  # a writer process inserts while we fold
@@ -168,7 +167,7 @@ class Store:
             seq += 1
             history = changes.touched.get(event.job_uid)
             if history is None:
-                history = self._cache.get(event.job_uid)
+                history = self._cache.get(event.job_uid) or self._stored(event.job_uid)
                 if history is None:  # its first event
                     history = self._cache[event.job_uid] = new_history(event)
                     changes.created.add(event.job_uid)
@@ -198,15 +197,17 @@ class Store:
                 saved.append(history)
         return saved
 
-    def _load_histories(self, uids: set[str]) -> None:
-        """Cache the stored histories of these jobs (one question for a batch; in a bulk
-        load, only when some have a row: the writer process answers after its queue)."""
-        if self._rows is not None:
-            uids &= self._rows
-            if not uids:
-                return
-        for uid, stored in self._tables.stored_histories(sorted(uids)):
-            self._cache[uid] = _decoder.decode(stored)
+    def _stored(self, uid: str) -> JobHistory | None:
+        """The job's stored history, now cached. A bulk load asks only for jobs it wrote a
+        row of (whose history left memory): its writer process answers after the parts
+        sent ahead."""
+        if self._rows is not None and uid not in self._rows:
+            return None
+        stored = self._tables.stored_history(uid)
+        if stored is None:
+            return None
+        history = self._cache[uid] = _decoder.decode(stored)
+        return history
 
     def _prune(self, before: float) -> None:
         """Forget the jobs that ended before `before` (log time)."""

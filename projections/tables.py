@@ -61,9 +61,6 @@ ON CONFLICT (uid) DO UPDATE SET queue = excluded.queue, phase = excluded.phase,
     restarts = excluded.restarts, history = excluded.history
 """
 
-#: uids per `IN (...)` list: SQLite's limit on a statement's variables is 32,766
-_IN_LIMIT = 1_000
-
 _PRUNED_TABLES = (
     ("events", "job_uid"),
     ("actions", "job_uid"),
@@ -179,16 +176,10 @@ class Tables:
         """The answer to the oldest `send_events` not yet taken."""
         return self._inserted.popleft()
 
-    def stored_histories(self, uids: Sequence[str]) -> list[tuple[str, bytes]]:
-        """(uid, folded history as msgpack) of those of these jobs that have a row."""
-        found: list[tuple[str, bytes]] = []
-        for start in range(0, len(uids), _IN_LIMIT):
-            part = uids[start : start + _IN_LIMIT]
-            found += self._cursor.execute(
-                f"SELECT uid, history FROM jobs WHERE uid IN ({', '.join('?' * len(part))})",
-                part,
-            ).fetchall()
-        return found
+    def stored_history(self, uid: str) -> bytes | None:
+        """The folded history (msgpack) of a job, if it has a row."""
+        row = self._cursor.execute("SELECT history FROM jobs WHERE uid = ?", (uid,)).fetchone()
+        return None if row is None else bytes(row[0])
 
     def write(
         self,
@@ -241,7 +232,7 @@ _ANSWERED = frozenset(
         "pruned",
         "job_uids",
         "log_time",
-        "stored_histories",
+        "stored_history",
         "prune",
         "close",
     }
@@ -357,8 +348,9 @@ class TablesProcess:
             self._read_ahead(self._unread - 1)
         return self._answers.popleft()
 
-    def stored_histories(self, uids: Sequence[str]) -> list[tuple[str, bytes]]:
-        return [(uid, history) for uid, history in self._call("stored_histories", uids)]
+    def stored_history(self, uid: str) -> bytes | None:
+        history: bytes | None = self._call("stored_history", uid)
+        return history
 
     def write(
         self,

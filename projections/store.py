@@ -28,7 +28,7 @@ import msgspec
 
 from projections.feed import Applied, Sourced
 from projections.history import JobHistory, new_history, record
-from projections.rows import ActionRow, FailureRow, action_row, failure_row
+from projections.rows import INDEXED_TYPES, ActionRow, FailureRow, action_row, failure_row
 from projections.summary import summarize
 from projections.tables import JobRow, Tables, TablesProcess
 
@@ -173,10 +173,11 @@ class Store:
                     changes.created.add(event.job_uid)
                 changes.touched[event.job_uid] = history
             record(history, event)
-            if (action := action_row(event)) is not None:
-                changes.actions.append(action)
-            elif (failure := failure_row(event)) is not None:
-                changes.failures.append(failure)
+            if type(event) in INDEXED_TYPES:
+                if (action := action_row(event)) is not None:
+                    changes.actions.append(action)
+                elif (failure := failure_row(event)) is not None:
+                    changes.failures.append(failure)
             changes.applied.append(Applied(seq, event, raw))
             if event.time > self._log_time:
                 self._log_time = event.time

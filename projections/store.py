@@ -12,7 +12,9 @@ per-batch job rows for speed: a job's row is written when the job first appears 
 fixes its incarnation number) and when its history leaves memory, that is when a batch
 does not touch it, and the rest when the store is closed. Rewriting every touched job
 row at every commit otherwise costs more than the events themselves, and holding every
-history until the end costs the memory. A bulk load that fails is thrown away.
+history until the end costs the memory. Its SQL runs in a child process
+(`projections.tables`), which inserts a part of a batch while this process folds the
+part before. A bulk load that fails is thrown away.
 
 The store is synchronous and single-writer; async callers run `apply` in a thread.
 """

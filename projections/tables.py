@@ -13,6 +13,7 @@ import contextlib
 import fcntl
 import gc
 import os
+import signal
 import sqlite3
 import struct
 import subprocess
@@ -432,6 +433,9 @@ def _serve(requests: IO[bytes], answers: IO[bytes], tables: Tables) -> None:
 def main() -> None:
     """`python -m projections.tables PATH DURABLE READ_INDEXES`: the child of TablesProcess."""
     gc.disable()  # nothing here makes reference cycles, and the rows are many
+    # Ctrl-C in a terminal reaches the whole process group: the parent decides what is
+    # kept (it closes or goes away, and then the requests end)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     path, durable, read_indexes = sys.argv[1:]
     answers = sys.stdout.buffer
     try:

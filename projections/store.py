@@ -106,7 +106,7 @@ class Store:
                     self._unsaved.clear()
                     self._tables.create_read_indexes()
             finally:
-                self._tables.close()
+                self._tables.close(abandon=self._failed)
 
     def positions(self, source: str) -> dict[int, int]:
         """partition -> next offset to read, for one source."""

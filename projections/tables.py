@@ -218,7 +218,8 @@ class Tables:
     def create_read_indexes(self) -> None:
         schema.create_read_indexes(self._db)
 
-    def close(self) -> None:
+    def close(self, *, abandon: bool = False) -> None:
+        """`abandon`: the caller gives the file up (same here: nothing is pending)."""
         self._db.close()
 
 
@@ -374,11 +375,12 @@ class TablesProcess:
     def create_read_indexes(self) -> None:
         self._send("create_read_indexes")
 
-    def close(self) -> None:
-        """Wait for the child to have written everything and closed the file (after a
-        failure: only for it to stop)."""
+    def close(self, *, abandon: bool = False) -> None:
+        """Wait for the child to have written everything and closed the file. `abandon`
+        (a failed bulk load, maybe interrupted in the middle of a message) or after the
+        child failed: only end its requests and wait for it to stop."""
         try:
-            if self._failure is None:
+            if self._failure is None and not abandon:
                 self._call("close")
         finally:
             self._requests.close()
@@ -404,12 +406,13 @@ def _write_frame(out: IO[bytes], data: bytes) -> None:
 
 
 def _read_frame(source: IO[bytes]) -> bytes | None:
-    """The next frame, None at the end of the stream."""
+    """The next frame, None at the end of the stream (or in the middle of a frame)."""
     header = source.read(_LENGTH.size)
     if len(header) < _LENGTH.size:
         return None
     (length,) = _LENGTH.unpack(header)
-    return source.read(length)
+    data = source.read(length)
+    return data if len(data) == length else None  # cut short: the sender went away
 
 
 def _serve(requests: IO[bytes], answers: IO[bytes], tables: Tables) -> None:

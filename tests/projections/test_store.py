@@ -182,3 +182,19 @@ def test_a_bulk_load_whose_writer_dies_fails_and_stays_failed(tmp_path, log_file
     with pytest.raises(RuntimeError, match="thrown away"):
         store.apply(items[20:])
     store.close()  # returns: nothing more to write
+
+
+def test_a_bulk_load_that_fails_is_given_up_without_waiting_for_its_writer(tmp_path, log_file):
+    def crash() -> None:
+        raise Crash
+
+    items = list(read_file(log_file))
+    store = Store(tmp_path / "bulk.sqlite", durable=False, before_commit=crash)
+    writer = store._tables
+    assert isinstance(writer, TablesProcess)
+    with pytest.raises(Crash):
+        store.apply(items)
+    with pytest.raises(RuntimeError, match="thrown away"):
+        store.apply(items)
+    store.close()
+    assert writer._process.poll() is not None  # the writer process is gone

@@ -5,9 +5,10 @@
 The log is what the controller writes: the observations of `bench/decider.py`'s job
 lifecycles (ps/worker jobs whose workers fail and restart) with the decisions the real
 decider makes of them, `--active` jobs interleaved at a time. Each measurement runs in a
-fresh process so that its peak memory (max RSS) is its own. Baselines from the same run:
-reading and decoding the file (msgspec) and, for the broker, consuming the topics with
-aiokafka without decoding. Target (DESIGN.md): a rebuild from the file in < 20 s.
+fresh process so that its peak memory (max RSS) is its own; a rebuild's peak adds that of
+the store's writer process (its child) to its own. Baselines from the same run: reading
+and decoding the file (msgspec) and, for the broker, consuming the topics with aiokafka
+without decoding. Target (DESIGN.md): a rebuild from the file in < 10 s, peak < 400 MB.
 """
 
 from __future__ import annotations
@@ -61,7 +62,11 @@ def generate(path: Path, *, events: int, jobs: int, active: int) -> int:
 
 
 def peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    """This process's peak RSS plus the largest of its finished children's (the store's
+    writer process): an upper bound of what both held at once."""
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return (own + children) / 1024
 
 
 # --- measurements, each run in its own process ----------------------------------------
@@ -209,7 +214,7 @@ def main() -> None:
             run_phase("rebuild-file", [str(path), str(work / "file")]),
             baseline=decode,
         )
-        print("target: rebuild from the file in < 20 s")
+        print("target: rebuild from the file in < 10 s, peak < 400 MB")
         if not args.no_broker:
             figures = dict(broker_figures(path, count, work))
             for name, result in figures.items():

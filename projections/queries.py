@@ -15,8 +15,8 @@ import msgspec
 
 from events.volcano import JobPhase
 from projections.history import JobHistory
-from projections.store import connect
 from projections.summary import RESTART_ACTIONS, JobSummary
+from projections.tables import connect
 from projections.timeline import Timeline, build_timeline
 
 _history_decoder = msgspec.msgpack.Decoder(JobHistory)

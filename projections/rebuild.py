@@ -1,4 +1,8 @@
-"""Rebuilding a store from the beginning of a source, as fast as one process can.
+"""Rebuilding a store from the beginning of a source, as fast as two processes can.
+
+The store is a bulk load (`projections.store`): its SQL runs in a child process while
+this one decodes and folds, so batches are read one after the other (reading ahead in a
+thread only adds GIL hand-overs to work that is all in this process).
 
 A rebuild only accumulates data that holds no reference cycles, so the cyclic garbage
 collector is paused while it runs: its passes over the growing heap otherwise cost a
@@ -16,9 +20,11 @@ from typing import Protocol
 from projections.runner import Runner, Source
 from projections.store import Store
 
-#: Events per batch (one transaction): fewer, larger transactions rewrite each job row
-#: less often; memory grows with it.
-BATCH = 50_000
+#: Events per batch (one transaction). Memory grows with it; a bulk load keeps the
+#: histories of the jobs the last batch touched, so a batch must span the events that a
+#: job's interleaved neighbours put between two of its own (smaller: histories leave
+#: memory and are read back).
+BATCH = 20_000
 
 
 class CountedSource(Source, Protocol):
@@ -32,7 +38,7 @@ async def rebuild(
     store: Store, source: CountedSource, *, progress: Callable[[int, int], None] | None = None
 ) -> int:
     """Apply everything the source holds; returns how many events were new."""
-    runner = Runner(store, source)
+    runner = Runner(store, source, read_ahead=False)
     collecting = gc.isenabled()
     gc.disable()
     try:

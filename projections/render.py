@@ -35,8 +35,7 @@ def render_timeline(timeline: Timeline, *, incarnations: int = 1) -> str:
     ]
     if bumps:
         lines.append(
-            f"version {', '.join(bumps)}"
-            " (each whole-job kill starts a new version, as in Volcano)"
+            f"version {', '.join(bumps)} (each whole-job kill starts a new version, as in Volcano)"
         )
     lines += ["", "phases"]
     for before, phase in steps:

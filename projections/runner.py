@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Coroutine, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Mapping
 from typing import Any, Protocol, TypeVar
 
 import structlog
@@ -40,10 +40,14 @@ class Source(Protocol):
 class Runner:
     """Runs one source into one store; its attributes are the feed's status."""
 
-    def __init__(self, store: Store, source: Source, hub: LiveHub | None = None) -> None:
+    def __init__(
+        self, store: Store, source: Source, hub: LiveHub | None = None, *, read_ahead: bool = True
+    ) -> None:
+        """`read_ahead`: read (and decode) the next batch while this one is applied; see `run`."""
         self._store = store
         self._source = source
         self._hub = hub
+        self._read_ahead = read_ahead
         self.applied = 0
         self.ready = False
         self.error: str | None = None
@@ -57,9 +61,36 @@ class Runner:
         Cancelled while a batch is being written, it waits for that batch to commit: the
         thread writing it cannot be stopped, and the store must not be closed under it.
 
-        The source reads (and decodes) the next batch while this one is applied: SQLite
-        releases the GIL while it writes, so on two cores the two overlap.
+        Reading ahead, the source waits for the broker while a batch is applied. Where
+        both are work for this process (a file decoded while a bulk load folds) it gains
+        nothing: the two threads take turns with the GIL, and pay for each turn.
         """
+        try:
+            async with contextlib.aclosing(self._batches()) as batches:
+                async for batch, caught_up in batches:
+                    if batch:
+                        applied = await _finish(asyncio.to_thread(self._store.apply, batch))
+                        self.applied += len(applied)
+                        if self._hub is not None:
+                            self._hub.publish(applied)
+                    if caught_up and not self.ready:
+                        self.ready = True
+                        log.info("projections caught up", applied=self.applied)
+            self.ready = True
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            # /healthz says so; the exception goes on to whoever runs the feed, who reports
+            # it (once: `lavalog projections serve: cannot reach Kafka ...`)
+            self.error = f"{type(exc).__name__}: {exc}"
+            raise
+
+    async def _batches(self) -> AsyncGenerator[tuple[list[Sourced], bool], None]:
+        """The source's batches, each with whether the source had caught up."""
+        if not self._read_ahead:
+            async for batch in self._source.batches(self._store):
+                yield batch, self._source.caught_up
+            return
         ahead: asyncio.Queue[tuple[list[Sourced], bool] | Exception | None] = asyncio.Queue(2)
 
         async def read() -> None:
@@ -76,23 +107,7 @@ class Runner:
             while (item := await ahead.get()) is not None:
                 if isinstance(item, Exception):
                     raise item
-                batch, caught_up = item
-                if batch:
-                    applied = await _finish(asyncio.to_thread(self._store.apply, batch))
-                    self.applied += len(applied)
-                    if self._hub is not None:
-                        self._hub.publish(applied)
-                if caught_up and not self.ready:
-                    self.ready = True
-                    log.info("projections caught up", applied=self.applied)
-            self.ready = True
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            # /healthz says so; the exception goes on to whoever runs the feed, who reports
-            # it (once: `lavalog projections serve: cannot reach Kafka ...`)
-            self.error = f"{type(exc).__name__}: {exc}"
-            raise
+                yield item
         finally:
             reader.cancel()
             await asyncio.gather(reader, return_exceptions=True)

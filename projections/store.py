@@ -7,70 +7,47 @@ again: nothing is lost and, the positions matching the data, nothing is doubled.
 duplicate event (the same id delivered again, which at-least-once producers do) is
 recognised by the primary key and ignored.
 
+A bulk load (a rebuild into a fresh file, swapped in only when complete) trades the
+per-batch job rows for speed: a job's row is written when the job first appears (which
+fixes its incarnation number) and when its history leaves memory, that is when a batch
+does not touch it, and the rest when the store is closed. Rewriting every touched job
+row at every commit otherwise costs more than the events themselves, and holding every
+history until the end costs the memory. Its SQL runs in a child process
+(`projections.tables`), which inserts a part of a batch while this process folds the
+part before. A bulk load that fails is thrown away.
+
 The store is synchronous and single-writer; async callers run `apply` in a thread.
 """
 
 from __future__ import annotations
 
-import sqlite3
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import msgspec
 
-from events.codec import LogEvent
-from events.observations import Observation
-from projections import schema
 from projections.feed import Applied, Sourced
 from projections.history import JobHistory, new_history, record
-from projections.rows import ActionRow, FailureRow, action_row, failure_row
+from projections.rows import INDEXED_TYPES, ActionRow, FailureRow, action_row, failure_row
 from projections.summary import summarize
+from projections.tables import JobRow, Tables, TablesProcess
 
 #: The store's file inside the state directory.
 FILE_NAME = "projections.sqlite"
-#: SQLite's page cache per connection: the indexes of a million events stay in memory.
-CACHE_KIB = 64 * 1024
+#: Events sent to a bulk load's writer process at a time: it inserts one part while this
+#: process folds the one before.
+PART = 500
+#: Parts sent ahead of the one being folded (a few: each waits in a pipe).
+AHEAD = 2
 
 _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(JobHistory)
 
-_UPSERT_JOB = """
-INSERT INTO jobs (uid, key, namespace, name, incarnation, queue, phase, reason, submitted,
-    updated, finished, deleted, ended, retry_count, version, queue_wait, run_time,
-    running_since, pods, restarts, history)
-VALUES (?, ?, ?, ?,
-    (SELECT COALESCE(MAX(incarnation), 0) + 1 FROM jobs WHERE key = ?),
-    ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (uid) DO UPDATE SET queue = excluded.queue, phase = excluded.phase,
-    reason = excluded.reason, submitted = excluded.submitted, updated = excluded.updated,
-    finished = excluded.finished, deleted = excluded.deleted, ended = excluded.ended,
-    retry_count = excluded.retry_count, version = excluded.version,
-    queue_wait = excluded.queue_wait, run_time = excluded.run_time,
-    running_since = excluded.running_since, pods = excluded.pods,
-    restarts = excluded.restarts, history = excluded.history
-"""
-
 
 def store_path(state_dir: Path) -> Path:
     return state_dir / FILE_NAME
-
-
-def connect(path: Path, *, durable: bool = True) -> sqlite3.Connection:
-    """A connection in WAL mode, so that readers never wait for the writer.
-
-    Not `durable`: the rollback journal in memory and no fsync, for a store that is
-    thrown away if the process dies (a rebuild, which swaps its file in when complete).
-    """
-    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    db.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
-    if durable:
-        db.execute("PRAGMA journal_mode = WAL")
-        db.execute("PRAGMA synchronous = NORMAL")
-    else:
-        db.execute("PRAGMA journal_mode = MEMORY")
-        db.execute("PRAGMA synchronous = OFF")
-    return db
 
 
 class Store:
@@ -90,10 +67,16 @@ class Store:
         tests crash there."""
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._db = connect(path, durable=durable)
-        #: a bulk load (not durable, nothing pruned) builds the read indexes when closed
+        #: a bulk load (not durable, nothing pruned): written by a child process, job
+        #: rows lazily (see above), the read indexes built when closed
         self._bulk = not durable and retention is None
-        schema.create(self._db, read_indexes=not self._bulk)
+        kind = TablesProcess if self._bulk else Tables
+        self._tables = kind(path, durable=durable, read_indexes=not self._bulk)
+        #: bulk load: uids of cached histories whose job row lags behind them
+        self._unsaved: set[str] = set()
+        #: bulk load: uids of the jobs that have a row
+        self._rows = set(self._tables.job_uids()) if self._bulk else None
+        self._failed = False
         self._retention = retention
         self._cache_size = cache_size
         self._before_commit = before_commit
@@ -106,155 +89,181 @@ class Store:
     def _reload(self) -> None:
         """Forget what memory holds beyond the committed file (after a rollback)."""
         self._cache.clear()
-        self._pruned = {row[0] for row in self._db.execute("SELECT uid FROM pruned")}
-        row = self._db.execute("SELECT MAX(updated) FROM jobs").fetchone()
-        self._log_time = row[0] or 0.0
+        self._unsaved.clear()
+        self._pruned = set(self._tables.pruned())
+        self._log_time = self._tables.log_time()
 
     def close(self) -> None:
+        """Close the file; a bulk load writes its remaining job rows and read indexes first."""
         with self._lock:
-            if self._bulk:
-                schema.create_read_indexes(self._db)
-            self._db.close()
+            try:
+                if self._bulk and not self._failed:
+                    self._tables.begin()
+                    self._tables.write(
+                        (), (), [_job_row(self._cache[u]) for u in self._unsaved], ()
+                    )
+                    self._tables.commit()
+                    self._unsaved.clear()
+                    self._tables.create_read_indexes()
+            finally:
+                self._tables.close(abandon=self._failed)
 
     def positions(self, source: str) -> dict[int, int]:
         """partition -> next offset to read, for one source."""
         with self._lock:
-            rows = self._db.execute(
-                "SELECT partition, next_offset FROM positions WHERE source = ?", (source,)
-            ).fetchall()
-        return {partition: offset for partition, offset in rows}
+            return dict(self._tables.positions(source))
 
     def apply(self, batch: Sequence[Sourced]) -> list[Applied]:
         """Apply a batch in one transaction; returns the events that were new."""
         with self._lock:
-            cursor = self._db.cursor()
-            cursor.execute("BEGIN IMMEDIATE")
+            if self._failed:
+                raise RuntimeError("a bulk load that failed is thrown away: start it again")
             try:
-                applied = self._write(cursor, batch)
+                self._tables.begin()
+                applied = self._write(batch)
                 if self._before_commit is not None:
                     self._before_commit()
-                cursor.execute("COMMIT")
+                self._tables.commit()
             except BaseException:
-                cursor.execute("ROLLBACK")
+                if self._bulk:  # its job rows lag behind the histories that are now lost
+                    self._failed = True
+                    raise
+                self._tables.rollback()
                 self._reload()  # the cached histories hold the rolled-back batch
                 raise
-            if len(self._cache) > self._cache_size:
+            if not self._bulk and len(self._cache) > self._cache_size:
                 for uid in list(self._cache)[: len(self._cache) // 2]:
                     del self._cache[uid]
             return applied
 
-    def _write(self, cursor: sqlite3.Cursor, batch: Sequence[Sourced]) -> list[Applied]:
-        applied: list[Applied] = []
-        actions: list[ActionRow] = []
-        failures: list[FailureRow] = []
-        dirty: dict[str, JobHistory] = {}
-        next_offsets: dict[tuple[str, int], int] = {}
-        for event, raw, position in batch:
-            next_offsets[position.source, position.partition] = position.offset + 1
-            if event.job_uid in self._pruned:
-                continue
-            cursor.execute(
-                "INSERT OR IGNORE INTO events (id, kind, type, key, job_uid, time, body)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    event.id,
-                    "observation" if isinstance(event, Observation) else "decision",
-                    type(event).__name__,
-                    event.key,
-                    event.job_uid,
-                    event.time,
-                    raw,
-                ),
-            )
-            if cursor.rowcount == 0:
-                continue
-            seq = cursor.lastrowid
-            assert seq is not None
-            history = dirty.get(event.job_uid) or self._history(cursor, event)
-            record(history, event)
-            dirty[event.job_uid] = history
-            if (action := action_row(event)) is not None:
-                actions.append(action)
-            elif (failure := failure_row(event)) is not None:
-                failures.append(failure)
-            applied.append(Applied(seq, event, raw))
-            if event.time > self._log_time:
-                self._log_time = event.time
-        cursor.executemany("INSERT OR IGNORE INTO actions VALUES (?, ?, ?, ?, ?, ?, ?, ?)", actions)
-        cursor.executemany("INSERT OR IGNORE INTO pod_failures VALUES (?, ?, ?, ?, ?, ?)", failures)
-        for history in dirty.values():
-            self._save(cursor, history)
-        cursor.executemany(
-            "INSERT INTO positions (source, partition, next_offset) VALUES (?, ?, ?)"
-            " ON CONFLICT (source, partition) DO UPDATE SET next_offset = excluded.next_offset",
+    def _write(self, batch: Sequence[Sourced]) -> list[Applied]:
+        next_offsets = {
+            (source, partition): offset + 1 for _, _, (source, partition, offset) in batch
+        }
+        kept = [i for i in batch if i.event.job_uid not in self._pruned] if self._pruned else batch
+        changes = _Changes()
+        sent: deque[Sequence[Sourced]] = deque()
+        for start in range(0, len(kept), PART):  # a writer process inserts while we fold
+            part = kept[start : start + PART]
+            self._tables.send_events([raw for _, raw, _ in part])
+            sent.append(part)
+            if len(sent) > AHEAD:
+                self._fold(sent.popleft(), changes)
+        while sent:
+            self._fold(sent.popleft(), changes)
+        saved = self._saved_lazily(changes) if self._bulk else changes.touched.values()
+        self._tables.write(
+            changes.actions,
+            changes.failures,
+            [_job_row(history) for history in saved],
             [(source, partition, offset) for (source, partition), offset in next_offsets.items()],
         )
         if self._retention is not None:
-            self._prune(cursor, self._log_time - self._retention)
-        return applied
+            self._prune(self._log_time - self._retention)
+        return changes.applied
 
-    def _history(self, cursor: sqlite3.Cursor, event: LogEvent) -> JobHistory:
-        history = self._cache.get(event.job_uid)
-        if history is None:
-            row = cursor.execute(
-                "SELECT history FROM jobs WHERE uid = ?", (event.job_uid,)
-            ).fetchone()
-            history = _decoder.decode(row[0]) if row is not None else new_history(event)
-            self._cache[event.job_uid] = history
+    def _fold(self, part: Sequence[Sourced], changes: _Changes) -> None:
+        """Fold the new events of a part whose insertion was sent (duplicates left out)."""
+        seq, duplicates = self._tables.inserted()
+        for event, raw, _ in _without(part, duplicates):
+            seq += 1
+            history = changes.touched.get(event.job_uid)
+            if history is None:
+                history = self._cache.get(event.job_uid) or self._stored(event.job_uid)
+                if history is None:  # its first event
+                    history = self._cache[event.job_uid] = new_history(event)
+                    changes.created.add(event.job_uid)
+                changes.touched[event.job_uid] = history
+            record(history, event)
+            if type(event) in INDEXED_TYPES:
+                if (action := action_row(event)) is not None:
+                    changes.actions.append(action)
+                elif (failure := failure_row(event)) is not None:
+                    changes.failures.append(failure)
+            changes.applied.append(Applied(seq, event, raw))
+            if event.time > self._log_time:
+                self._log_time = event.time
+
+    def _saved_lazily(self, changes: _Changes) -> list[JobHistory]:
+        """A bulk load's job rows to write now: those of the jobs that appeared (their
+        incarnation numbers follow the log), and those of the histories this batch did not
+        touch, which leave memory; the others' rows wait."""
+        touched, created = changes.touched, changes.created
+        saved = [touched[uid] for uid in created]
+        assert self._rows is not None
+        self._rows.update(created)
+        self._unsaved.update(uid for uid in touched if uid not in created)
+        for uid in [uid for uid in self._cache if uid not in touched]:
+            history = self._cache.pop(uid)
+            if uid in self._unsaved:
+                self._unsaved.discard(uid)
+                saved.append(history)
+        return saved
+
+    def _stored(self, uid: str) -> JobHistory | None:
+        """The job's stored history, now cached. A bulk load asks only for jobs it wrote a
+        row of (whose history left memory): its writer process answers after the parts
+        sent ahead."""
+        if self._rows is not None and uid not in self._rows:
+            return None
+        stored = self._tables.stored_history(uid)
+        if stored is None:
+            return None
+        history = self._cache[uid] = _decoder.decode(stored)
         return history
 
-    @staticmethod
-    def _save(cursor: sqlite3.Cursor, history: JobHistory) -> None:
-        row = summarize(history)
-        cursor.execute(
-            _UPSERT_JOB,
-            (
-                row.uid,
-                row.key,
-                row.namespace,
-                row.name,
-                row.key,
-                row.queue,
-                row.phase,
-                row.reason,
-                row.submitted,
-                row.updated,
-                row.finished,
-                row.deleted,
-                row.finished if row.finished is not None else row.deleted,
-                row.retry_count,
-                row.version,
-                row.queue_wait,
-                row.run_time,
-                row.running_since,
-                row.pods,
-                row.restarts,
-                _encoder.encode(history),
-            ),
-        )
-
-    def _prune(self, cursor: sqlite3.Cursor, before: float) -> None:
+    def _prune(self, before: float) -> None:
         """Forget the jobs that ended before `before` (log time)."""
-        uids = [row[0] for row in cursor.execute("SELECT uid FROM jobs WHERE ended < ?", (before,))]
-        if not uids:
-            return
-        for table, column in _PRUNED_TABLES:
-            cursor.executemany(f"DELETE FROM {table} WHERE {column} = ?", [(u,) for u in uids])
-        cursor.executemany(
-            "INSERT OR IGNORE INTO pruned (uid, time) VALUES (?, ?)",
-            [(uid, before) for uid in uids],
-        )
+        uids = self._tables.prune(before)
         self._pruned.update(uids)
         for uid in uids:
             self._cache.pop(uid, None)
 
 
-_PRUNED_TABLES = (
-    ("events", "job_uid"),
-    ("actions", "job_uid"),
-    ("pod_failures", "job_uid"),
-    ("jobs", "uid"),
-)
+class _Changes:
+    """What folding a batch gives: the new events, index rows, the histories touched."""
+
+    def __init__(self) -> None:
+        self.applied: list[Applied] = []
+        self.actions: list[ActionRow] = []
+        self.failures: list[FailureRow] = []
+        self.touched: dict[str, JobHistory] = {}
+        #: uids of the jobs seen for the first time
+        self.created: set[str] = set()
+
+
+def _without(part: Sequence[Sourced], places: list[int]) -> Sequence[Sourced]:
+    if not places:
+        return part
+    left_out = set(places)
+    return [item for place, item in enumerate(part) if place not in left_out]
+
+
+def _job_row(history: JobHistory) -> JobRow:
+    row = summarize(history)
+    return (
+        row.uid,
+        row.key,
+        row.namespace,
+        row.name,
+        row.key,
+        row.queue,
+        row.phase,
+        row.reason,
+        row.submitted,
+        row.updated,
+        row.finished,
+        row.deleted,
+        row.finished if row.finished is not None else row.deleted,
+        row.retry_count,
+        row.version,
+        row.queue_wait,
+        row.run_time,
+        row.running_since,
+        row.pods,
+        row.restarts,
+        _encoder.encode(history),
+    )
 
 
 def load(store: Store, events: Iterable[Sourced], *, batch_size: int = 5_000) -> int:

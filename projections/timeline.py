@@ -178,9 +178,7 @@ def build_timeline(history: JobHistory, *, incarnation: int = 1) -> Timeline:
     )
 
 
-def _phase_views(
-    history: JobHistory, actions: dict[str, DecisionMark]
-) -> tuple[PhaseView, ...]:
+def _phase_views(history: JobHistory, actions: dict[str, DecisionMark]) -> tuple[PhaseView, ...]:
     """The phases, each with what moved the job there and the retry count and version it
     had from then on. A revision is recorded with the phase change that made it (same
     cause and time), so walking both in order pairs them."""

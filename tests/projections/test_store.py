@@ -11,6 +11,7 @@ from projections.file_source import file_source, read_file
 from projections.history import new_history, record
 from projections.queries import Queries
 from projections.store import Store, load
+from projections.tables import TablesProcess, WriterFailed
 from projections.timeline import build_timeline
 from tests.projections.helpers import snapshot, write_events
 from tests.projections.story import Story, failing_job, tf_job
@@ -140,3 +141,60 @@ def test_positions_are_per_source_and_partition(tmp_path, log_file):
     last_odd = max(n for n in range(len(items)) if n % 2 == 1)
     assert store.positions("topic-a") == {0: last_even + 1, 1: last_odd + 1}
     assert store.positions("topic-b") == {}
+
+
+def test_a_bulk_load_equals_an_incremental_one(tmp_path):
+    """A bulk load (a rebuild's store) writes job rows late and its SQL in a child process:
+    duplicates within and across batches, histories that leave memory between batches
+    and come back, and a name reused while its first incarnation still gets events must
+    all end as in a store fed one event at a time."""
+    first = tf_job(uid="u-1", start=1000.0)  # Completed at 1102
+    other = failing_job(start=1000.0)
+    second = Story("team-a/tf-mnist", "u-2", start=1200.0)
+    second.observe(JobObserved, spec={"queue": "other", "tasks": []})
+    events = interleave(first.events + other.events, 3)
+    events[20:20] = second.events  # while u-1 still gets events
+    first.at(1300.0).observe(JobObserved, spec={}, deleting=True)  # late, u-1 left memory
+    items = list(read_file(write_events(tmp_path / "log.jsonl", [*events, first.events[-1]])))
+    fed = [*items[:40], items[3], *items[30:]]  # one duplicate within a batch, ten across
+    incremental = Store(tmp_path / "incremental.sqlite")
+    for item in fed:
+        incremental.apply([item])
+    bulk = Store(tmp_path / "bulk.sqlite", durable=False)
+    assert load(bulk, fed, batch_size=7) == len(items)
+    bulk.close()
+    assert snapshot(bulk.path) == snapshot(incremental.path)
+    assert [(j.uid, j.incarnation) for j in Queries(bulk.path).incarnations("team-a/tf-mnist")] == [
+        ("u-1", 1),
+        ("u-2", 2),
+    ]
+
+
+def test_a_bulk_load_whose_writer_dies_fails_and_stays_failed(tmp_path, log_file):
+    items = list(read_file(log_file))
+    store = Store(tmp_path / "bulk.sqlite", durable=False)
+    store.apply(items[:10])
+    writer = store._tables
+    assert isinstance(writer, TablesProcess)
+    writer._process.kill()  # as the OOM killer would
+    with pytest.raises(WriterFailed, match=r"died|exited"):
+        store.apply(items[10:20])
+    with pytest.raises(RuntimeError, match="thrown away"):
+        store.apply(items[20:])
+    store.close()  # returns: nothing more to write
+
+
+def test_a_bulk_load_that_fails_is_given_up_without_waiting_for_its_writer(tmp_path, log_file):
+    def crash() -> None:
+        raise Crash
+
+    items = list(read_file(log_file))
+    store = Store(tmp_path / "bulk.sqlite", durable=False, before_commit=crash)
+    writer = store._tables
+    assert isinstance(writer, TablesProcess)
+    with pytest.raises(Crash):
+        store.apply(items)
+    with pytest.raises(RuntimeError, match="thrown away"):
+        store.apply(items)
+    store.close()
+    assert writer._process.poll() is not None  # the writer process is gone

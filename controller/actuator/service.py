@@ -95,7 +95,11 @@ class ActuatorService:
             ),
         )
         await progress_log.start()
-        await consumer.start()
+        try:
+            await consumer.start()
+        except BaseException:
+            await progress_log.stop()
+            raise
         try:
             while True:
                 self._throttle(consumer)

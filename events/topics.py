@@ -6,8 +6,12 @@ OBSERVED = "lavalog.observed"
 DECISIONS = "lavalog.decisions"
 STATE = "lavalog.state"
 DEADLETTER = "lavalog.deadletter"
+#: the actuator's progress past its committed offsets (compacted; see docs/actuator.md)
+ACTUATED = "lavalog.actuated"
 
-ALL_TOPICS = (OBSERVED, DECISIONS, STATE, DEADLETTER)
+ALL_TOPICS = (OBSERVED, DECISIONS, STATE, DEADLETTER, ACTUATED)
+#: topics where only the last record per key matters
+COMPACTED = (STATE, ACTUATED)
 
 
 def job_key(namespace: str, name: str) -> str:

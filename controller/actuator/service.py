@@ -2,11 +2,13 @@
 
 A consumer group member: each decision goes to its job's lane (`queues`), so a job's
 decisions are carried out in log order and different jobs in parallel; the offset
-committed per partition is the first one not yet carried out (`offsets`), so a crash
-repeats decisions instead of skipping them, and idempotent writes (`apply`) make the
-repetition harmless. Before a partition moves to another member (rebalance) or the
-service stops, its in-flight decisions are finished and committed, so that two members
-never work on one job at once.
+committed per partition is the first one not yet carried out, with the later ones already
+carried out recorded beside it (`offsets`, `progress_log`): a crash repeats only the decisions
+that were in flight, never skips one, and idempotent writes (`apply`) make the
+repetition harmless. One job's slow decision holds back nobody else's progress.
+Before a partition moves to another member (rebalance) or the service stops, its
+in-flight decisions are finished and committed, so that two members never work on one
+job at once.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from aiokafka.errors import KafkaError
 from controller.actuator.apply import Applier
 from controller.actuator.client import Api
 from controller.actuator.counters import Counters
-from controller.actuator.offsets import OffsetTracker
+from controller.actuator.offsets import OffsetTracker, Progress
+from controller.actuator.progress_log import ProgressLog
 from controller.actuator.queues import KeyedQueues
 from controller.actuator.ratelimit import RateLimiter, TokenBucket
 from controller.kafka import KafkaSettings, create_consumer, topic_name
@@ -76,9 +79,6 @@ class ActuatorService:
         """Joined the consumer group (with its share of the partitions, maybe none)."""
         return self._ready
 
-    def _joined(self) -> None:
-        self._ready = True
-
     @property
     def in_flight(self) -> int:
         """Decisions received and not yet carried out."""
@@ -86,11 +86,20 @@ class ActuatorService:
 
     async def run(self) -> None:
         consumer = create_consumer(self._kafka, group_id=self._group_id)
+        progress_log = ProgressLog(self._kafka, self._group_id)
         consumer.subscribe(
             [topic_name(self._kafka, DECISIONS)],
-            listener=_Handover(functools.partial(self._hand_over, consumer), self._joined),
+            listener=_Handover(
+                functools.partial(self._hand_over, consumer, progress_log),
+                functools.partial(self._take_over, consumer, progress_log),
+            ),
         )
-        await consumer.start()
+        await progress_log.start()
+        try:
+            await consumer.start()
+        except BaseException:
+            await progress_log.stop()
+            raise
         try:
             while True:
                 self._throttle(consumer)
@@ -98,18 +107,19 @@ class ActuatorService:
                 for partition, messages in batches.items():
                     for message in messages:
                         self._receive(partition, message.offset, message.value)
-                await self._commit(consumer)
+                await self._commit(consumer, progress_log)
         finally:
             self._ready = False
             await self._lanes.drain(DRAIN_SECONDS)
             try:  # bounded: a group still forming must not hold the process on its way out
                 async with asyncio.timeout(STOP_SECONDS):
-                    await self._commit(consumer)
+                    await self._commit(consumer, progress_log)
                     await consumer.stop()
             except TimeoutError:
                 _log.warning(
                     "stopped without a final commit; the next owner carries the rest out again"
                 )
+            await progress_log.stop()
 
     def _throttle(self, consumer: AIOKafkaConsumer) -> None:
         """Pause fetching while too much is in flight (still polling, so the group sees us)."""
@@ -119,7 +129,8 @@ class ActuatorService:
             consumer.resume(*consumer.paused())
 
     def _receive(self, partition: TopicPartition, offset: int, value: bytes | None) -> None:
-        self._offsets.received(partition, offset)
+        if not self._offsets.received(partition, offset):
+            return  # carried out before the last commit
         try:
             decision = decode_decision(value or b"")
         except DecodeError as exc:
@@ -137,39 +148,66 @@ class ActuatorService:
         self._offsets.done(item.partition, item.offset)
 
     async def _commit(
-        self, consumer: AIOKafkaConsumer, partitions: Iterable[TopicPartition] | None = None
+        self,
+        consumer: AIOKafkaConsumer,
+        progress_log: ProgressLog,
+        partitions: Iterable[TopicPartition] | None = None,
     ) -> None:
+        """Record the decisions done past each offset, then commit the offsets."""
         positions = self._offsets.to_commit(
             consumer.assignment() if partitions is None else partitions
         )
         if not positions:
             return
         try:
-            await consumer.commit(positions)
+            await progress_log.record({tp.partition: p for tp, p in positions.items()})
+            await consumer.commit({tp: p.offset for tp, p in positions.items()})
         except KafkaError as exc:  # e.g. mid-rebalance: the next commit carries the same positions
             _log.warning("offset commit failed", error=str(exc))
             return
         self._offsets.committed(positions)
 
-    async def _hand_over(self, consumer: AIOKafkaConsumer, partitions: set[TopicPartition]) -> None:
+    async def _hand_over(
+        self, consumer: AIOKafkaConsumer, progress_log: ProgressLog, partitions: set[TopicPartition]
+    ) -> None:
         """Finish and commit what was taken from `partitions` before another member gets them."""
         await self._lanes.drain(DRAIN_SECONDS, partitions)
-        await self._commit(consumer, partitions)
+        await self._commit(consumer, progress_log, partitions)
         self._offsets.forget(partitions)
+
+    async def _take_over(
+        self, consumer: AIOKafkaConsumer, progress_log: ProgressLog, partitions: set[TopicPartition]
+    ) -> None:
+        """Learn which decisions past each committed offset were already carried out (by
+        the partition's previous owner in this group, perhaps before a crash); then ready."""
+        try:
+            recorded = await progress_log.last(tp.partition for tp in partitions)
+        except (KafkaError, TimeoutError) as exc:  # not fatal: more is carried out again
+            _log.warning("actuator progress not read", error=f"{type(exc).__name__}: {exc}")
+            recorded = {}
+        for tp in partitions:
+            stored = recorded.get(tp.partition)
+            if stored is None:
+                continue
+            committed = await consumer.committed(tp)
+            start = stored.offset if committed is None else committed
+            done = tuple(offset for offset in stored.done if offset >= start)
+            self._offsets.resume(tp, Progress(start, done))
+        self._ready = True
 
 
 class _Handover(ConsumerRebalanceListener):  # type: ignore[misc]
     def __init__(
         self,
         hand_over: Callable[[set[TopicPartition]], Awaitable[None]],
-        joined: Callable[[], None],
+        take_over: Callable[[set[TopicPartition]], Awaitable[None]],
     ) -> None:
         self._hand_over = hand_over
-        self._joined = joined
+        self._take_over = take_over
 
     async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
         await self._hand_over(revoked)
 
     async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
         """Fetching starts from the group's committed offsets; the service is ready."""
-        self._joined()
+        await self._take_over(assigned)

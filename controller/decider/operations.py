@@ -95,7 +95,8 @@ def sync_job(step: Step, update: UpdateStatus | None) -> None:
     state = step.state
     if state.deleting:
         return
-    if state.phase in ("", JobPhase.PENDING) and state.podgroup is None:
+    lost = step.before.podgroup is not None  # deleted under it (Volcano recreates it)
+    if state.podgroup is None and (lost or state.phase in ("", JobPhase.PENDING)):
         _initiate(step)
     spec = step.spec
     replicas = step.state.replicas.by_task

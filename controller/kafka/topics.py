@@ -1,7 +1,8 @@
 """lavalog's topics on a broker: their names under a prefix, and creating them.
 
-The partition counts and the compaction of `lavalog.state` come from `KafkaSettings`,
-so the development broker, the tests and a production cluster get the same layout.
+The partition counts and the compaction of `lavalog.state` and `lavalog.actuated` come
+from `KafkaSettings`, so the development broker, the tests and a production cluster get
+the same layout.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ def partitions(settings: KafkaSettings, base: str) -> int:
         topics.DECISIONS: settings.decisions_partitions,
         topics.STATE: settings.state_partitions,
         topics.DEADLETTER: settings.deadletter_partitions,
+        topics.ACTUATED: settings.decisions_partitions,  # one per decisions partition
     }
     if base not in counts:
         raise ValueError(f"{base!r} is not a lavalog topic; expected one of {topics.ALL_TOPICS}")
@@ -40,8 +42,8 @@ def topic_specs(settings: KafkaSettings) -> list[NewTopic]:
             topic_name(settings, base),
             num_partitions=partitions(settings, base),
             replication_factor=settings.replication_factor,
-            # Snapshots: only the latest per partition key matters.
-            topic_configs={"cleanup.policy": "compact"} if base == topics.STATE else {},
+            # Snapshots, progress: only the latest per partition key matters.
+            topic_configs={"cleanup.policy": "compact"} if base in topics.COMPACTED else {},
         )
         for base in topics.ALL_TOPICS
     ]

@@ -16,16 +16,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import msgspec
 import structlog
+from aiokafka.errors import KafkaError
 
 from controller.actuator.retry import is_transient
+from controller.decider.state import JobState
 from controller.kafka import KafkaSettings
 from controller.kube import Kube, KubeError
-from controller.watchers import translate, watch
+from controller.watchers import translate, unwatched, watch
 from controller.watchers.backoff import Backoff
 from controller.watchers.inventory import PodInventory
 from controller.watchers.leader import LeaderElection, LeaseSettings
@@ -129,19 +132,47 @@ class WatcherService:
             raise failure
 
     async def _watch_all(self, publisher: Publisher) -> None:
+        states = await self._decider_view()
+        known: dict[str, Mapping[str, Any]] = {
+            watch.JOBS.plural: unwatched.known_jobs(states, self._namespace),
+            watch.PODGROUPS.plural: unwatched.known_podgroups(states, self._namespace),
+        }
         async with asyncio.TaskGroup() as group:
             for watched in WATCHED:
+                plural = watched.resource.plural
                 group.create_task(
-                    self._follow(watched, publisher), name=f"watch {watched.resource.plural}"
+                    self._follow(watched, publisher, known.get(plural)), name=f"watch {plural}"
                 )
 
-    async def _follow(self, watched: Watched[T], publisher: Publisher) -> None:
+    async def _decider_view(self) -> list[JobState]:
+        """What the decider believes exists, read before the first list (so that nothing
+        the lists show can be missing from it); retried until Kafka answers."""
+        backoff = Backoff(self._watch_settings.backoff_initial, self._watch_settings.backoff_max)
+        while True:
+            try:
+                states = await unwatched.decider_view(self._kafka)
+            except KafkaError as exc:
+                delay = backoff.next_delay()
+                log.warning("cannot read the decider's view, retrying", error=str(exc))
+                await asyncio.sleep(delay)
+                continue
+            log.info("decider's view read", jobs=len(states))
+            return states
+
+    async def _follow(
+        self, watched: Watched[T], publisher: Publisher, known: Mapping[str, T] | None = None
+    ) -> None:
         """One kind's pipeline: changes, the observations that matter, delivered. The pod
-        pipeline also publishes what each list showed of every job's pods."""
+        pipeline also publishes what each list showed of every job's pods. `known`: the
+        objects the decider has, which the first list reports as deleted if they are gone."""
         translator = Translator(watched.translation)
         inventory = PodInventory() if watched.resource is watch.PODS else None
         stream = watch.watch(
-            self._kube, watched.resource, namespace=self._namespace, settings=self._watch_settings
+            self._kube,
+            watched.resource,
+            namespace=self._namespace,
+            settings=self._watch_settings,
+            known=known,
         )
         async with contextlib.aclosing(stream) as batches:
             async for batch in batches:

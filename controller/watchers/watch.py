@@ -14,6 +14,8 @@ The contract is that of an uninterrupted watch, whatever happens to the connecti
   become DELETED (with their last known state), new ones ADDED, changed ones MODIFIED.
   Deletions come first, so that a name deleted and created again while away is seen
   in that order.
+* A watch may start from objects believed to exist (`known`): its first list reports
+  those gone as DELETED in the same way.
 * Errors (connection failures, 429/5xx, any other API error) are retried with
   exponential backoff and jitter; nothing is skipped.
 
@@ -273,15 +275,20 @@ async def watch(
     *,
     namespace: str | None = None,
     settings: WatchSettings | None = None,
+    known: Mapping[str, T] | None = None,
 ) -> AsyncGenerator[list[Change[T]] | Mark, None]:
-    """Batches of changes to `resource`, forever; `Mark.LISTED` after each (re)list."""
+    """Batches of changes to `resource`, forever; `Mark.LISTED` after each (re)list.
+
+    `known`: objects (by uid) believed to exist before the first list, which reports
+    those it lacks as DELETED, as a relist after 410 does.
+    """
     settings = settings or WatchSettings()
     bound = log.bind(resource=resource.plural)
     decoder = msgspec.json.Decoder(resource.type)
     # a runtime type argument, which msgspec understands and mypy cannot follow
     list_decoder = msgspec.json.Decoder(List[resource.type])  # type: ignore[name-defined]
     backoff = Backoff(settings.backoff_initial, settings.backoff_max)
-    known: dict[str, T] = {}
+    known = dict(known or {})
     version = ""  # "" until listed, and again after a 410
     query: dict[str, str | int | bool] = {
         "watch": True,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controller.actuator.offsets import OffsetTracker
+from controller.actuator.offsets import OffsetTracker, Progress
 
 
 def tracker(*received: tuple[str, int]) -> OffsetTracker[str]:
@@ -35,7 +35,7 @@ def test_partitions_are_independent() -> None:
     offsets = tracker(("p0", 5), ("p1", 7), ("p0", 6))
     offsets.done("p0", 6)
     offsets.done("p1", 7)
-    assert offsets.to_commit() == {"p0": 5, "p1": 8}
+    assert offsets.to_commit() == {"p0": Progress(5, (6,)), "p1": Progress(8)}
     assert offsets.in_flight() == 1
 
 
@@ -48,8 +48,8 @@ def test_only_moved_positions_are_committed_again() -> None:
     assert offsets.to_commit() == {}  # received is not done: still 1
     offsets.done("p0", 1)
     offsets.done("p1", 0)
-    assert offsets.to_commit() == {"p0": 2, "p1": 1}
-    assert offsets.to_commit(["p1"]) == {"p1": 1}
+    assert offsets.to_commit() == {"p0": Progress(2), "p1": Progress(1)}
+    assert offsets.to_commit(["p1"]) == {"p1": Progress(1)}
 
 
 def test_a_forgotten_partition_ignores_late_completions() -> None:
@@ -57,6 +57,41 @@ def test_a_forgotten_partition_ignores_late_completions() -> None:
     offsets.forget(["p0"])
     offsets.done("p0", 3)
     assert offsets.position("p0") is None
-    assert offsets.to_commit() == {"p1": 3}
-    offsets.committed({"p0": 4})
-    assert offsets.to_commit() == {"p1": 3}
+    assert offsets.to_commit() == {"p1": Progress(3)}
+    offsets.committed({"p0": Progress(4)})
+    assert offsets.to_commit() == {"p1": Progress(3)}
+
+
+def test_progress_behind_a_slow_decision_is_committed_with_what_is_done_after_it() -> None:
+    offsets = tracker(*(("p0", n) for n in range(10, 20)))
+    for n in (11, 12, 13, 15, 19):  # other jobs' lanes go on; 10 (one job's) is slow
+        offsets.done("p0", n)
+    [progress] = offsets.to_commit().values()
+    assert progress == Progress(10, (11, 12, 13, 15, 19))
+    assert progress.encode() == b"10 done:1-3,5,9"
+    assert Progress.decode(progress.encode()) == progress
+
+
+def test_a_resumed_partition_skips_what_its_last_owner_had_carried_out() -> None:
+    offsets: OffsetTracker[str] = OffsetTracker()
+    offsets.resume("p0", Progress(10, (11, 12, 13, 15)))
+    carried_out = [n for n in range(10, 17) if offsets.received("p0", n)]
+    assert carried_out == [10, 14, 16]  # only what was in flight at the crash, and after
+    assert offsets.in_flight() == 3
+    offsets.done("p0", 10)
+    assert offsets.position("p0") == 14
+
+
+def test_a_resumed_partition_keeps_its_progress_until_the_skipped_messages_arrive() -> None:
+    offsets: OffsetTracker[str] = OffsetTracker()
+    offsets.resume("p0", Progress(10, (12,)))
+    assert offsets.to_commit() == {}  # a crash now still knows 12 is done
+    offsets.received("p0", 10)
+    offsets.done("p0", 10)
+    assert offsets.to_commit() == {"p0": Progress(11, (12,))}
+
+
+def test_a_record_not_written_as_progress_means_nothing() -> None:
+    assert Progress.decode(Progress(5).encode()) == Progress(5)
+    for garbage in (b"", b"5", b"5 written by another tool", b"x done:1", b"5 done:x", b"\xff"):
+        assert Progress.decode(garbage) is None

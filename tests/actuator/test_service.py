@@ -1,12 +1,18 @@
 """The actuator service on the development broker and the simulated cluster: per-job order,
-offsets committed past what is done, a restart that repeats without duplicating, and a
-partition that goes on past a decision that cannot be carried out."""
+offsets committed past what is done, a restart that repeats without duplicating, a crash
+that repeats only what was in flight, and a partition that goes on past a decision that
+cannot be carried out."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import os
+import signal
+import sys
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 
@@ -14,8 +20,11 @@ import pytest
 from aiokafka import TopicPartition
 
 from controller.actuator import paths
+from controller.actuator.offsets import Progress
+from controller.actuator.progress_log import ProgressLog
 from controller.actuator.service import ActuatorService
 from controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
+from controller.kafka.settings import env_var
 from controller.kube import Kube
 from events.codec import encode
 from events.decisions import (
@@ -27,6 +36,7 @@ from events.decisions import (
     StatusWrite,
 )
 from events.topics import DECISIONS
+from simulator.server import SimulatedCluster
 from tests.actuator.support import (
     NAMESPACE,
     decision,
@@ -104,6 +114,25 @@ async def committed(settings: KafkaSettings, group: str) -> dict[int, int]:
     async with consumer:
         found = {tp.partition: await consumer.committed(tp) for tp in partitions}
     return {partition: offset for partition, offset in found.items() if offset is not None}
+
+
+async def progress(settings: KafkaSettings, group: str, partition: int) -> Progress | None:
+    """What the group's offset commit and its progress record say of one partition."""
+    committed_offsets = await committed(settings, group)
+    if partition not in committed_offsets:
+        return None
+    offset = committed_offsets[partition]
+    recorded = (await ProgressLog(settings, group).last([partition])).get(partition)
+    done = () if recorded is None else tuple(n for n in recorded.done if n >= offset)
+    return Progress(offset, done)
+
+
+async def until_async(condition: Callable[[], Awaitable[bool]], within: float = 60.0) -> None:
+    async with asyncio.timeout(within):
+        while True:
+            if await condition():
+                return
+            await asyncio.sleep(0.1)
 
 
 def service(kube: Kube, settings: KafkaSettings, group: str) -> ActuatorService:
@@ -221,3 +250,59 @@ async def test_two_members_share_the_partitions_and_hand_over_without_losing_a_d
     assert state["running"] == {f"tf-{n}": 3 for n in range(8)}
     assert len(state["pods"]) == 24 and len(state["podgroups"]) == 8
     assert state["events"] == {f"tf-{n}": 1 for n in range(8)}
+
+
+async def test_a_crash_behind_one_slow_decision_repeats_only_that_jobs_writes(
+    cluster: SimulatedCluster, kube: Kube, kafka_settings: KafkaSettings
+) -> None:
+    """One job's status write hangs while four other jobs' lifecycles, after it on the same
+    partition, are carried out; the actuator is then killed. Its successor writes again
+    only what was in flight: the slow job's status, none of the others' writes."""
+    slow = await submit(kube, name="slow")
+    jobs = [await submit(kube, name=f"tf-{n}") for n in range(4)]
+    stream = [
+        decision(StatusWrite, slow, status=status("Pending", 0)),
+        *(d for step in zip(*map(lifecycle, jobs), strict=True) for d in step),
+    ]
+    cluster.faults.hold(job_path(slow))
+    ends = await produce(kafka_settings, stream, partition=0)
+    group = f"{kafka_settings.topic_prefix}actuator"
+    others_done = Progress(0, tuple(range(1, ends[0])))
+
+    async def others_committed() -> bool:
+        return await progress(kafka_settings, group, 0) == others_done
+
+    environment = os.environ | {
+        env_var(field.name): str(getattr(kafka_settings, field.name))
+        for field in dataclasses.fields(kafka_settings)
+    }
+    child = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "tests.actuator.actuator_process",
+        str(cluster.kubeconfig_path),
+        group,
+        env=environment,
+    )
+    try:
+        await until_async(others_committed)
+    finally:
+        child.send_signal(signal.SIGKILL)
+        await child.wait()
+    before = Counter(cluster.faults.writes)
+    assert not [w for w in before if job_path(slow) in w]  # its read was held
+
+    cluster.faults.release(job_path(slow))
+    async with running(service(kube, kafka_settings, group)) as successor:
+        await until(lambda: successor.counters.applied >= 1)
+        await until_async(lambda: _equals(progress(kafka_settings, group, 0), Progress(ends[0])))
+    again = Counter(cluster.faults.writes) - before
+    assert {write.split(" ", 1)[1] for write in again} == {f"{job_path(slow)}/status"}
+    assert successor.counters.applied == 1
+    assert (await read(kube, job_path(slow)))["status"]["state"]["phase"] == "Pending"
+    running_counts = (await cluster_state(kube, jobs))["running"]
+    assert running_counts == {f"tf-{n}": 3 for n in range(4)}
+
+
+async def _equals(found: Awaitable[Progress | None], expected: Progress) -> bool:
+    return await found == expected

@@ -10,7 +10,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from controller.kafka import KafkaSettings, ensure_topics, topic_name
-from events.topics import ALL_TOPICS, DEADLETTER, DECISIONS, OBSERVED, STATE
+from events.topics import ACTUATED, ALL_TOPICS, DEADLETTER, DECISIONS, OBSERVED, STATE
 
 
 def test_topic_names_carry_the_prefix() -> None:
@@ -44,7 +44,10 @@ async def test_ensure_topics_creates_the_configured_layout_once(kafka_broker: st
     try:
         described = await admin.describe_topics(names)
         configs = await admin.describe_configs(
-            [ConfigResource(ConfigResourceType.TOPIC, topic_name(settings, STATE))]
+            [
+                ConfigResource(ConfigResourceType.TOPIC, topic_name(settings, base))
+                for base in (STATE, ACTUATED)
+            ]
         )
     finally:
         await admin.close()
@@ -54,9 +57,11 @@ async def test_ensure_topics_creates_the_configured_layout_once(kafka_broker: st
         topic_name(settings, DECISIONS): 4,
         topic_name(settings, STATE): 6,
         topic_name(settings, DEADLETTER): 1,
+        topic_name(settings, ACTUATED): 4,  # one per decisions partition
     }
-    entries = {entry[0]: entry[1] for entry in configs[0].resources[0][4]}
-    assert entries["cleanup.policy"] == "compact"
+    for described_config in configs[0].resources:
+        entries = {entry[0]: entry[1] for entry in described_config[4]}
+        assert entries["cleanup.policy"] == "compact"
 
 
 @pytest.mark.integration

@@ -1,0 +1,27 @@
+"""A PodGroup deleted under a job that syncs is made again, as Volcano's job controller
+makes a missing PodGroup on every sync (`createOrUpdatePodGroup`)."""
+
+from __future__ import annotations
+
+from msgspec.structs import replace
+
+from events.decisions import PodGroupCreate, PodsCreate
+from tests.decider.support import UID, given, nudge, pod, when
+
+
+def test_a_running_jobs_podgroup_deleted_is_made_again_under_the_same_name() -> None:
+    running = given("Running", [pod("worker", 0, phase="Running")])
+    gone = replace(nudge(), id="podgroup/pg-uid/deleted", phase="", deleted=True)
+    after, decisions = when(running, gone)
+    [create] = [d for d in decisions if isinstance(d, PodGroupCreate)]
+    assert running.spec is not None
+    assert (create.podgroup, create.min_member) == (f"job-{UID}", running.spec.min_available)
+    assert after.phase == "Running"
+    assert not [d for d in decisions if isinstance(d, PodsCreate)]  # until admitted again
+
+
+def test_a_podgroup_retired_by_the_decider_is_not_made_again() -> None:
+    aborted = replace(given("Aborted"), podgroup=None, retired_podgroup_uid="pg-uid")
+    gone = replace(nudge(), id="podgroup/pg-uid/deleted", phase="", deleted=True)
+    _, decisions = when(aborted, gone)
+    assert not [d for d in decisions if isinstance(d, PodGroupCreate)]

@@ -145,6 +145,8 @@ async def test_job_list_and_gantt_render_and_follow_the_stream(chromium, served)
         await page.screenshot(path=str(ARTIFACTS / "projections-tf-dist.png"), full_page=True)
 
         await page.goto(url + "#/jobs/team-a/tf-mnist")
+        # a hash change keeps the page: wait for this job's view, not the last job's gantt
+        await page.wait_for_selector("h2:has-text('team-a/tf-mnist')")
         await page.wait_for_selector("#gantt rect.attempt")
         assert await page.locator("#gantt rect.attempt").count() == 3
         await page.wait_for_function("document.getElementById('live').classList.contains('on')")

@@ -99,11 +99,16 @@ class PluginResourcesDelete(Decision, frozen=True, kw_only=True, tag="PluginReso
 
 
 class PodsCreate(Decision, frozen=True, kw_only=True, tag="PodsCreate"):
-    """Create these pods from their task templates, labelled with `job_version`."""
+    """Create these pods from their task templates, labelled with `job_version`.
+
+    `job_generation` is the Job's `metadata.generation` the decision was made from (0 when
+    unknown): a Job the actuator already holds at that generation need not be read again.
+    """
 
     job_version: int
     podgroup: str
     pods: tuple[PodRef, ...]
+    job_generation: int = 0
 
 
 class PodsKill(Decision, frozen=True, kw_only=True, tag="PodsKill"):

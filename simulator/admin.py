@@ -10,11 +10,13 @@ routes are thin wrappers so that out-of-process tests and `lavalog demo` can use
     POST /sim/watches/expire                    compact history: old resourceVersions get 410
     POST /sim/clock/advance   {"seconds": N}    jump simulated time forward
     GET  /sim/faults  | PUT /sim/faults  {"latency": s, "error_rate": p, "throttle_rate": p}
-    GET  /sim/state                             resourceVersion, object counts, time
+    GET  /sim/state                             resourceVersion, object counts, time, API
+                                                requests served by "verb resource"
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import msgspec
@@ -33,10 +35,17 @@ _FAULT_FIELDS = ("latency", "error_rate", "throttle_rate")
 class Admin:
     """The levers of the simulated cluster."""
 
-    def __init__(self, objects: Objects, kubelet: Kubelet, faults: ApiFaults) -> None:
+    def __init__(
+        self,
+        objects: Objects,
+        kubelet: Kubelet,
+        faults: ApiFaults,
+        api_calls: Counter[str],
+    ) -> None:
         self.objects = objects
         self.kubelet = kubelet
         self.faults = faults
+        self.api_calls = api_calls
 
     def evict(self, namespace: str, name: str) -> None:
         """Evict a pod as the eviction API does: a graceful delete."""
@@ -87,6 +96,7 @@ class Admin:
             "now": self.objects.clock.timestamp(),
             "counts": {r.plural: store.count(r) for r in registry.RESOURCES},
             "faults": {f: getattr(self.faults, f) for f in _FAULT_FIELDS},
+            "apiCalls": dict(sorted(self.api_calls.items())),
         }
 
     # HTTP ---------------------------------------------------------------------------------

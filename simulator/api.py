@@ -8,6 +8,7 @@ the stored JSON encodings, so a list of 200,000 pods is one join, not 200,000 en
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -47,6 +48,20 @@ def _resolve(group: str, version: str, parts: list[str]) -> Target:
     if resource.namespaced and len(parts) > 1:
         raise ApiError(404, "NotFound", "the server could not find the requested resource")
     return Target(resource, None, _at(parts, 1), _at(parts, 2))
+
+
+def _call_name(request: web.Request, target: Target) -> str:
+    """Kubernetes' name for the request: its verb and resource, e.g. "update jobs/status"."""
+    verb = _VERBS.get(request.method, request.method.lower())
+    if request.method == "GET" and target.name is None:
+        verb = "watch" if _truthy(request.query.get("watch")) else "list"
+    elif request.method == "DELETE" and target.name is None:
+        verb = "deletecollection"
+    resource = target.resource.plural
+    return f"{verb} {resource}/{target.subresource}" if target.subresource else f"{verb} {resource}"
+
+
+_VERBS = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
 
 
 def _at(parts: list[str], i: int) -> str | None:
@@ -106,9 +121,16 @@ class KubeApi:
     """aiohttp handlers for discovery and every registered resource."""
 
     def __init__(
-        self, objects: Objects, *, logs: Callable[[Obj], str], bookmark_interval: float = 1.0
+        self,
+        objects: Objects,
+        *,
+        logs: Callable[[Obj], str],
+        bookmark_interval: float = 1.0,
+        calls: Counter[str],
     ) -> None:
         self.objects = objects
+        #: requests served, by "verb resource[/subresource]" (`GET /sim/state`, benchmarks)
+        self.calls = calls
         self.logs = logs
         self.bookmark_interval = bookmark_interval
 
@@ -159,6 +181,7 @@ class KubeApi:
 
     async def _serve(self, request: web.Request, target: Target) -> web.StreamResponse:
         method = request.method
+        self.calls[_call_name(request, target)] += 1
         if target.name is None:
             if method == "GET":
                 if _truthy(request.query.get("watch")):

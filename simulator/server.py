@@ -9,6 +9,7 @@ async context manager, listening on 127.0.0.1.
 from __future__ import annotations
 
 import tempfile
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
@@ -55,7 +56,8 @@ class SimulatedCluster:
         self.scheduler = Scheduler(self.objects)
         self._gc = GarbageCollector(self.objects)
         self._volumes = VolumeBinder(self.objects)
-        self.admin = Admin(self.objects, self.kubelet, self.faults)
+        self.api_calls: Counter[str] = Counter()
+        self.admin = Admin(self.objects, self.kubelet, self.faults, self.api_calls)
         self._nodes = nodes
         self._capacity = {**DEFAULT_CAPACITY, **(node_capacity or {})}
         self._port = port
@@ -77,7 +79,10 @@ class SimulatedCluster:
         for i in range(1, self._nodes + 1):
             self.kubelet.add_node(f"node-{i}", self._capacity)
         api = KubeApi(
-            self.objects, logs=self.kubelet.logs, bookmark_interval=self._bookmark_interval
+            self.objects,
+            logs=self.kubelet.logs,
+            bookmark_interval=self._bookmark_interval,
+            calls=self.api_calls,
         )
         app = web.Application(
             middlewares=[errors_middleware, self.faults.middleware], client_max_size=64 * 2**20

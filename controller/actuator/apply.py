@@ -197,8 +197,14 @@ class Applier:
         await _all(self._api.delete(path) for path in plugin_resource_paths(decision))
         return True
 
+    def forget_jobs(self) -> None:
+        """Drop the Jobs held from earlier reads and writes: called when partitions go to
+        another member, whose writes this member does not see (so a decision it carries
+        out again later is checked against the Job as it is, not as it was here)."""
+        self._jobs.clear()
+
     async def _create_pods(self, decision: PodsCreate) -> bool:
-        job = await self._read_job(decision)
+        job = self._job_at_generation(decision) or await self._read_job(decision)
         if job is None or pods_are_stale(job.get("status"), decision.job_version):
             return False
         manifests = build_pods(job, decision)
@@ -255,6 +261,17 @@ class Applier:
         self._jobs.put(decision.key, job)
         return job
 
+    def _job_at_generation(self, decision: PodsCreate) -> Obj | None:
+        """The Job as last read or written here, if it is the decision's incarnation and at
+        least at the generation the decision was made from: its spec is then as new as the
+        decider's, and its status is the last one this actuator wrote (its lane writes the
+        job's statuses in log order), so reading it again would tell nothing new."""
+        job = self._jobs.get(decision.key, decision.job_uid)
+        if job is None or decision.job_generation == 0:
+            return None
+        generation = int((job.get("metadata") or {}).get("generation") or 0)
+        return job if generation >= decision.job_generation else None
+
     async def _priorities_of(self, job: Obj) -> dict[str, int]:
         """Values of the PriorityClasses the Job's templates name (absent ones count as 0)."""
         tasks = JobView.of(job).spec.tasks
@@ -309,7 +326,8 @@ def _merge_plugin_resource(existing: Obj, desired: Obj) -> Obj | None:
 
 class _JobCache:
     """The last Job object read or written per job key: a status write's first guess at the
-    resourceVersion (a stale guess costs one conflict and a re-read)."""
+    resourceVersion (a stale guess costs one conflict and a re-read), and a pod create's
+    Job when it is at the decision's generation (`Applier._job_at_generation`)."""
 
     def __init__(self, size: int) -> None:
         self._size = size
@@ -330,3 +348,6 @@ class _JobCache:
 
     def drop(self, key: str) -> None:
         self._jobs.pop(key, None)
+
+    def clear(self) -> None:
+        self._jobs.clear()

@@ -174,6 +174,8 @@ class ActuatorService:
         await self._lanes.drain(DRAIN_SECONDS, partitions)
         await self._commit(consumer, progress_log, partitions)
         self._offsets.forget(partitions)
+        if partitions:
+            self._applier.forget_jobs()
 
     async def _take_over(
         self, consumer: AIOKafkaConsumer, progress_log: ProgressLog, partitions: set[TopicPartition]

@@ -173,7 +173,13 @@ def _create_missing(step: Step, spec: JobSpec, podgroup: str) -> None:
             if name not in state.pods:
                 refs.append(PodRef(name=name, task=task.name, index=index))
     if refs:
-        step.emit(PodsCreate, job_version=state.version, podgroup=podgroup, pods=tuple(refs))
+        step.emit(
+            PodsCreate,
+            job_version=state.version,
+            podgroup=podgroup,
+            pods=tuple(refs),
+            job_generation=state.generation,
+        )
 
 
 def _dependencies_ready(state: JobState, spec: JobSpec, depends_on: DependsOn) -> bool:

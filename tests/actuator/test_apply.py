@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+import msgspec
 import pytest
 from msgspec.structs import replace
 
@@ -387,3 +388,60 @@ async def test_the_podgroup_comes_after_the_jobs_claims_named_created_or_looked_
     assert missing["message"].startswith("pvc not-there-yet is not found")
     assert len(await items(kube, PODGROUPS)) == 1
     assert (counters.applied, counters.failed) == (2, 0)
+
+
+async def test_pods_of_a_job_held_at_the_decisions_generation_are_created_without_reading_it(
+    cluster: SimulatedCluster, kube: Kube, applier: Applier
+) -> None:
+    job = await submit(kube)
+    generation = job["metadata"]["generation"]
+    await applier.apply(decision(StatusWrite, job, status=status("Pending", 0)))
+    reads = cluster.api_calls["get jobs"]
+
+    await applier.apply(replace(tf_pods(job), job_generation=generation))
+
+    assert len(await items(kube, pods_path())) == 3
+    assert cluster.api_calls["get jobs"] == reads
+
+
+async def test_pods_decided_from_a_newer_spec_than_the_one_held_read_the_job(
+    cluster: SimulatedCluster, kube: Kube, applier: Applier
+) -> None:
+    job = await submit(kube)
+    await applier.apply(decision(StatusWrite, job, status=status("Pending", 0)))
+    labelled = [
+        {**task, "template": {**task["template"], "metadata": {"labels": {"spec": "two"}}}}
+        for task in job["spec"]["tasks"]
+    ]
+    changed = await kube.request(
+        "PATCH",
+        job_path(job),
+        body={"spec": {"tasks": labelled}},
+        content_type="application/merge-patch+json",
+    )
+    generation = msgspec.json.decode(changed)["metadata"]["generation"]
+    assert generation > job["metadata"]["generation"]
+    reads = cluster.api_calls["get jobs"]
+
+    await applier.apply(replace(tf_pods(job), job_generation=generation))
+
+    assert cluster.api_calls["get jobs"] == reads + 1
+    assert {p["metadata"]["labels"].get("spec") for p in await items(kube, pods_path())} == {"two"}
+
+
+async def test_after_a_handover_pods_of_a_run_another_member_ended_are_not_created(
+    kube: Kube, applier: Applier
+) -> None:
+    """Another member, which had the partition meanwhile, moved the Job to version 1; the
+    old decision carried out again here must be checked against the Job as it is."""
+    job = await submit(kube)
+    await applier.apply(decision(StatusWrite, job, status=status("Running", 3)))
+    other = Applier(applier._api, Counters())  # the member that had the partition meanwhile
+    await other.apply(decision(StatusWrite, job, status=status("Restarting", 0, retries=1)))
+    applier.forget_jobs()
+
+    await applier.apply(
+        replace(tf_pods(job, version=0), job_generation=job["metadata"]["generation"])
+    )
+
+    assert await items(kube, pods_path()) == []

@@ -7,9 +7,11 @@ version moved as expected.
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from controller.decider import PodRecord
+from events.decisions import PodsCreate
 from tests.decider.support import command, given, killed, nudge, pod, when
 
 R, P, S, F = "Running", "Pending", "Succeeded", "Failed"
@@ -94,3 +96,13 @@ def test_failed_job_with_retries_exhausted_creates_no_pods():
     assert after.phase == "Failed"
     assert not after.pods
     assert all(type(d).__name__ != "PodsCreate" for d in decisions)
+
+
+def test_pods_are_decided_with_the_generation_of_the_spec_they_come_from() -> None:
+    """The actuator builds them from a Job it holds at that generation without reading it."""
+    state = msgspec.structs.replace(given("Pending"), generation=3)
+
+    _, decisions = when(state, nudge(phase="Inqueue"))
+
+    creates = [d for d in decisions if isinstance(d, PodsCreate)]
+    assert creates and all(d.job_generation == 3 for d in creates)

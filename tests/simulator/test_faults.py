@@ -133,3 +133,27 @@ async def test_a_crash_fails_the_running_pod_with_its_exit_code(
     assert pod.status.container_statuses[0].state.terminated.exit_code == 137
     with pytest.raises(Exception, match="not running"):
         sim_cluster.admin.crash("default", "nowhere", 1)
+
+
+async def test_state_counts_api_requests_by_verb_and_resource(
+    sim_cluster: SimulatedCluster, kube_api: ApiClient
+) -> None:
+    """Benchmarks read the API calls a controller made per verb and resource from here."""
+    core = core_api(kube_api)
+    await core.create_namespaced_pod("default", running_pod("counted", ["sleep", "3600"]))
+    await core.read_namespaced_pod("counted", "default")
+    await core.read_namespaced_pod_status("counted", "default")
+    await core.list_namespaced_pod("default")
+    await core.delete_namespaced_pod("counted", "default")
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(f"{sim_cluster.url}/sim/state") as r,
+    ):
+        calls = (await r.json())["apiCalls"]
+    assert calls == {
+        "create pods": 1,
+        "delete pods": 1,
+        "get pods": 1,
+        "get pods/status": 1,
+        "list pods": 1,
+    }

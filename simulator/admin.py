@@ -11,6 +11,7 @@ routes are thin wrappers so that out-of-process tests and `lavalog demo` can use
     POST /sim/clock/advance   {"seconds": N}    jump simulated time forward
     GET  /sim/faults  | PUT /sim/faults  {"latency": s, "error_rate": p, "throttle_rate": p}
     GET  /sim/state                             resourceVersion, object counts, time
+    GET  /sim/pods/created                      every pod creation (simulator.creations)
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import msgspec
 from aiohttp import web
 
 from simulator import registry
+from simulator.creations import PodCreations
 from simulator.errors import ApiError, bad_request
 from simulator.faults import ApiFaults
 from simulator.kubelet import Kubelet
@@ -37,6 +39,7 @@ class Admin:
         self.objects = objects
         self.kubelet = kubelet
         self.faults = faults
+        self.creations = PodCreations(objects.store)
 
     def evict(self, namespace: str, name: str) -> None:
         """Evict a pod as the eviction API does: a graceful delete."""
@@ -103,6 +106,7 @@ class Admin:
             web.get("/sim/faults", self._get_faults),
             web.put("/sim/faults", self._put_faults),
             web.get("/sim/state", self._state),
+            web.get("/sim/pods/created", self._created),
         ]
 
     async def _evict(self, request: web.Request) -> web.Response:
@@ -148,6 +152,11 @@ class Admin:
 
     async def _state(self, request: web.Request) -> web.Response:
         return web.Response(body=encode(self.state()), content_type="application/json")
+
+
+    async def _created(self, request: web.Request) -> web.Response:
+        body = encode({"items": self.creations.records})
+        return web.Response(body=body, content_type="application/json")
 
 
 def _ok() -> web.Response:

@@ -408,10 +408,10 @@ class Faults:
 
     async def _node_loss(self) -> None:
         await self.view.refresh()
-        # the node running the fewest pods: a real loss, and few outcomes it may change
+        # of the nodes running pods, the one running the fewest: few outcomes to change
         load = Counter(p["spec"].get("nodeName") for p in self.view.pods if pod_phase(p) in LIVE)
-        nodes = [f"node-{i}" for i in range(1, NODES + 1)]
-        node = min(nodes, key=lambda n: (load[n], self.rng.random()))
+        nodes = [n for n in (f"node-{i}" for i in range(1, NODES + 1)) if load[n]]
+        node = min(nodes or ["node-1"], key=lambda n: (load[n], self.rng.random()))
         self._hit(node)
         await self._admin("POST", f"nodes/{node}/lose")
         await self.view.refresh()

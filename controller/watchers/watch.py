@@ -221,10 +221,21 @@ def decode_or_skip(decoder: msgspec.json.Decoder[T], raw: bytes | msgspec.Raw) -
         return None
 
 
+class _VersionOnly(msgspec.Struct, frozen=True, rename="camel"):
+    resource_version: str = ""
+
+
+class _Versioned(msgspec.Struct, frozen=True):
+    metadata: _VersionOnly = _VersionOnly()
+
+
+_version_decoder = msgspec.json.Decoder(_Versioned)
+
+
 def _version_of(raw: msgspec.Raw) -> str:
-    """The resourceVersion of an object that did not decode, if its metadata does."""
+    """The resourceVersion of an object that did not decode, if it has a readable one."""
     try:
-        return _bookmark_decoder.decode(raw).metadata.resource_version
+        return _version_decoder.decode(raw).metadata.resource_version
     except msgspec.DecodeError:
         return ""
 

@@ -338,6 +338,8 @@ class Faults:
     node_lost: set[str] = field(default_factory=set)
     #: (partition, offset) of each undecodable message sent to lavalog.observed
     poison: set[tuple[int, int]] = field(default_factory=set)
+    #: replicas that exited on their own (not killed), with the end of their output
+    died: list[str] = field(default_factory=list)
     _turn: int = 0
 
     def kinds(self) -> Iterator[str]:
@@ -357,8 +359,16 @@ class Faults:
             if sum(self.done.values()) >= max(count, len(FAULTS)) and submitted.is_set():
                 return
             await asyncio.sleep(self.rng.uniform(0.5, 2.5))
+            await self.revive()
             await getattr(self, "_" + kind.replace("-", "_"))()
             self.done[kind] += 1
+
+    async def revive(self) -> None:
+        """Start again, and count, each replica that exited without being killed."""
+        for replica in self.replicas:
+            if not replica.running:
+                self.died.append(f"{replica.identity}: {replica.tail()[-600:]}")
+                await replica.restart()
 
     async def _admin(self, method: str, path: str, body: Obj | None = None) -> None:
         async with (
@@ -501,7 +511,9 @@ async def run(
             )
         )
         kube = await stack.enter_async_context(connect(str(cluster.kubeconfig)))
-        replicas = [LavalogRun(kafka, cluster.kubeconfig, output, name) for name in REPLICAS]
+        replicas = [
+            LavalogRun(kafka, cluster.kubeconfig, output / f"{name}.log", name) for name in REPLICAS
+        ]
         for replica in replicas:
             stack.push_async_callback(replica.stop)
             await replica.start()
@@ -523,9 +535,7 @@ async def run(
                 await asyncio.sleep(submit_every)
             submitted.set()
             await injecting
-            for replica in replicas:  # a replica restarted last must be up to count
-                if not replica.running:
-                    await replica.restart()
+            await chaos.revive()
             calm = time.monotonic()
             settled = await settle(view, kafka, [p.name for p in jobs], settle_within)
             settle_seconds = time.monotonic() - calm
@@ -642,12 +652,20 @@ class Verdict:
     duplicates: list[str]
     left_running: list[str]
     unaccounted_letters: list[str]
+    #: replica processes that exited without being killed
+    died: list[str]
     compared: int
     timing_dependent: int
 
     @property
     def ok(self) -> bool:
-        return not (self.lost or self.duplicates or self.left_running or self.unaccounted_letters)
+        return not (
+            self.lost
+            or self.duplicates
+            or self.left_running
+            or self.unaccounted_letters
+            or self.died
+        )
 
 
 def compare(reference: Outcome, chaotic: Outcome) -> Verdict:
@@ -667,6 +685,7 @@ def compare(reference: Outcome, chaotic: Outcome) -> Verdict:
         duplicates=duplicates(reference.created, chaotic.created, faults),
         left_running=chaotic.left_running + reference.left_running,
         unaccounted_letters=unaccounted(chaotic.letters, faults.poison, faults.kafka),
+        died=faults.died,
         compared=compared,
         timing_dependent=len(faults.node_lost),
     )
@@ -765,11 +784,20 @@ async def chaos(
             )  # fmt: skip
             say(f"chaos: seed {seed}, {jobs} jobs, reference run without faults")
             reference = await run(
-                broker, planned, faults=0, output=logs / "reference.log", **common
+                broker, planned, faults=0, output=folder(logs, "reference"), **common
             )
             say(f"chaos: the same jobs with {faults} faults")
-            chaotic = await run(broker, planned, faults=faults, output=logs / "chaos.log", **common)
+            chaotic = await run(
+                broker, planned, faults=faults, output=folder(logs, "chaos"), **common
+            )
     return Report(planned, reference, chaotic, compare(reference, chaotic))
+
+
+def folder(parent: Path, name: str) -> Path:
+    """Where one run's controllers write their output."""
+    path = parent / name
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def print_report(report: Report) -> None:
@@ -793,6 +821,7 @@ def print_report(report: Report) -> None:
         ("pods left running for finished jobs", str(len(verdict.left_running))),
         ("dead letters (all poison sent)", f"{len(report.chaotic.letters)} ({len(faults.poison)})"),
         ("unaccounted dead letters", str(len(verdict.unaccounted_letters))),
+        ("replicas that exited unkilled", str(len(verdict.died))),
         ("decisions reproduced by audit", f"{reproduced}/{recorded} ({report.audit_share:.1f}%)"),
         ("jobs audited consistent", f"{consistent}/{audited}"),
     ]
@@ -802,6 +831,7 @@ def print_report(report: Report) -> None:
         *verdict.duplicates,
         *verdict.left_running,
         *verdict.unaccounted_letters,
+        *verdict.died,
     ]:
         say(f"  {line}")
     say("\nchaos: " + ("PASS" if report.ok else "FAIL"))

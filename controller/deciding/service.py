@@ -19,6 +19,7 @@ from typing import Any
 
 import structlog
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
+from aiokafka.errors import KafkaError
 
 from controller.deciding.partition import PartitionDecider
 from controller.deciding.snapshots import encode_record, restore
@@ -115,7 +116,14 @@ class DeciderService:
         offsets = {tp: messages[-1].offset + 1 for tp, _, messages in batches}
         for tp, next_offset in offsets.items():
             self._positions[tp.partition] = next_offset
-        await self._require_consumer().commit(offsets)
+        try:
+            await self._require_consumer().commit(offsets)
+        except KafkaError as exc:
+            # The group rebalanced meanwhile (a long broker pause, a session expired): the
+            # partitions' next owner replays from the last commit, whose decisions are
+            # the same ones with the same ids. Dying here would stop the whole process.
+            log.warning("offset commit failed", error=str(exc))
+            return
         for tp, partition, _ in batches:
             started = self._snapshot_at.get(tp.partition, 0.0)
             if (

@@ -107,13 +107,16 @@ def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
 
 
 def _protected(path: tuple[Any, ...], keep: tuple[tuple[Any, ...], ...]) -> bool:
-    return any(path == k[: len(path)] for k in keep)
+    """`path` holds or lies under a kept place."""
+    return any(path == k[: len(path)] or path[: len(k)] == k for k in keep)
 
 
-def broken(base: Obj, *, within: tuple[Any, ...] = ()) -> st.SearchStrategy[Obj]:
+def broken(
+    base: Obj, *, within: tuple[Any, ...] = (), keep: tuple[tuple[Any, ...], ...] = ()
+) -> st.SearchStrategy[Obj]:
     """`base` with a few of its values replaced by random JSON or dropped, under `within`
-    only (the whole object by default); name and namespace are kept."""
-    keep = (("metadata", "name"), ("metadata", "namespace"))
+    only (the whole object by default); name, namespace and what is under `keep` stay."""
+    keep = (("metadata", "name"), ("metadata", "namespace"), *keep)
     places = [
         p
         for p in _paths(base)

@@ -224,6 +224,12 @@ class DeciderService:
                 replay_from=restored.checkpoint,
                 committed=committed,
             )
+            if restored.skipped:
+                log.warning(
+                    "records on lavalog.state that are not snapshots were left out",
+                    partition=number,
+                    skipped=restored.skipped,
+                )
 
     async def _release(self, revoked: list[int]) -> None:
         """Snapshot what is handed over, so that its next owner replays little."""
@@ -258,7 +264,9 @@ class DeciderService:
             while pending:
                 batch = await reader.getmany(*pending, timeout_ms=300)
                 for tp, messages in batch.items():
-                    records[tp.partition].extend((m.key.decode(), m.value) for m in messages)
+                    records[tp.partition].extend(
+                        (m.key.decode(errors="replace") if m.key else "", m.value) for m in messages
+                    )
                 left = []
                 for tp in pending:
                     end = reader.highwater(tp)

@@ -29,7 +29,6 @@ from simulator.selectors import Selector
 from tests.e2e.conftest import (
     NAMESPACE,
     System,
-    condition_path,
     job_phase,
     make_kafka,
     running_system,
@@ -64,8 +63,8 @@ async def kafka_for(bootstrap: str) -> KafkaSettings:
 async def runs_normally(system: System, name: str) -> None:
     """A job submitted now goes Pending, Running, Completed: the controller works."""
     await system.submit(job(name, task("worker", 2, "sleep 20")))
-    found = await system.until_phase(name, ["Completed", "Failed"], 60)
-    assert condition_path(found) == [P, R, "Completed"]
+    await system.until_phase(name, ["Completed", "Failed"], 60)
+    assert system.log.phase_path(name) == [P, R, "Completed"]
 
 
 def has_phase(system: System, name: str) -> bool:
@@ -124,7 +123,7 @@ async def test_broken_objects_through_the_watchers(kafka_broker: str) -> None:
         ]
         for name in rejected:
             found = system.log.job(name) or {}
-            assert job_phase(found) == "Failed" and condition_path(found) == ["Failed"], name
+            assert job_phase(found) == "Failed" and system.log.phase_path(name) == ["Failed"], name
             await system.log.until(partial(has_rejection_event, system, name), 30, name)
         assert rejected, "the broken specs include some that admission refuses"
         await runs_normally(system, "after-broken-objects")

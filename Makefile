@@ -1,12 +1,13 @@
 # Two entry points a fresh machine with only Python 3.11 can run:
 #   make demo   — installs into .venv, then runs `lavalog demo`
 #   make test   — installs into .venv, then runs ruff, mypy, import-linter and pytest
+#   make chaos  — the full chaos run: 300 jobs without and with faults, compared (ARGS=...)
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint unit bench clean
+.PHONY: demo test lint unit bench chaos clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,6 +34,9 @@ bench: $(STAMP)
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/simulator.py
 	$(BIN)/python bench/validate.py
+
+chaos: $(STAMP)
+	$(BIN)/python bench/chaos.py $(ARGS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

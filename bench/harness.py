@@ -1,4 +1,4 @@
-"""Processes and printing shared by the system benchmarks (pipeline, reaction, scale).
+"""Processes and printing shared by the system benchmarks (pipeline, reaction, scale, chaos).
 
 A benchmark runs what a deployment runs as separate processes as separate processes:
 the development broker (tansu), the simulated cluster (`lavalog sim`) and the controller
@@ -19,12 +19,15 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import aiohttp
+from aiokafka import TopicPartition
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from controller.kafka import KafkaSettings
+from controller.broker import free_port
+from controller.kafka import KafkaSettings, create_consumer, topic_name
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -150,6 +153,110 @@ async def metric(url: str, name: str) -> float:
         if line.startswith(name + " ") or line.startswith(name + "_total "):
             return float(line.split()[1])
     raise KeyError(name)
+
+
+class LavalogRun:
+    """`lavalog run` in a child process, as a deployment runs it: restartable, SIGKILLable,
+    its output appended to one file. The chaos run and the crash tests use it."""
+
+    def __init__(self, kafka: KafkaSettings, kubeconfig: Path, output: Path, identity: str) -> None:
+        self.kafka = kafka
+        self.kubeconfig = kubeconfig
+        self.output = output
+        self.identity = identity
+        self.process: asyncio.subprocess.Process | None = None
+        self.port = 0
+
+    async def start(self) -> None:
+        kafka = self.kafka
+        env = {
+            **ENV,
+            "LAVALOG_TOPIC_PREFIX": kafka.topic_prefix,
+            "LAVALOG_OBSERVED_PARTITIONS": str(kafka.observed_partitions),
+            "LAVALOG_DECISIONS_PARTITIONS": str(kafka.decisions_partitions),
+            "LAVALOG_STATE_PARTITIONS": str(kafka.state_partitions),
+            "LAVALOG_SESSION_TIMEOUT_MS": str(kafka.session_timeout_ms),
+            "LAVALOG_HEARTBEAT_INTERVAL_MS": str(kafka.heartbeat_interval_ms),
+        }
+        self.port = free_port()
+        with self.output.open("ab") as out:
+            self.process = await asyncio.create_subprocess_exec(
+                *(sys.executable, "-m", "controller.cli", "run"),
+                *("--kubeconfig", str(self.kubeconfig)),
+                *("--bootstrap-servers", kafka.bootstrap_servers),
+                *("--http-port", str(self.port), "--identity", self.identity, "--log-json"),
+                cwd=ROOT,
+                env=env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=out,
+                stderr=out,
+            )
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.returncode is None
+
+    async def ready(self, within: float = 30.0) -> None:
+        """Until /readyz answers 200; AssertionError with the output's tail if it died."""
+        url = f"http://127.0.0.1:{self.port}/readyz"
+        async with aiohttp.ClientSession() as http, asyncio.timeout(within):
+            while True:
+                assert self.running, self.tail()
+                try:
+                    async with http.get(url) as answer:
+                        if answer.status == 200:
+                            return
+                except aiohttp.ClientError:
+                    pass
+                await asyncio.sleep(0.1)
+
+    def kill(self) -> None:
+        """SIGKILL: no clean shutdown, no last commit, no Lease release."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+
+    async def restart(self) -> None:
+        assert self.process is not None
+        await self.process.wait()
+        await self.start()
+
+    async def stop(self) -> None:
+        if self.process is None or self.process.returncode is not None:
+            return
+        self.process.terminate()
+        try:
+            await asyncio.wait_for(self.process.wait(), timeout=15)
+        except TimeoutError:
+            self.process.kill()
+            await self.process.wait()
+
+    def tail(self) -> str:
+        return self.output.read_text(errors="replace")[-4000:]
+
+
+async def read_topic(settings: KafkaSettings, topic: str, partitions: int) -> list[Any]:
+    """Every record of a topic from its beginning to its current end."""
+    name = topic_name(settings, topic)
+    consumer = create_consumer(settings, group_id=None)
+    await consumer.start()
+    try:
+        tps = [TopicPartition(name, p) for p in range(partitions)]
+        consumer.assign(tps)
+        await consumer.seek_to_beginning(*tps)
+        records: list[Any] = []
+        async with asyncio.timeout(30):
+            while True:
+                batch = await consumer.getmany(*tps, timeout_ms=200)
+                for messages in batch.values():
+                    records.extend(messages)
+                ends = [consumer.highwater(tp) for tp in tps]
+                positions = [await consumer.position(tp) for tp in tps]
+                if not batch and all(
+                    end is not None and at >= end for end, at in zip(ends, positions, strict=True)
+                ):
+                    return records
+    finally:
+        await consumer.stop()
 
 
 def _run_controller(args: argparse.Namespace) -> None:

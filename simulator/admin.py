@@ -12,6 +12,7 @@ routes are thin wrappers so that out-of-process tests and `lavalog demo` can use
     GET  /sim/faults  | PUT /sim/faults  {"latency": s, "error_rate": p, "throttle_rate": p}
     GET  /sim/state                             resourceVersion, object counts, time, API
                                                 requests served by "verb resource"
+    GET  /sim/pods/created                      every pod creation (simulator.creations)
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import msgspec
 from aiohttp import web
 
 from simulator import registry
+from simulator.creations import PodCreations
 from simulator.errors import ApiError, bad_request
 from simulator.faults import ApiFaults
 from simulator.kubelet import Kubelet
@@ -46,6 +48,7 @@ class Admin:
         self.kubelet = kubelet
         self.faults = faults
         self.api_calls = api_calls
+        self.creations = PodCreations(objects.store)
 
     def evict(self, namespace: str, name: str) -> None:
         """Evict a pod as the eviction API does: a graceful delete."""
@@ -113,6 +116,7 @@ class Admin:
             web.get("/sim/faults", self._get_faults),
             web.put("/sim/faults", self._put_faults),
             web.get("/sim/state", self._state),
+            web.get("/sim/pods/created", self._created),
         ]
 
     async def _evict(self, request: web.Request) -> web.Response:
@@ -158,6 +162,11 @@ class Admin:
 
     async def _state(self, request: web.Request) -> web.Response:
         return web.Response(body=encode(self.state()), content_type="application/json")
+
+
+    async def _created(self, request: web.Request) -> web.Response:
+        body = encode({"items": self.creations.records})
+        return web.Response(body=body, content_type="application/json")
 
 
 def _ok() -> web.Response:

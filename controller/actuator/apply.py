@@ -34,7 +34,7 @@ from controller.actuator.resources import (
     plugin_resource_paths,
 )
 from controller.actuator.sshkeys import generate_key_pair
-from controller.actuator.staleness import pods_are_stale, status_is_older
+from controller.actuator.staleness import pods_are_stale, status_is_older, still_wanted
 from controller.actuator.status import merged_status
 from controller.decision_logs import carried_out, decision_fields
 from controller.kube import KubeError
@@ -207,7 +207,10 @@ class Applier:
         job = self._job_at_generation(decision) or await self._read_job(decision)
         if job is None or pods_are_stale(job.get("status"), decision.job_version):
             return False
-        manifests = build_pods(job, decision)
+        wanted = still_wanted(JobView.of(job).spec, decision.pods)
+        if not wanted:
+            return False
+        manifests = build_pods(job, msgspec.structs.replace(decision, pods=wanted))
         collection = paths.collection("v1", "Pod", split_job_key(decision.key)[0])
         slots = asyncio.Semaphore(self._pod_concurrency)
 

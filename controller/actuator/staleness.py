@@ -8,16 +8,20 @@ later decisions already replaced. Two rules make that harmless:
   a later job version or retry, has ended the run the written one is still in, or was
   stamped later (`state.lastTransitionTime`, which moves with every change);
 - pods are not created for a job version older than the Job's, nor for the version at
-  which the Job already finished or was aborted (a resume starts a new version).
+  which the Job already finished or was aborted (a resume starts a new version);
+- nor beyond a task's replicas in the Job's spec as it is now: a scale-down kills such
+  pods without changing the version, so a create carried out again after that kill
+  would make the pod a second time (found by `bench/chaos.py`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+from events.decisions import PodRef
 from events.timestamps import from_rfc3339
-from events.volcano import FINISHED_PHASES, JobPhase, JobStatus
+from events.volcano import FINISHED_PHASES, JobPhase, JobSpec, JobStatus
 
 _ENDED = frozenset({*FINISHED_PHASES, JobPhase.ABORTED})
 
@@ -45,3 +49,10 @@ def pods_are_stale(current: Mapping[str, Any] | None, job_version: int) -> bool:
     version = int(status.get("version") or 0)
     phase = (status.get("state") or {}).get("phase", "")
     return version > job_version or (version == job_version and phase in _ENDED)
+
+
+def still_wanted(spec: JobSpec, pods: Iterable[PodRef]) -> tuple[PodRef, ...]:
+    """The pods less those beyond their task's replicas in `spec` (a pod of a task the
+    spec lacks is left for building the pod to report)."""
+    replicas = {task.name: task.replicas for task in spec.tasks}
+    return tuple(pod for pod in pods if pod.index < replicas.get(pod.task, pod.index + 1))

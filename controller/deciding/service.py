@@ -19,6 +19,7 @@ from typing import Any
 
 import structlog
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
+from aiokafka.errors import KafkaError
 
 from controller.deciding.partition import PartitionDecider
 from controller.deciding.snapshots import encode_record, restore
@@ -115,7 +116,14 @@ class DeciderService:
         offsets = {tp: messages[-1].offset + 1 for tp, _, messages in batches}
         for tp, next_offset in offsets.items():
             self._positions[tp.partition] = next_offset
-        await self._require_consumer().commit(offsets)
+        try:
+            await self._require_consumer().commit(offsets)
+        except KafkaError as exc:
+            # The group rebalanced meanwhile (a long broker pause, a session expired): the
+            # partitions' next owner replays from the last commit, whose decisions are
+            # the same ones with the same ids. Dying here would stop the whole process.
+            log.warning("offset commit failed", error=str(exc))
+            return
         for tp, partition, _ in batches:
             started = self._snapshot_at.get(tp.partition, 0.0)
             if (
@@ -216,6 +224,12 @@ class DeciderService:
                 replay_from=restored.checkpoint,
                 committed=committed,
             )
+            if restored.skipped:
+                log.warning(
+                    "records on lavalog.state that are not snapshots were left out",
+                    partition=number,
+                    skipped=restored.skipped,
+                )
 
     async def _release(self, revoked: list[int]) -> None:
         """Snapshot what is handed over, so that its next owner replays little."""
@@ -250,7 +264,9 @@ class DeciderService:
             while pending:
                 batch = await reader.getmany(*pending, timeout_ms=300)
                 for tp, messages in batch.items():
-                    records[tp.partition].extend((m.key.decode(), m.value) for m in messages)
+                    records[tp.partition].extend(
+                        (m.key.decode(errors="replace") if m.key else "", m.value) for m in messages
+                    )
                 left = []
                 for tp in pending:
                     end = reader.highwater(tp)

@@ -50,6 +50,8 @@ class Restored(msgspec.Struct):
     states: dict[str, JobState] = {}
     #: per job, the input offset its state already reflects (skip events before it)
     reflects: dict[str, int] = {}
+    #: records that were not snapshots (someone else's bytes on the topic), left out
+    skipped: int = 0
 
 
 def restore(records: Iterable[tuple[str, bytes | None]]) -> Restored:
@@ -60,7 +62,12 @@ def restore(records: Iterable[tuple[str, bytes | None]]) -> Restored:
             restored.states.pop(key, None)
             restored.reflects.pop(key, None)
             continue
-        record = decode_record(value)
+        try:
+            record = decode_record(value)
+        except msgspec.DecodeError:
+            # not ours: a job keeps its last good snapshot, and replay covers the rest
+            restored.skipped += 1
+            continue
         if isinstance(record, Checkpoint):
             restored.checkpoint = record.offset
         else:

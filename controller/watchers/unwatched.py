@@ -77,7 +77,9 @@ async def decider_view(settings: KafkaSettings) -> list[JobState]:
             reader, {TopicPartition(state_topic, n): 0 for n in range(count)}
         )
         restored = {
-            tp.partition: restore((m.key.decode(), m.value) for m in messages)
+            tp.partition: restore(
+                (m.key.decode(errors="replace") if m.key else "", m.value) for m in messages
+            )
             for tp, messages in snapshots.items()
         }
         # everything counts as decided already: only the states are wanted, not decisions

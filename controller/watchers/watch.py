@@ -18,6 +18,9 @@ The contract is that of an uninterrupted watch, whatever happens to the connecti
   those gone as DELETED in the same way.
 * Errors (connection failures, 429/5xx, any other API error) are retried with
   exponential backoff and jitter; nothing is skipped.
+* Except an object that does not decode as its kind (a field of the wrong type): it is
+  logged and skipped, and the position moves past it, since retrying would read the same
+  object again forever and every change after it would be lost.
 
 Changes come in batches (everything the server has sent so far, up to `max_batch`), and
 the position advances past a batch only when the consumer asks for the next one: a
@@ -46,6 +49,7 @@ from controller.watchers.objects import (
     Job,
     KubeObject,
     List,
+    ListMeta,
     Pod,
     PodGroup,
     Status,
@@ -153,6 +157,16 @@ def remember(known: dict[str, T], changes: Iterable[Change[T]]) -> None:
 
 
 _event_decoder = msgspec.json.Decoder(WatchEvent)
+
+
+class _RawPage(msgspec.Struct, frozen=True):
+    """A list page whose items are left undecoded, to decode one by one."""
+
+    metadata: ListMeta = ListMeta()
+    items: tuple[msgspec.Raw, ...] = ()
+
+
+_raw_page_decoder = msgspec.json.Decoder(_RawPage)
 _status_decoder = msgspec.json.Decoder(Status)
 _bookmark_decoder = msgspec.json.Decoder(KubeObject)
 
@@ -183,12 +197,47 @@ def parse(lines: Sequence[bytes], decoder: msgspec.json.Decoder[T]) -> Parsed[T]
             parsed.error = Gone(text) if status.code == 410 else WatchError(text)
             break
         elif event.type in ChangeType.__members__:
-            obj = decoder.decode(event.object)
+            obj = decode_or_skip(decoder, event.object)
+            if obj is None:
+                parsed.resource_version = _version_of(event.object) or parsed.resource_version
+                continue
             parsed.changes.append(Change(ChangeType(event.type), obj))
             parsed.resource_version = obj.metadata.resource_version
         else:
             log.warning("unknown watch event", type=event.type)
     return parsed
+
+
+def decode_or_skip(decoder: msgspec.json.Decoder[T], raw: bytes | msgspec.Raw) -> T | None:
+    """The object, or None (logged) when it is not a well-formed object of its kind."""
+    try:
+        return decoder.decode(raw)
+    except msgspec.DecodeError as exc:
+        log.error(
+            "undecodable object skipped",
+            error=str(exc),
+            object=bytes(raw)[:500].decode(errors="replace"),
+        )
+        return None
+
+
+class _VersionOnly(msgspec.Struct, frozen=True, rename="camel"):
+    resource_version: str = ""
+
+
+class _Versioned(msgspec.Struct, frozen=True):
+    metadata: _VersionOnly = _VersionOnly()
+
+
+_version_decoder = msgspec.json.Decoder(_Versioned)
+
+
+def _version_of(raw: msgspec.Raw) -> str:
+    """The resourceVersion of an object that did not decode, if it has a readable one."""
+    try:
+        return _version_decoder.decode(raw).metadata.resource_version
+    except msgspec.DecodeError:
+        return ""
 
 
 class _End:
@@ -261,10 +310,17 @@ async def list_all(
         data = await kube.request(
             "GET", resource.path(namespace), query=query, request_timeout=settings.request_timeout
         )
-        page = decoder.decode(data)
-        items.extend(page.items)
-        version = version or page.metadata.resource_version
-        token = page.metadata.continue_
+        try:
+            page = decoder.decode(data)
+            items.extend(page.items)
+            meta = page.metadata
+        except msgspec.ValidationError:  # one bad object: keep the others
+            raw = _raw_page_decoder.decode(data)
+            one = msgspec.json.Decoder(resource.type)
+            items.extend(o for r in raw.items if (o := decode_or_skip(one, r)) is not None)
+            meta = raw.metadata
+        version = version or meta.resource_version
+        token = meta.continue_
         if not token:
             return items, version
 

@@ -162,6 +162,23 @@ async def test_plugin_resources_are_created_once_and_the_hosts_follow_scaling(
     assert kept["metadata"]["resourceVersion"] == secret["metadata"]["resourceVersion"]
 
 
+async def test_pods_a_scale_down_removed_are_not_created_again(
+    kube: Kube, applier: Applier
+) -> None:
+    """A create carried out again after a scale-down killed its pods (same job version:
+    the version check cannot tell) makes only the pods the spec still has (bench/chaos.py
+    saw `scale-081-worker-2 v0` created twice)."""
+    job = await submit(kube)
+    scaled = await read(kube, job_path(job))
+    scaled["spec"]["tasks"][1]["replicas"] = 1  # worker: 2 -> 1
+    await kube.request("PUT", job_path(job), body=scaled)
+
+    await twice(applier, tf_pods(job))
+
+    names = sorted(p["metadata"]["name"] for p in await items(kube, pods_path()))
+    assert names == ["tensorflow-dist-mnist-ps-0", "tensorflow-dist-mnist-worker-0"]
+
+
 async def test_pods_kill_deletes_only_the_incarnation_it_names(
     kube: Kube, applier: Applier, counters: Counters
 ) -> None:

@@ -29,13 +29,12 @@ from typing import Any
 
 import msgspec
 import pytest
-from aiokafka import TopicPartition
 
 from controller.actuator import paths
 from controller.app import ControllerConfig, run_controller
 from controller.commands.job import ACTIONS, _issue
 from controller.health import Health
-from controller.kafka import KafkaSettings, create_consumer, ensure_topics, topic_name
+from controller.kafka import KafkaSettings, ensure_topics
 from controller.kube import Kube, KubeError, connect
 from simulator import registry
 from simulator.selectors import Selector, parse_labels
@@ -410,31 +409,3 @@ async def running_system(
 async def system(e2e_kafka: KafkaSettings) -> AsyncIterator[System]:
     async with running_system(e2e_kafka) as running:
         yield running
-
-
-# reading the topics ---------------------------------------------------------------------
-
-
-async def read_topic(settings: KafkaSettings, topic: str, partitions: int) -> list[Any]:
-    """Every record of a topic from its beginning to its current end."""
-    name = topic_name(settings, topic)
-    consumer = create_consumer(settings, group_id=None)
-    await consumer.start()
-    try:
-        tps = [TopicPartition(name, p) for p in range(partitions)]
-        consumer.assign(tps)
-        await consumer.seek_to_beginning(*tps)
-        records: list[Any] = []
-        async with asyncio.timeout(30):
-            while True:
-                batch = await consumer.getmany(*tps, timeout_ms=200)
-                for messages in batch.values():
-                    records.extend(messages)
-                ends = [consumer.highwater(tp) for tp in tps]
-                positions = [await consumer.position(tp) for tp in tps]
-                if not batch and all(
-                    end is not None and at >= end for end, at in zip(ends, positions, strict=True)
-                ):
-                    return records
-    finally:
-        await consumer.stop()

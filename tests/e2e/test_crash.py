@@ -10,20 +10,16 @@ fresh topics; the jobs and their failures (container commands) are the same in e
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import socket
-import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import pytest
 import pytest_asyncio
 
+from bench.harness import LavalogRun, read_topic
 from controller.actuator.service import ActuatorService
 from controller.kafka import KafkaSettings, ensure_topics
 from events import topics
@@ -33,11 +29,9 @@ from simulator import registry
 from simulator.store import Change
 from tests.e2e.conftest import (
     ClusterLog,
-    System,
     job_phase,
     make_kafka,
     poll_until,
-    read_topic,
     running_system,
     version_of,
 )
@@ -67,83 +61,6 @@ class Outcome:
     pods: Counter[tuple[str, int]]
 
 
-class Controller:
-    """`lavalog run` in a child process, restartable, with its output in one file."""
-
-    def __init__(self, system: System, output: Path) -> None:
-        self.system = system
-        self.output = output
-        self.process: asyncio.subprocess.Process | None = None
-        self.port = 0
-
-    async def start(self) -> None:
-        kafka = self.system.kafka
-        env = {
-            **os.environ,
-            "LAVALOG_TOPIC_PREFIX": kafka.topic_prefix,
-            "LAVALOG_OBSERVED_PARTITIONS": str(kafka.observed_partitions),
-            "LAVALOG_DECISIONS_PARTITIONS": str(kafka.decisions_partitions),
-            "LAVALOG_STATE_PARTITIONS": str(kafka.state_partitions),
-            "LAVALOG_SESSION_TIMEOUT_MS": str(kafka.session_timeout_ms),
-            "LAVALOG_HEARTBEAT_INTERVAL_MS": str(kafka.heartbeat_interval_ms),
-        }
-        self.port = free_port()
-        with self.output.open("ab") as out:
-            self.process = await asyncio.create_subprocess_exec(
-                *(sys.executable, "-m", "controller.cli", "run"),
-                *("--kubeconfig", str(self.system.cluster.kubeconfig_path)),
-                *("--bootstrap-servers", kafka.bootstrap_servers),
-                *("--http-port", str(self.port), "--identity", IDENTITY, "--log-json"),
-                env=env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=out,
-                stderr=out,
-            )
-
-    async def ready(self, within: float = 30.0) -> None:
-        url = f"http://127.0.0.1:{self.port}/readyz"
-        async with aiohttp.ClientSession() as http, asyncio.timeout(within):
-            while True:
-                assert self.process is not None and self.process.returncode is None, self.tail()
-                try:
-                    async with http.get(url) as answer:
-                        if answer.status == 200:
-                            return
-                except aiohttp.ClientError:
-                    pass
-                await asyncio.sleep(0.1)
-
-    def kill(self) -> None:
-        """SIGKILL: no clean shutdown, no last commit, no Lease release."""
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-
-    async def restart(self) -> None:
-        assert self.process is not None
-        await self.process.wait()
-        await self.start()
-
-    async def stop(self) -> None:
-        if self.process is None or self.process.returncode is not None:
-            return
-        self.process.terminate()
-        try:
-            await asyncio.wait_for(self.process.wait(), timeout=15)
-        except TimeoutError:
-            self.process.kill()
-            await self.process.wait()
-
-    def tail(self) -> str:
-        return self.output.read_text(errors="replace")[-4000:]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 # when to kill: a predicate over each change the API server stores --------------------------
 
 Moment = Callable[[Change], bool]
@@ -168,7 +85,7 @@ async def run(
     """Run the jobs to their end with one controller process, SIGKILLed once at `moment`
     (or right after the jobs are submitted) and started again."""
     async with running_system(kafka, replicas=(), time_scale=50) as system:
-        controller = Controller(system, output)
+        controller = LavalogRun(kafka, system.cluster.kubeconfig_path, output, IDENTITY)
         killed = asyncio.Event()
 
         def kill_at_moment(change: Change) -> None:
@@ -195,7 +112,7 @@ async def run(
         return outcome(system.log)
 
 
-async def ended(log: ClusterLog, controller: Controller) -> None:
+async def ended(log: ClusterLog, controller: LavalogRun) -> None:
     def finished() -> bool:
         return all(job_phase(log.job(n)) in ENDS and not log.live_pods(n) for n in NAMES)
 

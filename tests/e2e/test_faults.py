@@ -13,6 +13,7 @@ import msgspec
 import pytest
 from aiokafka.structs import RecordMetadata
 
+from bench.harness import read_topic
 from controller.kafka import KafkaSettings, create_producer, topic_name
 from events import topics
 from events.codec import decode_observation
@@ -24,7 +25,6 @@ from tests.e2e.conftest import (
     NAMESPACE,
     System,
     job_phase,
-    read_topic,
     running_system,
 )
 from tests.e2e.faults import running_pod

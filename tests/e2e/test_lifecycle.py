@@ -20,6 +20,7 @@ from typing import Any, cast
 import pytest
 import pytest_asyncio
 
+from bench.harness import read_topic
 from controller.kafka import ensure_topics
 from events import topics
 from events.codec import decode_decision
@@ -30,7 +31,6 @@ from tests.e2e.conftest import (
     System,
     job_phase,
     make_kafka,
-    read_topic,
     running_system,
 )
 from tests.e2e.faults import Crash, Evict, Fault, Issue, inject

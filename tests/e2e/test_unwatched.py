@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from bench.harness import read_topic
 from controller.actuator import paths
 from events.codec import decode_decision, decode_observation
 from events.decisions import ActionDecided, TimerCancelled, TimerScheduled
@@ -25,7 +26,7 @@ from events.topics import DECISIONS, OBSERVED
 from projections.history import new_history, record
 from simulator import registry
 from simulator.selectors import Selector
-from tests.e2e.conftest import NAMESPACE, PARTITIONS, Obj, System, read_topic
+from tests.e2e.conftest import NAMESPACE, PARTITIONS, Obj, System
 from tests.e2e.jobs import job, task
 from tests.e2e.test_volcano_wire import COMMANDS, commands, events_on, vcctl_command
 

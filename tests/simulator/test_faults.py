@@ -157,3 +157,31 @@ async def test_state_counts_api_requests_by_verb_and_resource(
         "get pods/status": 1,
         "list pods": 1,
     }
+
+
+async def test_the_record_of_pod_creations_keeps_every_pod_of_a_name(
+    sim_cluster: SimulatedCluster, kube_api: ApiClient
+) -> None:
+    """GET /sim/pods/created: what a chaos run counts duplicates from."""
+    core = core_api(kube_api)
+    pod = running_pod("twice", ["sleep", "3600"])
+    pod["metadata"]["annotations"] = {"volcano.sh/job-version": "2"}
+    await core.create_namespaced_pod("default", pod)
+    await core.delete_namespaced_pod("twice", "default", grace_period_seconds=0)
+
+    async def gone() -> bool:
+        return not (await core.list_namespaced_pod("default")).items
+
+    await eventually(gone)
+    await core.create_namespaced_pod("default", pod)
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(f"{sim_cluster.url}/sim/pods/created") as answer,
+    ):
+        records = (await answer.json())["items"]
+
+    assert [(r["name"], r["jobVersion"]) for r in records] == [("twice", "2"), ("twice", "2")]
+    first, second = records
+    assert first["uid"] != second["uid"]
+    assert first["createdVersion"] < first["deletedVersion"] < second["createdVersion"]
+    assert second["deletedVersion"] is None

@@ -20,8 +20,17 @@ import msgspec
 
 from events.codec import LogEvent, to_builtins
 from events.decisions import Decision
-from events.observations import AnyObservation, JobObserved, Observation, PodObserved
+from events.observations import (
+    AnyObservation,
+    JobObserved,
+    Observation,
+    PodDeleted,
+    PodObserved,
+)
 from projections.audit import Replay
+
+#: phases after which a job runs no pods (Volcano's finished states)
+TERMINAL = frozenset({"Completed", "Failed", "Aborted", "Terminated"})
 
 SpecChange = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -60,10 +69,37 @@ class WhatIf(msgspec.Struct, frozen=True, kw_only=True):
     recorded_restarts: int
     alternative_restarts: int
     known_after: tuple[KnownAfter, ...]
+    #: recorded pod run time (seconds) after the divergence: saved if the alternative
+    #: has ended there, and the time one more attempt costs if it goes on where the
+    #: record ended (the mean recorded attempt), spent
+    pod_seconds_saved: float = 0.0
+    pod_seconds_spent: float = 0.0
 
     @property
     def identical(self) -> bool:
         return self.divergence is None
+
+
+class Summary(msgspec.Struct, kw_only=True):
+    """`whatif --all`: how the change would have moved a whole history."""
+
+    jobs: int = 0
+    diverged: int = 0
+    #: the alternative's phase at its last known point differs from the recorded end
+    other_phase: int = 0
+    more_restarts: int = 0
+    fewer_restarts: int = 0
+    pod_hours_saved: float = 0.0
+    pod_hours_spent: float = 0.0
+
+    def add(self, report: WhatIf) -> None:
+        self.jobs += 1
+        self.diverged += not report.identical
+        self.other_phase += report.alternative_phase != report.recorded_phase
+        self.more_restarts += report.alternative_restarts > report.recorded_restarts
+        self.fewer_restarts += report.alternative_restarts < report.recorded_restarts
+        self.pod_hours_saved += report.pod_seconds_saved / 3600
+        self.pod_hours_spent += report.pod_seconds_spent / 3600
 
 
 def parse_set(assignment: str) -> SpecChange:
@@ -163,16 +199,32 @@ def whatif(events: Iterable[LogEvent], replay: Replay, change: SpecChange) -> Wh
     if divergence is not None:
         index = next(i for i, o in enumerate(observations) if o.id == divergence)
         after = observations[index + 1 :]
+    saved = spent = 0.0
+    alternative_phase = _last_phase(alternative_all)
+    recorded_phase = _last_phase(d for ds in recorded_by_cause.values() for d in ds)
+    if divergence is not None:
+        runs = _pod_runs(observations)
+        at = next(o.time for o in observations if o.id == divergence)
+        if alternative_phase in TERMINAL:
+            saved = sum(max(0.0, end - max(start, at)) for start, end in runs)
+        elif recorded_phase in TERMINAL and runs:
+            spent = (
+                sum(end - start for start, end in runs)
+                / len(runs)
+                * _pods_per_attempt(observations)
+            )
     return WhatIf(
         key=observations[0].key,
         baseline=baseline,
         steps=tuple(steps),
         divergence=divergence,
-        recorded_phase=_last_phase(d for ds in recorded_by_cause.values() for d in ds),
-        alternative_phase=_last_phase(alternative_all),
+        recorded_phase=recorded_phase,
+        alternative_phase=alternative_phase,
         recorded_restarts=_restarts(d for ds in recorded_by_cause.values() for d in ds),
         alternative_restarts=_restarts(alternative_all),
         known_after=_next_failures(after),
+        pod_seconds_saved=saved,
+        pod_seconds_spent=spent,
     )
 
 
@@ -215,3 +267,25 @@ def _next_failures(after: list[AnyObservation]) -> tuple[KnownAfter, ...]:
                 reason=observation.reason,
             )
     return tuple(first.values())
+
+
+def _pod_runs(observations: list[AnyObservation]) -> list[tuple[float, float]]:
+    """(start, end) of each recorded pod incarnation's running time, on the facts' clock."""
+    started: dict[str, float] = {}
+    runs: list[tuple[float, float]] = []
+    for observation in observations:
+        if not isinstance(observation, PodObserved | PodDeleted):
+            continue
+        uid = observation.pod_uid
+        running = isinstance(observation, PodObserved) and observation.phase == "Running"
+        if running and uid not in started:
+            started[uid] = observation.time
+        elif not running and uid in started:
+            runs.append((started.pop(uid), observation.time))
+    end = observations[-1].time
+    runs += [(start, end) for start in started.values()]
+    return runs
+
+
+def _pods_per_attempt(observations: list[AnyObservation]) -> int:
+    return len({o.pod for o in observations if isinstance(o, PodObserved | PodDeleted)}) or 1

@@ -11,13 +11,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 from controller.commands.output import write_json
 from controller.decider import replay
 from events.codec import LogEvent, decode_event
 from projections.cli.common import UsageError, add_source, fail, job_key, open_queries
-from projections.whatif import SpecChange, WhatIf, compose, parse_set, whatif
+from projections.queries import Queries
+from projections.whatif import SpecChange, Summary, WhatIf, compose, parse_set, whatif
 
 HELP = "replay a job's recorded facts under a changed spec and compare the decisions"
 
@@ -35,6 +37,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="change one spec field (JSON value), e.g. spec.maxRetry=5; repeatable",
     )
     parser.add_argument("--spec", type=Path, help="a JSON file with the whole alternative spec")
+    parser.add_argument("--namespace", help="with --all: only this namespace")
+    parser.add_argument(
+        "--since",
+        type=duration,
+        help="with --all: only jobs with events in the last DURATION (30m, 2h, 7d)",
+    )
     add_source(parser)
     parser.add_argument("-o", "--output", choices=("text", "json"), default="text")
 
@@ -45,30 +53,35 @@ def run(args: argparse.Namespace) -> int:
         if args.all == (args.job is not None):
             raise UsageError("name one job or give --all")
         with open_queries(args) as queries:
-            keys = queries.keys() if args.all else [args.job]
-            reports = []
-            for count, key in enumerate(keys, 1):
-                events: list[LogEvent] = [decode_event(s.body) for s in queries.events(key)]
+            if args.all:
+                summary = summarise(queries, change, since=args.since, namespace=args.namespace)
+            else:
+                events = [decode_event(stored.body) for stored in queries.events(args.job)]
                 if not events:
-                    raise UsageError(f"no events of {key}")
-                reports.append(whatif(events, replay, change))
-                if args.all and sys.stderr.isatty():
-                    print(f"\rwhatif: {count}/{len(keys)} jobs", end="", file=sys.stderr)
+                    raise UsageError(f"no events of {args.job}")
+                report = whatif(events, replay, change)
     except (UsageError, ValueError, OSError) as exc:
         return fail("whatif", UsageError(str(exc)))
     if args.all:
-        summary = summarise(reports)
         if args.output == "json":
             write_json(summary)
         else:
-            print(" ".join(f"{name}={value}" for name, value in summary.items()))
-        return 0 if summary["diverged"] == 0 else 1
-    report = reports[0]
+            print(render_summary(summary))
+        return 0 if summary.diverged == 0 else 1
     if args.output == "json":
         write_json(report)
     else:
         print(render(report))
     return 0 if report.identical else 1
+
+
+def duration(text: str) -> float:
+    """`90s`, `30m`, `2h`, `7d` as seconds."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    try:
+        return float(text[:-1]) * units[text[-1]]
+    except (KeyError, ValueError, IndexError):
+        raise argparse.ArgumentTypeError(f"bad duration {text!r}: use e.g. 30m, 2h, 7d") from None
 
 
 def _change(args: argparse.Namespace) -> SpecChange:
@@ -81,14 +94,40 @@ def _change(args: argparse.Namespace) -> SpecChange:
     return compose(changes)
 
 
-def summarise(reports: list[WhatIf]) -> dict[str, int]:
-    return {
-        "jobs": len(reports),
-        "diverged": sum(not r.identical for r in reports),
-        "other_phase": sum(r.alternative_phase != r.recorded_phase for r in reports),
-        "more_restarts": sum(r.alternative_restarts > r.recorded_restarts for r in reports),
-        "fewer_restarts": sum(r.alternative_restarts < r.recorded_restarts for r in reports),
-    }
+def summarise(
+    queries: Queries,
+    change: SpecChange,
+    *,
+    since: float | None = None,
+    namespace: str | None = None,
+) -> Summary:
+    """The what-if of every job in the store (in `namespace`, seen since `since` seconds ago)."""
+    stored = queries.keys()
+    keys = [k for k in stored if namespace is None or k.split("/", 1)[0] == namespace]
+    summary = Summary()
+    progress = sys.stderr.isatty()
+    for count, key in enumerate(keys, 1):
+        events: list[LogEvent] = [decode_event(stored.body) for stored in queries.events(key)]
+        if since is not None and (not events or events[-1].time < time.time() - since):
+            continue
+        if events:
+            summary.add(whatif(events, replay, change))
+        if progress and (count % 100 == 0 or count == len(keys)):
+            done = count * 30 // len(keys)
+            bar = "#" * done + "." * (30 - done)
+            print(f"\rwhatif [{bar}] {count}/{len(keys)} jobs", end="", file=sys.stderr)
+    if progress:
+        print(file=sys.stderr)
+    return summary
+
+
+def render_summary(summary: Summary) -> str:
+    return (
+        f"{summary.jobs} jobs: {summary.diverged} decided differently, {summary.other_phase} "
+        f"in another phase, {summary.more_restarts} with more restarts, "
+        f"{summary.fewer_restarts} with fewer; pod-hours saved {summary.pod_hours_saved:.2f}, "
+        f"spent {summary.pod_hours_spent:.2f} (estimates from the recorded run times)"
+    )
 
 
 def render(report: WhatIf) -> str:

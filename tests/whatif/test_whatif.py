@@ -87,3 +87,61 @@ def test_an_unchanged_spec_matches_the_recorded_decisions(name: str) -> None:
         log += [observation, *decisions]
     report = whatif(log, replay, compose([]))
     assert report.baseline == "recorded" and report.identical
+
+
+def test_all_history_summarises_phase_restarts_and_pod_hours(tmp_path: Path) -> None:
+    log = tmp_path / "all.jsonl"
+    log.write_bytes(
+        b"".join(
+            (EXAMPLES / n).read_bytes() for n in sorted(p.name for p in EXAMPLES.glob("*.jsonl"))
+        )
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "controller.cli",
+            "whatif",
+            "--all",
+            "--file",
+            str(log),
+            "--set",
+            "spec.maxRetry=1",
+            "-o",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    summary = json.loads(done.stdout)
+    assert done.returncode == 1, done.stderr
+    assert summary["jobs"] == 4 and summary["diverged"] == 3
+    assert summary["fewer_restarts"] >= 1 and summary["pod_hours_saved"] > 0
+    assert summary["pod_hours_spent"] == 0  # fewer retries never cost compute
+    only = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "controller.cli",
+            "whatif",
+            "--all",
+            "--file",
+            str(log),
+            "--namespace",
+            "ml",
+            "--set",
+            "spec.maxRetry=1",
+            "-o",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert json.loads(only.stdout)["jobs"] < 4
+
+
+def test_more_retries_spend_an_attempt_where_the_record_gave_up() -> None:
+    report = whatif(_events("max-retry-exhausted.jsonl"), replay, parse_set("spec.maxRetry=5"))
+    assert report.pod_seconds_spent > 0 and report.pod_seconds_saved == 0

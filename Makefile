@@ -33,6 +33,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/simulator.py
 	$(BIN)/python bench/validate.py
+	$(BIN)/python bench/whatif.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -18,7 +18,8 @@ from typing import Any
 
 import msgspec
 
-from events.codec import LogEvent, to_builtins
+from controller.decider import replay
+from events.codec import LogEvent, decode_event, to_builtins
 from events.decisions import Decision
 from events.observations import (
     AnyObservation,
@@ -226,6 +227,12 @@ def whatif(events: Iterable[LogEvent], replay: Replay, change: SpecChange) -> Wh
         pod_seconds_saved=saved,
         pod_seconds_spent=spent,
     )
+
+
+def whatif_from_sets(bodies: Iterable[bytes], sets: Iterable[str]) -> WhatIf:
+    """The what-if of a job's stored events (raw bodies) under `--set`-style changes."""
+    events = [decode_event(body) for body in bodies]
+    return whatif(events, replay, compose(parse_set(text) for text in sets))
 
 
 def _fact(observation: AnyObservation) -> str:

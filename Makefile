@@ -34,6 +34,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/simulator.py
 	$(BIN)/python bench/validate.py
+	$(BIN)/python bench/whatif.py
 
 chaos: $(STAMP)
 	$(BIN)/python bench/chaos.py $(ARGS)

@@ -35,6 +35,7 @@ COMMANDS: dict[str, str] = {
     "events": "projections.cli.events",
     "export": "projections.cli.export",
     "audit": "projections.cli.audit",
+    "whatif": "projections.cli.whatif",
     "projections": "projections.cli.projections",
 }
 

@@ -24,6 +24,7 @@ from events.topics import job_key
 from projections.live import LiveHub, StreamFilter
 from projections.metrics import registry_for
 from projections.queries import MAX_PAGE, JobFilter, Queries, not_found
+from projections.whatif import whatif_from_sets
 
 #: An SSE comment this often keeps proxies from closing an idle stream.
 HEARTBEAT_SECONDS = 15.0
@@ -87,6 +88,7 @@ def add_routes(app: web.Application, api: Api) -> None:
     app.router.add_get("/api/v1/jobs", _jobs)
     app.router.add_get("/api/v1/jobs/{namespace}/{name}", _job)
     app.router.add_get("/api/v1/jobs/{namespace}/{name}/events", _job_events)
+    app.router.add_post("/api/v1/jobs/{namespace}/{name}/whatif", _job_whatif)
     app.router.add_get("/api/v1/stats", _stats)
     app.router.add_get("/api/v1/stream", _stream)
     app.router.add_get("/metrics", _metrics)
@@ -191,6 +193,24 @@ async def _job_events(request: web.Request) -> web.Response:
             ]
         }
     )
+
+
+async def _job_whatif(request: web.Request) -> web.Response:
+    """The what-if of one job: body `{"set": ["spec.maxRetry=5", ...]}` (see whatif_from_sets)."""
+    queries = request.app[API].queries
+    key = job_key(request.match_info["namespace"], request.match_info["name"])
+    try:
+        body = await request.json()
+        sets = body.get("set") if isinstance(body, dict) else None
+        if not isinstance(sets, list) or not all(isinstance(s, str) for s in sets):
+            raise ValueError('the body must be {"set": ["spec.FIELD=VALUE", ...]}')
+        stored = await asyncio.to_thread(queries.events, key)
+        if not stored:
+            return _json({"error": f"no events of {key}"}, status=404)
+        report = await asyncio.to_thread(whatif_from_sets, [e.body for e in stored], sets)
+    except ValueError as exc:  # JSON bodies and --set texts alike
+        raise BadRequest(str(exc)) from None
+    return _json(report)
 
 
 async def _stats(request: web.Request) -> web.Response:

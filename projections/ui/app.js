@@ -290,7 +290,8 @@ async function jobPage(key, params) {
       facts, el("div", { class: "panel" }, legend(t), gantt(t)),
       el("h3", { text: "Decisions" }),
       t.decisions.length ? decisions : el("p", { class: "muted empty", text: "No decisions: the controller has taken no action (restart, abort, complete...) on this job." }),
-      el("p", {}, el("a", { href: `/api/v1/jobs/${key}/events`, text: "raw events (audit trail)" })));
+      el("p", {}, el("a", { href: `/api/v1/jobs/${key}/events`, text: "raw events (audit trail)" }), " · ",
+        el("a", { id: "whatif-link", href: `#/jobs/${key}/whatif`, text: "what if… (replay under another policy)" })));
   };
   follow(`job=${encodeURIComponent(key)}`, render);
   // a running job's bars grow with the log's clock, which other jobs' events move on
@@ -298,11 +299,52 @@ async function jobPage(key, params) {
   return render();
 }
 
+// What if: the job's recorded facts replayed under spec changes typed as `--set` lines.
+function whatIfPage(key) {
+  if (stream) { stream.close(); stream = null; }  // a replay of the record: nothing live to follow
+  const editor = el("textarea", { id: "whatif-set", rows: "4", cols: "70", spellcheck: "false" });
+  editor.value = "spec.maxRetry=5";
+  const result = el("div", { id: "whatif-result" });
+  const run = async () => {
+    const sets = editor.value.split("\n").map((line) => line.trim()).filter(Boolean);
+    const response = await fetch(`/api/v1/jobs/${key}/whatif`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ set: sets }) });
+    const data = await response.json();
+    if (!response.ok) { result.replaceChildren(el("p", { class: "error", text: data.error })); return; }
+    result.replaceChildren(...whatIfView(data));
+  };
+  view.replaceChildren(
+    el("p", {}, el("a", { href: `#/jobs/${key}`, text: `← ${key}` })),
+    el("h2", { text: `What if: ${key}` }),
+    el("p", { class: "muted", text: "One spec change per line, e.g. spec.maxRetry=5 or spec.tasks[worker].policies=[{\"event\":\"PodFailed\",\"action\":\"RestartTask\"}]" }),
+    editor, el("p", {}, el("button", { id: "whatif-run", onclick: run, text: "replay" })), result);
+  return run();
+}
+
+function whatIfView(w) {
+  const t0 = w.steps.length ? w.steps[0].time : 0;
+  const table = el("table", { id: "whatif-steps" }, el("tr", {}, ...["At", "Fact", "Recorded", "Alternative"].map((h) => el("th", { text: h }))));
+  for (const s of w.steps) {
+    table.append(el("tr", { class: s.observation === w.divergence ? "divergence" : "" },
+      el("td", { text: `+${seconds(s.time - t0)}` }), el("td", { text: s.fact }),
+      el("td", { text: s.recorded.join(", ") || "—" }), el("td", { text: s.alternative.join(", ") || "—" })));
+  }
+  const verdict = w.divergence == null
+    ? `Identical: the change decides nothing differently (${w.recorded_phase}).`
+    : `Diverges at ${w.divergence}: recorded, the job ends ${w.recorded_phase} after ${w.recorded_restarts} restart(s); ` +
+      `the alternative is ${w.alternative_phase} there after ${w.alternative_restarts}, and unknown beyond.`;
+  const known = w.known_after.map((k) => el("li", { text: `${k.pod} failed at +${seconds(k.time - t0)} (exit ${k.exit_code}, ${k.reason || "no reason"}) in the recorded run` }));
+  return [el("p", { id: "whatif-verdict", text: verdict }), table,
+    known.length ? el("div", {}, el("h3", { text: "Known from the recorded run after the divergence" }), el("ul", {}, ...known)) : "",
+    el("p", { class: "muted", text: `baseline: ${w.baseline} decisions; pod time saved ${seconds(w.pod_seconds_saved)}, spent ${seconds(w.pod_seconds_spent)} (estimates)` })];
+}
+
 function route() {
   tip.hidden = true;
   clearInterval(ticker);
   const [path, search] = location.hash.slice(1).split("?");
   const params = new URLSearchParams(search || "");
+  const whatIf = /^\/jobs\/([^/]+\/[^/]+)\/whatif$/.exec(path || "");
+  if (whatIf) return whatIfPage(decodeURIComponent(whatIf[1]));
   const match = /^\/jobs\/([^/]+\/[^/]+)$/.exec(path || "");
   return match ? jobPage(decodeURIComponent(match[1]), params) : jobList(params);
 }

@@ -45,7 +45,13 @@ async def member_process(
 ) -> AsyncIterator[tuple[asyncio.subprocess.Process, str]]:
     """`tests.kafka.member` in a child process; yields it with its member id once joined."""
     process = await asyncio.create_subprocess_exec(
-        *(sys.executable, "-m", "tests.kafka.member", settings.bootstrap_servers, settings.client_id),
+        *(
+            sys.executable,
+            "-m",
+            "tests.kafka.member",
+            settings.bootstrap_servers,
+            settings.client_id,
+        ),
         *(topic_name(settings, OBSERVED), group, identity, str(SESSION_MS), str(HEARTBEAT_MS)),
         stdout=asyncio.subprocess.PIPE,
     )

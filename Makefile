@@ -31,6 +31,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/replay.py
 	$(BIN)/python bench/pipeline.py
 	$(BIN)/python bench/reaction.py
+	$(BIN)/python bench/recovery.py
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/simulator.py
 	$(BIN)/python bench/validate.py

@@ -9,6 +9,7 @@ it started, offsets are committed.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import socket
 from collections.abc import Callable
@@ -31,6 +32,17 @@ COMPONENTS = ("watchers", "decider", "actuator")
 
 
 def default_identity() -> str:
+    """This replica's name in the leader Lease and in its consumer groups.
+
+    In a pod, the pod name (`POD_NAME` from the downward API, else the hostname
+    Kubernetes gives the pod): a container restarted in its pod keeps it, and so takes
+    its Lease and its group members' place back at once. Elsewhere host and process id,
+    since two processes on one machine must never share a name.
+    """
+    if pod := os.environ.get("POD_NAME"):
+        return pod
+    if os.environ.get("KUBERNETES_SERVICE_HOST"):
+        return socket.gethostname()
     return f"{socket.gethostname()}-{os.getpid()}"
 
 
@@ -94,6 +106,8 @@ class Service(Component, Protocol):
 
 
 def _build(name: str, kube: Kube, config: ControllerConfig) -> Service:
+    # group members named after the identity: a restart takes its predecessor's place
+    kafka = dataclasses.replace(config.kafka, group_instance_id=config.identity)
     if name == "watchers":
         return WatcherService(
             kube=kube,
@@ -104,8 +118,8 @@ def _build(name: str, kube: Kube, config: ControllerConfig) -> Service:
             lease_duration=config.lease_duration,
         )
     if name == "decider":
-        return DeciderService(kafka=config.kafka)
-    return ActuatorService(kube=kube, kafka=config.kafka, qps=config.qps, burst=config.burst)
+        return DeciderService(kafka=kafka)
+    return ActuatorService(kube=kube, kafka=kafka, qps=config.qps, burst=config.burst)
 
 
 #: how long the components may take to stop cleanly (the actuator drains up to 30 s)

@@ -57,7 +57,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--identity",
         default=env("LAVALOG_IDENTITY", default_identity()),
-        help="this replica's name in the leader Lease",
+        help="this replica's name in the leader Lease and its consumer groups, unique per live "
+        "process; a restart under the same name takes both back at once. In a pod it is the "
+        "pod name (POD_NAME, else the hostname), elsewhere HOST-PID",
     )
     parser.add_argument(
         "--lease-namespace",

@@ -3,7 +3,9 @@
 Producers wait for all in-sync replicas and batch (`linger_ms`); keys are job keys, so
 aiokafka's default partitioner (murmur2, as Java's) puts every fact about a job on one
 partition. Consumers commit by hand, after their effects are durable (at-least-once),
-and start from the beginning of a partition that has no committed offset.
+and start from the beginning of a partition that has no committed offset. Group members
+carry the process's identity (`KafkaSettings.group_instance_id`) and, when started,
+first remove the member a killed predecessor of that identity left behind.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
+from controller.kafka.groups import evict_predecessors, member_client_id
 from controller.kafka.settings import KafkaSettings
 
 
@@ -38,9 +41,32 @@ def create_consumer(
     `options` are AIOKafkaConsumer arguments that add to or override the settings', e.g.
     `max_poll_records`, or `isolation_level="read_committed"` behind transactional writers.
     """
-    configured: dict[str, Any] = {
+    if group_id is not None:
+        return GroupConsumer(settings, group_id=group_id, **options)
+    return AIOKafkaConsumer(**(_consumer_options(settings, group_id=None) | options))
+
+
+class GroupConsumer(AIOKafkaConsumer):  # type: ignore[misc]
+    """A group member named after this process, which takes the place of a killed
+    predecessor of the same name on `start` (controller/kafka/groups.py)."""
+
+    def __init__(self, settings: KafkaSettings, *, group_id: str, **options: Any) -> None:
+        configured = _consumer_options(settings, group_id=group_id)
+        if settings.static_membership and settings.group_instance_id:
+            configured["group_instance_id"] = settings.group_instance_id
+        super().__init__(**(configured | options))
+        self._lavalog_settings = settings
+        self._lavalog_group = group_id
+
+    async def start(self) -> None:
+        await evict_predecessors(self._lavalog_settings, self._lavalog_group)
+        await super().start()
+
+
+def _consumer_options(settings: KafkaSettings, *, group_id: str | None) -> dict[str, Any]:
+    return {
         "bootstrap_servers": settings.bootstrap_servers,
-        "client_id": settings.client_id,
+        "client_id": settings.client_id if group_id is None else member_client_id(settings),
         "group_id": group_id,
         "enable_auto_commit": False,
         "auto_offset_reset": "earliest",
@@ -48,4 +74,3 @@ def create_consumer(
         "heartbeat_interval_ms": settings.heartbeat_interval_ms,
         "fetch_max_wait_ms": settings.fetch_max_wait_ms,
     }
-    return AIOKafkaConsumer(**(configured | options))

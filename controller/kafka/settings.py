@@ -51,6 +51,13 @@ class KafkaSettings:
     #: only when this runs out (new records do not wake it), so it bounds every hop's
     #: latency there; Apache Kafka answers as soon as records arrive (500 is fine there)
     fetch_max_wait_ms: int = 20
+    #: this process's stable name in consumer groups (`lavalog run` sets its identity, the
+    #: pod name): a restarted process of the same name takes its predecessor's place at
+    #: once instead of waiting for that member's session to time out (controller/kafka/groups.py)
+    group_instance_id: str = ""
+    #: Apache Kafka: name members with `group.instance.id` (static membership, KIP-345)
+    #: instead of removing the predecessor; tansu pauses every static join 3 s (docs/kafka.md)
+    static_membership: bool = False
 
     def __post_init__(self) -> None:
         for name in (
@@ -121,5 +128,6 @@ def _parse_acks(text: str) -> Acks:
 
 _PARSERS: dict[str, Callable[[str], Any]] = {
     "enable_idempotence": _parse_bool,
+    "static_membership": _parse_bool,
     "acks": _parse_acks,
 }

@@ -6,6 +6,10 @@ Only the leader runs the watchers, so that several replicas can run while one pu
   it for the holder's `leaseDurationSeconds`, measured on the candidate's own clock
   from when it first saw that `renewTime` (clocks of two machines are never compared).
   Taking it over sets `acquireTime` and counts one more `leaseTransitions`.
+* A candidate that finds the Lease held under its own identity takes it back at once:
+  it is a restarted process of the same holder (a container restarted in its pod, whose
+  predecessor is gone), and the claim was its own. Identities must therefore be unique
+  per live process: the pod name in a Deployment.
 * Every write names the resourceVersion it replaces: of two candidates racing for the
   same Lease, one gets 409 Conflict and stays a candidate.
 * The leader renews every duration/3. A failed renewal is retried until duration*2/3
@@ -83,6 +87,11 @@ class Sighting:
 
     def expired(self, duration: float, now: float) -> bool:
         return not self.holder or now >= self.since + duration
+
+    def claimable_by(self, identity: str, duration: float, now: float) -> bool:
+        """Whether `identity` may take the Lease now: its own claim at once (the same
+        holder, restarted), anyone else's only once it has expired."""
+        return self.holder == identity or self.expired(duration, now)
 
 
 class LeaderElection:
@@ -168,7 +177,7 @@ class LeaderElection:
         holder = lease.spec.holder_identity
         me = self.settings.identity
         duration = lease.spec.lease_duration_seconds or self.settings.duration
-        if holder != me and not self._sighting.expired(duration, now):
+        if not self._sighting.claimable_by(me, duration, now):
             return False
         spec: dict[str, Any] = self._claim()
         if holder != me:

@@ -9,7 +9,7 @@ import pytest
 
 from controller.kafka import KafkaSettings
 from controller.kube import MERGE_PATCH, Kube
-from controller.watchers.leader import micro_time
+from controller.watchers.leader import LeaderElection, LeaseSettings, micro_time
 from controller.watchers.objects import Lease
 from events.observations import AnyObservation, JobObserved
 from tests.watchers.conftest import ObservedLog, create_job, running, service, until
@@ -82,3 +82,42 @@ async def test_a_leader_that_loses_its_lease_stops_publishing_until_it_wins_it_b
         await observed.wait_for(lambda seen: bool(about("meanwhile", seen)))
         lease = await read_lease(kube)
         assert (lease.spec.holder_identity, lease.spec.lease_transitions) == ("replica-a", 2)
+
+
+async def hold_lease(kube: Kube, identity: str, duration: float) -> tuple[Lease, float]:
+    """A Lease `identity` has just claimed, as a process killed right after renewing
+    leaves it (no release); and when (monotonic) it was written."""
+    election = LeaderElection(kube, LeaseSettings(identity=identity, duration=duration))
+    await election.acquire()
+    return await read_lease(kube), time.monotonic()
+
+
+async def test_a_restarted_process_of_the_same_identity_takes_its_lease_back_at_once(
+    kube: Kube,
+) -> None:
+    before, _ = await hold_lease(kube, "replica-a", duration=60.0)
+
+    restarted = LeaderElection(kube, LeaseSettings(identity="replica-a", duration=60.0))
+    await restarted.acquire()  # one attempt: the claim it finds is its own
+
+    after = await read_lease(kube)
+    assert after.spec.holder_identity == "replica-a"
+    # taken back while the previous claim (60 s) was still valid, as the same holder:
+    # no transition, the same acquireTime, a newer renewTime
+    assert after.spec.lease_transitions == before.spec.lease_transitions
+    assert after.spec.acquire_time == before.spec.acquire_time
+    assert (after.spec.renew_time or "") > (before.spec.renew_time or "")
+
+
+async def test_a_new_identity_waits_for_the_previous_claim_to_expire(kube: Kube) -> None:
+    before, written = await hold_lease(kube, "replica-a", duration=2.0)
+
+    newcomer = LeaderElection(kube, LeaseSettings(identity="replica-b", duration=2.0))
+    await newcomer.acquire()
+    became_leader = time.monotonic()
+
+    after = await read_lease(kube)
+    assert after.spec.holder_identity == "replica-b"
+    assert after.spec.lease_transitions == before.spec.lease_transitions + 1
+    # not before the previous holder's claim had gone unrenewed for its whole duration
+    assert became_leader - written >= 2.0

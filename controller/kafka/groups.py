@@ -1,0 +1,80 @@
+"""A restarted process takes its predecessor's place in a consumer group at once.
+
+A process that is SIGKILLed sends no LeaveGroup: its member stays in the group, holding
+its partitions, until its session times out, and the group waits for it before it lets
+the restarted process in. When members are named after their process (`member_client_id`:
+the client id carries the process's stable identity, e.g. its pod name, and brokers
+make member ids `<client id>-<uuid>`), the restarted process recognises its
+predecessor's member by that name and removes it with a LeaveGroup on its behalf
+(`evict_predecessors`), then joins as usual. This works on tansu and on Apache Kafka
+alike; Apache Kafka also offers static membership (`group.instance.id`, KIP-345),
+which `KafkaSettings.static_membership` selects instead (docs/kafka.md).
+
+Only the same identity is ever evicted: identities are unique per live process (two
+live processes with one identity would also share the leader Lease).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import structlog
+from aiokafka.client import AIOKafkaClient, CoordinationType
+from aiokafka.errors import for_code
+from aiokafka.protocol.admin import DescribeGroupsRequest
+from aiokafka.protocol.group import LeaveGroupRequest
+
+from controller.kafka.settings import KafkaSettings
+
+log = structlog.get_logger("lavalog.kafka")
+
+
+def member_client_id(settings: KafkaSettings) -> str:
+    """The client id of this process's group members: the settings' client id, plus the
+    process's identity when it has one (`lavalog@controller-7d9f-x2x4`)."""
+    if not settings.group_instance_id:
+        return settings.client_id
+    return f"{settings.client_id}@{settings.group_instance_id}"
+
+
+def is_member_of(member_id: str, client_id: str) -> bool:
+    """Whether a broker gave `member_id` to a member with `client_id`: exactly
+    `<client id>-<uuid>`, so that `lavalog@a` never matches `lavalog@a-b`'s members."""
+    prefix = f"{client_id}-"
+    if not member_id.startswith(prefix):
+        return False
+    try:
+        uuid.UUID(member_id[len(prefix) :])
+    except ValueError:
+        return False
+    return True
+
+
+async def evict_predecessors(settings: KafkaSettings, group_id: str) -> list[str]:
+    """Remove the group's members that an earlier process of this identity left behind;
+    the member ids removed. A no-op without an identity, or with static membership
+    (where the broker hands the restarted member its predecessor's place itself)."""
+    if not settings.group_instance_id or settings.static_membership:
+        return []
+    client_id = member_client_id(settings)
+    client = AIOKafkaClient(bootstrap_servers=settings.bootstrap_servers, client_id=client_id)
+    await client.bootstrap()
+    try:
+        coordinator = await client.coordinator_lookup(CoordinationType.GROUP, group_id)
+        described = await client.send(coordinator, DescribeGroupsRequest([group_id]))
+        evicted = []
+        for group in described.groups:
+            error_code, _name, _state, _protocol_type, _protocol, members, *_ = group
+            if error_code:
+                raise for_code(error_code)(f"cannot describe consumer group {group_id!r}")
+            for member_id, *_ in members:
+                if not is_member_of(member_id, client_id):
+                    continue
+                answer = await client.send(coordinator, LeaveGroupRequest(group_id, member_id))
+                if answer.error_code == 0:  # else it left or timed out meanwhile
+                    evicted.append(member_id)
+    finally:
+        await client.close()
+    if evicted:
+        log.info("removed this identity's previous group member", group=group_id, members=evicted)
+    return evicted

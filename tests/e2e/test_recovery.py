@@ -1,0 +1,106 @@
+"""SIGKILL `lavalog run` and start it again under the same identity (a container restarted
+in its pod): it takes its Lease back and carries out the next decision while its
+predecessor's Lease would still be valid and before its predecessor's group members'
+sessions would have run out, i.e. without waiting for either.
+
+The kill lands right after a Lease renewal (from the store's synchronous listener), so
+the old claim has its whole duration left; the group timeouts are long enough that a
+member evicted by its successor is told from one that timed out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.kafka import ensure_topics
+from simulator import registry
+from simulator.store import Change
+from tests.e2e.conftest import make_kafka, running_system
+from tests.e2e.jobs import job, task
+from tests.e2e.test_crash import IDENTITY, Controller
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
+
+#: tansu lets a group form after half the session timeout (docs/kafka.md)
+SESSION_MS, HEARTBEAT_MS = 14_000, 500
+
+
+def epoch(micro_time: str) -> float:
+    return datetime.strptime(micro_time, "%Y-%m-%dT%H:%M:%S.%f%z").timestamp()
+
+
+@dataclasses.dataclass
+class Timeline:
+    """What the API server stored around the kill, as it happened."""
+
+    killed: float | None = None
+    #: the Lease as the killed process last wrote it
+    old_lease: dict[str, Any] | None = None
+    #: the first Lease write after the kill
+    new_lease: dict[str, Any] | None = None
+    #: when the job's PodGroup (its first decision) was created
+    carried_out: float | None = None
+
+
+async def test_a_restarted_controller_takes_its_lease_and_groups_back_without_waiting(
+    kafka_broker: str, tmp_path: Path
+) -> None:
+    kafka = dataclasses.replace(
+        make_kafka(kafka_broker), session_timeout_ms=SESSION_MS, heartbeat_interval_ms=HEARTBEAT_MS
+    )
+    await ensure_topics(kafka)
+    manifest = job("after-restart", task("worker", 1, "sleep 5"))
+    async with running_system(kafka, replicas=()) as system:
+        controller = Controller(system, tmp_path / "controller.log")
+        timeline = Timeline()
+        armed, killed, carried_out = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+        def watch(change: Change) -> None:
+            obj = change.entry.obj
+            if change.resource is registry.LEASE and change.type == "MODIFIED":
+                if timeline.killed is None and armed.is_set():
+                    controller.kill()  # right after it renewed: the claim has all its time left
+                    timeline.killed, timeline.old_lease = time.time(), obj
+                    killed.set()
+                elif timeline.killed is not None and timeline.new_lease is None:
+                    timeline.new_lease = obj
+            elif change.resource is registry.PODGROUP and change.type == "ADDED":
+                owners = obj["metadata"].get("ownerReferences") or ()
+                if any(o["name"] == "after-restart" for o in owners):
+                    timeline.carried_out = time.time()
+                    carried_out.set()
+
+        system.cluster.store.subscribe(watch)
+        try:
+            await controller.start()
+            await controller.ready()
+            armed.set()
+            async with asyncio.timeout(30):
+                await killed.wait()
+            await controller.restart()
+            await system.submit(manifest)
+            async with asyncio.timeout(60):
+                await carried_out.wait()
+        finally:
+            await controller.stop()
+
+    assert timeline.killed is not None and timeline.carried_out is not None
+    old, new = timeline.old_lease, timeline.new_lease
+    assert old is not None and new is not None, controller.tail()
+    # the Lease: taken back by the same holder while its old claim was valid
+    assert old["spec"]["holderIdentity"] == new["spec"]["holderIdentity"] == IDENTITY
+    assert new["spec"]["leaseTransitions"] == old["spec"]["leaseTransitions"]
+    old_expiry = epoch(old["spec"]["renewTime"]) + old["spec"]["leaseDurationSeconds"]
+    assert epoch(new["spec"]["renewTime"]) < old_expiry
+    # the next decision: carried out before the old Lease would have expired, and before
+    # the old group members' sessions (from their last heartbeat) would have run out
+    # (all times are this machine's wall clock, as the Lease's are)
+    assert timeline.carried_out < old_expiry, controller.tail()
+    assert timeline.carried_out < timeline.killed + (SESSION_MS - HEARTBEAT_MS) / 1000

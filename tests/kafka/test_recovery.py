@@ -1,0 +1,112 @@
+"""A killed group member's successor of the same identity takes its place at once.
+
+A SIGKILLed process sends no LeaveGroup: its member would hold its partitions, and keep
+the group from letting anyone in, until its session times out. A restarted process
+with the same identity removes it first (controller/kafka/groups.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import signal
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import pytest
+from aiokafka import AIOKafkaConsumer
+
+from controller.kafka import KafkaSettings, create_consumer, topic_name
+from controller.kafka.groups import evict_predecessors, is_member_of, member_client_id
+from events.topics import OBSERVED
+
+#: long, so that a member evicted by its successor is told from one that timed out
+SESSION_MS, HEARTBEAT_MS = 10_000, 1_000
+
+
+def test_members_are_named_after_the_identity_and_recognised_exactly() -> None:
+    settings = KafkaSettings(client_id="lavalog", group_instance_id="controller-7d9f-x2x4")
+    client_id = member_client_id(settings)
+    assert client_id == "lavalog@controller-7d9f-x2x4"
+    assert member_client_id(KafkaSettings(client_id="lavalog")) == "lavalog"
+    assert is_member_of(f"{client_id}-{uuid.uuid4()}", client_id)
+    # another identity that merely starts with this one, a static member, another client
+    assert not is_member_of(f"{client_id}-b-{uuid.uuid4()}", client_id)
+    assert not is_member_of("controller-7d9f-x2x4-9a1b", client_id)
+    assert not is_member_of(f"lavalog-{uuid.uuid4()}", client_id)
+
+
+@asynccontextmanager
+async def member_process(
+    settings: KafkaSettings, group: str, identity: str
+) -> AsyncIterator[tuple[asyncio.subprocess.Process, str]]:
+    """`tests.kafka.member` in a child process; yields it with its member id once joined."""
+    process = await asyncio.create_subprocess_exec(
+        *(
+            sys.executable,
+            "-m",
+            "tests.kafka.member",
+            settings.bootstrap_servers,
+            settings.client_id,
+        ),
+        *(topic_name(settings, OBSERVED), group, identity, str(SESSION_MS), str(HEARTBEAT_MS)),
+        stdout=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert process.stdout is not None
+        async with asyncio.timeout(60):
+            line = (await process.stdout.readline()).decode()
+        assert line.startswith("joined "), line
+        yield process, line.split()[1]
+    finally:
+        if process.returncode is None:
+            process.kill()
+        await process.wait()
+
+
+async def _until_assigned(consumer: AIOKafkaConsumer, partitions: int) -> None:
+    async with asyncio.timeout(60):
+        while len(consumer.assignment()) < partitions:
+            await consumer.getmany(timeout_ms=100)
+
+
+@pytest.mark.integration
+async def test_a_restarted_member_of_the_same_identity_takes_over_before_the_old_session_ends(
+    kafka_settings: KafkaSettings,
+) -> None:
+    settings = dataclasses.replace(
+        kafka_settings,
+        group_instance_id="replica-a",
+        session_timeout_ms=SESSION_MS,
+        heartbeat_interval_ms=HEARTBEAT_MS,
+    )
+    group = f"{settings.topic_prefix}decider"
+    async with member_process(settings, group, "replica-a") as (process, old_member):
+        assert is_member_of(old_member, member_client_id(settings))
+        process.send_signal(signal.SIGKILL)
+        await process.wait()
+        killed = time.monotonic()
+
+    restarted = create_consumer(settings, group_id=group)
+    restarted.subscribe([topic_name(settings, OBSERVED)])
+    async with restarted:
+        await _until_assigned(restarted, settings.observed_partitions)
+        assigned = time.monotonic()
+        new_member = restarted._coordinator.member_id
+        # the old member was removed, not timed out: its session (10 s from its last
+        # heartbeat, at most 1 s before the kill) had not run out when the new one got
+        # every partition
+        assert new_member != old_member
+        assert assigned < killed + (SESSION_MS - HEARTBEAT_MS) / 1000
+
+
+@pytest.mark.integration
+async def test_another_identitys_member_is_left_alone(kafka_settings: KafkaSettings) -> None:
+    settings = dataclasses.replace(kafka_settings, group_instance_id="replica-b")
+    group = f"{settings.topic_prefix}decider"
+    async with member_process(settings, group, "replica-a") as (process, _):
+        assert await evict_predecessors(settings, group) == []
+        assert process.returncode is None

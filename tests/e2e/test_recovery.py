@@ -19,12 +19,13 @@ from typing import Any
 
 import pytest
 
+from bench.harness import LavalogRun
 from controller.kafka import ensure_topics
 from simulator import registry
 from simulator.store import Change
 from tests.e2e.conftest import make_kafka, running_system
 from tests.e2e.jobs import job, task
-from tests.e2e.test_crash import IDENTITY, Controller
+from tests.e2e.test_crash import IDENTITY
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
@@ -58,7 +59,9 @@ async def test_a_restarted_controller_takes_its_lease_and_groups_back_without_wa
     await ensure_topics(kafka)
     manifest = job("after-restart", task("worker", 1, "sleep 5"))
     async with running_system(kafka, replicas=()) as system:
-        controller = Controller(system, tmp_path / "controller.log")
+        controller = LavalogRun(
+            kafka, system.cluster.kubeconfig_path, tmp_path / "controller.log", IDENTITY
+        )
         timeline = Timeline()
         armed, killed, carried_out = asyncio.Event(), asyncio.Event(), asyncio.Event()
 

@@ -87,7 +87,7 @@ async def test_dropped_watches_and_410s_lose_and_repeat_nothing(
     counting = CountingKube(kube.api)
     watchers = service(counting, kafka_settings)
     async with running(watchers):
-        await until(lambda: watchers.ready)
+        await until(lambda: watchers.ready and watchers.is_leader)
         job = await create_job(kube, "chaos")
         commands = ["sleep 100; exit 0", "sleep 100; exit 1", "sleep 1000", "sleep 1000"]
         for index, command in enumerate(commands):
@@ -131,7 +131,7 @@ async def test_api_errors_are_retried_until_nothing_is_missing(
     truth = truth_of(cluster)
     watchers = service(kube, kafka_settings)
     async with running(watchers):
-        await until(lambda: watchers.ready)
+        await until(lambda: watchers.ready and watchers.is_leader)
         job = await create_job(kube, "flaky")
         for index, command in enumerate(["sleep 50; exit 0", "sleep 75; exit 2"]):
             await create_pod(kube, job, index, command)

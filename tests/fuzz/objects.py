@@ -1,5 +1,7 @@
 """Hypothesis strategies: Job, Pod, PodGroup and Command objects as the API could send
-them, then broken: any value swapped for random JSON, any field dropped (truncated).
+them, then broken: any value swapped for random JSON or for another value of its own
+type (which a schema lets through and only admission can judge: a negative `replicas`,
+a task name twice), any field dropped (truncated).
 
 Names and namespaces stay valid (the API server keys objects by them); everything else
 may be anything JSON can hold.
@@ -28,6 +30,25 @@ JSON: st.SearchStrategy[Any] = st.recursive(
     ),
     max_leaves=6,
 )
+
+#: a value of the same JSON type as the one it replaces: words of the Job's own
+#: vocabulary included, so that a task name can repeat or a policy name an action
+SAME_TYPE: st.SearchStrategy[tuple[int, str, bool]] = st.tuples(
+    st.integers(-3, 5),
+    st.sampled_from(["ps", "worker", "", "PodFailed", "RestartJob"]) | st.text(max_size=8),
+    st.booleans(),
+)
+
+
+def _same_type(original: Any, values: tuple[int, str, bool], otherwise: Any) -> Any:
+    number, text, flag = values
+    if isinstance(original, bool):
+        return flag
+    if isinstance(original, int):
+        return number
+    if isinstance(original, str):
+        return text
+    return otherwise
 
 
 def base_job(name: str) -> Obj:
@@ -123,9 +144,9 @@ def broken(
         if p[: len(within)] == within and p != within and not _protected(p, keep)
     ]
 
-    def apply(edits: list[tuple[int, bool, Any]]) -> Obj:
+    def apply(edits: list[tuple[int, str, Any, tuple[int, str, bool]]]) -> Obj:
         obj = copy.deepcopy(base)
-        for index, drop, value in edits:
+        for index, how, value, typed in edits:
             *parents, last = places[index % len(places)]
             holder: Any = obj
             for step in parents:
@@ -137,11 +158,14 @@ def broken(
             if (isinstance(holder, dict) and last in holder) or (
                 isinstance(holder, list) and isinstance(last, int) and last < len(holder)
             ):
-                if drop:
+                if how == "drop":
                     del holder[last]
+                elif how == "same type":
+                    holder[last] = _same_type(holder[last], typed, value)
                 else:
                     holder[last] = value
         return obj
 
-    edit = st.tuples(st.integers(0, 10_000), st.booleans(), JSON)
+    how = st.sampled_from(["drop", "random", "same type"])
+    edit = st.tuples(st.integers(0, 10_000), how, JSON, SAME_TYPE)
     return st.lists(edit, min_size=1, max_size=4).map(apply)

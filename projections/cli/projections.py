@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -19,7 +18,9 @@ from pathlib import Path
 from aiokafka.errors import KafkaConnectionError
 
 from controller.commands.errors import kafka_unreachable
+from controller.commands.kafka_options import add_kafka_arguments, kafka_settings
 from controller.kafka import KafkaSettings
+from controller.kafka.probe import KafkaUnavailable, check_connection
 from controller.logs import add_logging_arguments, configure_logging
 from projections.app import serve
 from projections.cli.common import add_state_dir
@@ -46,14 +47,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     for sub in (serve_parser, rebuild_parser):
         add_state_dir(sub)
         sub.add_argument("--from-file", type=Path, help="a JSONL file instead of Kafka")
-        sub.add_argument("--bootstrap-servers", help="Kafka (env LAVALOG_BOOTSTRAP_SERVERS)")
-        sub.add_argument("--topic-prefix", help="topic name prefix (env LAVALOG_TOPIC_PREFIX)")
         sub.add_argument(
             "--retention",
             type=float,
             default=_env_float("LAVALOG_RETENTION_SECONDS"),
             help="forget finished jobs this many seconds after they end (default: keep)",
         )
+        add_kafka_arguments(sub)
         add_logging_arguments(sub)
     serve_parser.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (0.0.0.0: every interface)"
@@ -64,11 +64,24 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     configure_logging(level=args.log_level, json=args.log_json)
+    command = f"lavalog projections {args.action}"
     try:
-        return _serve(args) if args.action == "serve" else _rebuild(args)
+        settings = kafka_settings(args)
+    except ValueError as exc:
+        print(f"{command}: {exc}", file=sys.stderr)
+        return 2
+    try:
+        if args.from_file is None:
+            asyncio.run(check_connection(settings))
+        return _serve(args, settings) if args.action == "serve" else _rebuild(args, settings)
+    except ValueError as exc:  # a TLS file that cannot be read
+        print(f"{command}: {exc}", file=sys.stderr)
+        return 2
+    except KafkaUnavailable as exc:
+        print(f"{command}: {exc}", file=sys.stderr)
+        return 1
     except KafkaConnectionError:
-        message = kafka_unreachable(_settings(args).bootstrap_servers)
-        print(f"lavalog projections {args.action}: {message}", file=sys.stderr)
+        print(f"{command}: {kafka_unreachable(settings.bootstrap_servers)}", file=sys.stderr)
         return 1
 
 
@@ -77,25 +90,12 @@ def _env_float(name: str) -> float | None:
     return float(text) if text else None
 
 
-def _settings(args: argparse.Namespace) -> KafkaSettings:
-    settings = KafkaSettings.from_env()
-    overrides = {
-        name: value
-        for name, value in (
-            ("bootstrap_servers", args.bootstrap_servers),
-            ("topic_prefix", args.topic_prefix),
-        )
-        if value is not None
-    }
-    return dataclasses.replace(settings, **overrides)
-
-
-def _serve(args: argparse.Namespace) -> int:
+def _serve(args: argparse.Namespace, settings: KafkaSettings) -> int:
     store = Store(store_path(args.state_dir), retention=args.retention)
     source: Source = (
         FileSource(args.from_file)
         if args.from_file is not None
-        else KafkaSource(_settings(args), group_id=args.group_id)
+        else KafkaSource(settings, group_id=args.group_id)
     )
     try:
         asyncio.run(
@@ -114,7 +114,7 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _rebuild(args: argparse.Namespace) -> int:
+def _rebuild(args: argparse.Namespace, settings: KafkaSettings) -> int:
     final = store_path(args.state_dir)
     partial = final.with_name(final.name + ".rebuild")
     for leftover in (partial, *_sidecars(partial)):
@@ -123,7 +123,7 @@ def _rebuild(args: argparse.Namespace) -> int:
     source = (
         FileSource(args.from_file, batch_size=BATCH)
         if args.from_file is not None
-        else KafkaSource(_settings(args), group_id=None, until_end=True, max_records=BATCH)
+        else KafkaSource(settings, group_id=None, until_end=True, max_records=BATCH)
     )
     bar = ProgressBar()
     try:

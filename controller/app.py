@@ -58,7 +58,7 @@ class ControllerConfig:
     namespace: str | None = None
     identity: str = field(default_factory=default_identity)
     components: tuple[str, ...] = COMPONENTS
-    http_host: str = "0.0.0.0"
+    http_host: str = "127.0.0.1"
     #: 0 picks a free port; None serves no HTTP
     http_port: int | None = 8080
     qps: float = 50.0

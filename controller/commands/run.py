@@ -40,8 +40,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--http-host",
-        default=env("LAVALOG_HTTP_HOST", "0.0.0.0"),
-        help="address of /healthz, /readyz and /metrics (127.0.0.1: this machine only)",
+        default=env("LAVALOG_HTTP_HOST", "127.0.0.1"),
+        help="address of /healthz, /readyz and /metrics: this machine only by default; "
+        "0.0.0.0 (every interface) in a pod, for the kubelet's probes and Prometheus",
     )
     parser.add_argument(
         "--http-port",

@@ -17,12 +17,15 @@ from pathlib import Path
 
 from aiokafka.errors import KafkaConnectionError
 
+from controller.cli import version
 from controller.commands.errors import kafka_unreachable
 from controller.commands.kafka_options import add_kafka_arguments, kafka_settings
 from controller.kafka import KafkaSettings
 from controller.kafka.probe import KafkaUnavailable, check_connection
+from controller.kafka.security import connection_options
 from controller.logs import add_logging_arguments, configure_logging
 from projections.app import serve
+from projections.auth import TokenFile
 from projections.cli.common import add_state_dir
 from projections.cli.progress import ProgressBar
 from projections.file_source import FileSource
@@ -31,6 +34,8 @@ from projections.rebuild import BATCH, rebuild
 from projections.runner import Source
 from projections.shutdown import until_signalled
 from projections.store import Store, store_path
+
+TOKEN_FILE_ENV = "LAVALOG_API_TOKEN_FILE"
 
 HELP = "serve the projections API and web UI, or rebuild the projections store"
 
@@ -56,27 +61,45 @@ def configure(parser: argparse.ArgumentParser) -> None:
         add_kafka_arguments(sub)
         add_logging_arguments(sub)
     serve_parser.add_argument(
-        "--host", default="127.0.0.1", help="address to listen on (0.0.0.0: every interface)"
+        "--host",
+        default=os.environ.get("LAVALOG_HTTP_HOST", "127.0.0.1"),
+        help="address to listen on, env LAVALOG_HTTP_HOST (0.0.0.0: every interface, as in a pod)",
     )
-    serve_parser.add_argument("--port", type=int, default=8080, help="port (0: any free one)")
+    serve_parser.add_argument(
+        "--port",
+        type=int,
+        default=int(os.environ.get("LAVALOG_HTTP_PORT", "8080")),
+        help="port, env LAVALOG_HTTP_PORT (0: any free one)",
+    )
+    serve_parser.add_argument(
+        "--token-file",
+        type=Path,
+        default=os.environ.get(TOKEN_FILE_ENV) or None,
+        help=f"require the token in this file (a mounted Secret; re-read when it changes) "
+        f"for the API and the UI, as `Authorization: Bearer TOKEN`; health, readiness and "
+        f"metrics stay open (env {TOKEN_FILE_ENV})",
+    )
     serve_parser.add_argument("--group-id", default=GROUP_ID, help="Kafka consumer group")
 
 
 def run(args: argparse.Namespace) -> int:
     configure_logging(level=args.log_level, json=args.log_json)
     command = f"lavalog projections {args.action}"
-    try:
+    try:  # what the user gave: bad values are exit code 2
         settings = kafka_settings(args)
+        token_file = getattr(args, "token_file", None)
+        token = TokenFile(token_file) if token_file is not None else None
+        if args.from_file is None:
+            connection_options(settings)  # TLS files that cannot be read
     except ValueError as exc:
         print(f"{command}: {exc}", file=sys.stderr)
         return 2
     try:
         if args.from_file is None:
             asyncio.run(check_connection(settings))
-        return _serve(args, settings) if args.action == "serve" else _rebuild(args, settings)
-    except ValueError as exc:  # a TLS file that cannot be read
-        print(f"{command}: {exc}", file=sys.stderr)
-        return 2
+        if args.action == "serve":
+            return _serve(args, settings, token)
+        return _rebuild(args, settings)
     except KafkaUnavailable as exc:
         print(f"{command}: {exc}", file=sys.stderr)
         return 1
@@ -90,7 +113,7 @@ def _env_float(name: str) -> float | None:
     return float(text) if text else None
 
 
-def _serve(args: argparse.Namespace, settings: KafkaSettings) -> int:
+def _serve(args: argparse.Namespace, settings: KafkaSettings, token: TokenFile | None) -> int:
     store = Store(store_path(args.state_dir), retention=args.retention)
     source: Source = (
         FileSource(args.from_file)
@@ -105,6 +128,8 @@ def _serve(args: argparse.Namespace, settings: KafkaSettings) -> int:
                     source=source,
                     host=args.host,
                     port=args.port,
+                    token=token,
+                    version=version(),
                     started=lambda url: print(f"projections at {url}", flush=True),
                 )
             )

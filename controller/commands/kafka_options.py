@@ -38,6 +38,16 @@ _HELP = {
 }
 
 
+_METAVARS = {
+    "bootstrap_servers": "HOST:PORT,...",
+    "topic_prefix": "PREFIX",
+    "security_protocol": "PROTOCOL",
+    "sasl_mechanism": "MECHANISM",
+    "sasl_username": "USER",
+    "connect_timeout_ms": "MS",
+}
+
+
 def add_kafka_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("Kafka")
     defaults = KafkaSettings()
@@ -47,6 +57,7 @@ def add_kafka_arguments(parser: argparse.ArgumentParser) -> None:
         group.add_argument(
             flag,
             dest=f"kafka_{name}",
+            metavar=_METAVARS.get(name, "FILE"),
             type=type(default),
             default=None,
             help=_HELP[name] + shown,

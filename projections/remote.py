@@ -52,9 +52,6 @@ class RemoteQueries:
         self._token = token
         self._timeout = timeout
 
-    def close(self) -> None:
-        """Nothing held between requests."""
-
     def jobs(self, where: JobFilter, *, limit: int = 50, after: str | None = None) -> Page:
         params: dict[str, Any] = {
             "namespace": where.namespace,

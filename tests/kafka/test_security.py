@@ -23,10 +23,11 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
+from aiokafka import errors
 
 from controller.commands.kafka_options import add_kafka_arguments, kafka_settings
 from controller.kafka import KafkaSettings
-from controller.kafka.probe import KafkaUnavailable, check_connection
+from controller.kafka.probe import KafkaUnavailable, check_connection, explain
 from controller.kafka.security import connection_options
 
 SECURE_ENV = {
@@ -289,3 +290,15 @@ def test_a_command_reports_a_bad_ca_file_in_one_line(tmp_path: Path) -> None:
         f"lavalog projections rebuild: LAVALOG_KAFKA_SSL_CAFILE={tmp_path / 'missing.pem'}: "
         "cannot load it: No such file or directory"
     ]
+
+
+def test_wrong_sasl_credentials_are_explained_by_name() -> None:
+    """What the broker answers to a wrong user or password (SaslAuthenticate error 58);
+    tansu has no SASL to answer it for real."""
+    settings = KafkaSettings.from_env(SECURE_ENV)
+    message = explain(errors.SaslAuthenticationFailed("Authentication failed"), settings)
+    assert message == (
+        "SASL SCRAM-SHA-512 authentication failed for user 'lavalog'; check "
+        "LAVALOG_KAFKA_SASL_USERNAME and LAVALOG_KAFKA_SASL_PASSWORD"
+    )
+    assert "s3cret" not in message

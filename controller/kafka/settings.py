@@ -59,8 +59,10 @@ class KafkaSettings:
     ssl_certfile: str = ""
     ssl_keyfile: str = ""
     #: how long connecting to a broker (TCP, TLS, SASL and the first answer) may take
-    #: before a command gives up with an error instead of waiting
-    connect_timeout_ms: int = 10_000
+    #: before a command gives up with an error instead of waiting; as long as Java
+    #: clients' socket.connection.setup.timeout.max.ms, so that a broker that restarts
+    #: or pauses (chaos: 10 s) while lavalog starts is waited for
+    connect_timeout_ms: int = 30_000
     #: prepended to every topic name, so that tests and tenants can share one broker
     topic_prefix: str = ""
     observed_partitions: int = 12

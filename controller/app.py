@@ -23,6 +23,7 @@ from controller.actuator.service import ActuatorService
 from controller.deciding.service import DeciderService
 from controller.health import Component, Health, health_app
 from controller.kafka import KafkaSettings, ensure_topics
+from controller.kafka.probe import check_connection
 from controller.kube import Kube, connect
 from controller.watchers.service import WatcherService
 
@@ -57,7 +58,7 @@ class ControllerConfig:
     namespace: str | None = None
     identity: str = field(default_factory=default_identity)
     components: tuple[str, ...] = COMPONENTS
-    http_host: str = "0.0.0.0"
+    http_host: str = "127.0.0.1"
     #: 0 picks a free port; None serves no HTTP
     http_port: int | None = 8080
     qps: float = 50.0
@@ -77,6 +78,7 @@ async def run_controller(
     if unknown:
         raise ValueError(f"unknown components {sorted(unknown)}; choose from {COMPONENTS}")
     async with connect(config.kubeconfig, origin=config.kubeconfig_origin) as kube:
+        await check_connection(config.kafka)
         await ensure_topics(config.kafka)
         health = Health()
         for name in config.components:

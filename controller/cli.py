@@ -62,7 +62,15 @@ def _available() -> dict[str, SubcommandModule]:
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """Appends an option's default to its help, unless the help already says it or there is
-    nothing to show (no value, an empty one, a flag that is off)."""
+    nothing to show (no value, an empty one, a flag that is off). A description or epilog
+    keeps its line breaks (e.g. a table of exit codes); each line is wrapped on its own."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        lines = []
+        for line in text.splitlines():
+            lead = indent + line[: len(line) - len(line.lstrip())]
+            lines.append(super()._fill_text(line, width, lead) if line.strip() else "")
+        return "\n".join(lines)
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""

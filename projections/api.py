@@ -23,8 +23,12 @@ from events.timestamps import from_rfc3339
 from events.topics import job_key
 from projections.live import LiveHub, StreamFilter
 from projections.metrics import registry_for
-from projections.queries import MAX_PAGE, JobFilter, Queries, not_found
-from projections.whatif import whatif_from_sets
+from projections.openapi import Error, Handler, Param, Route, document
+from projections.queries import MAX_PAGE, PHASES, JobFilter, Page, Queries, not_found
+from projections.summary import JobSummary
+from projections.timeline import Timeline
+from projections.whatif import WhatIf, whatif_from_sets
+from projections.wire import Time, to_wire
 
 #: An SSE comment this often keeps proxies from closing an idle stream.
 HEARTBEAT_SECONDS = 15.0
@@ -55,13 +59,61 @@ class Api:
 
 API = web.AppKey("api", Api)
 REGISTRY = web.AppKey("registry", CollectorRegistry)
+OPENAPI = web.AppKey("openapi", bytes)
 
 
 class BadRequest(web.HTTPBadRequest):
     def __init__(self, message: str) -> None:
         super().__init__(
-            text=msgspec.json.encode({"error": message}).decode(), content_type="application/json"
+            text=msgspec.json.encode(Error(message)).decode(), content_type="application/json"
         )
+
+
+# --- the answers' shapes (the OpenAPI document's schemas) ----------------------------
+
+
+class JobAnswer(msgspec.Struct, frozen=True, kw_only=True):
+    """One job incarnation's timeline, every incarnation of its name, and the store's clock."""
+
+    timeline: Timeline
+    incarnations: tuple[JobSummary, ...]
+    #: the time of the newest event stored: "now" on the log's clock
+    as_of: Time | None
+
+
+class StoredEventAnswer(msgspec.Struct, frozen=True, kw_only=True):
+    seq: int
+    kind: str
+    type: str
+    #: the event exactly as it was on its topic (times there are epoch seconds, as logged)
+    event: dict[str, Any]
+
+
+class EventsAnswer(msgspec.Struct, frozen=True, kw_only=True):
+    events: tuple[StoredEventAnswer, ...]
+
+
+class ReasonCount(msgspec.Struct, frozen=True, kw_only=True):
+    reason: str
+    count: int
+
+
+class Stats(msgspec.Struct, frozen=True, kw_only=True):
+    by_phase: dict[str, int]
+    #: queue -> phase -> jobs
+    by_queue: dict[str, dict[str, int]]
+    job_failure_reasons: tuple[ReasonCount, ...]
+    pod_failure_reasons: tuple[ReasonCount, ...]
+
+
+class WhatIfRequest(msgspec.Struct, frozen=True):
+    #: spec changes, one `spec.FIELD=VALUE` each (as `lavalog whatif --set`)
+    set: list[str]
+
+
+class Health(msgspec.Struct, frozen=True, omit_defaults=True):
+    status: str
+    error: str | None = None
 
 
 class RequestLog(logging.LoggerAdapter[logging.Logger]):
@@ -82,18 +134,14 @@ class RequestLog(logging.LoggerAdapter[logging.Logger]):
         super().exception(msg, *args, exc_info=exc_info, **kwargs)
 
 
-def add_routes(app: web.Application, api: Api) -> None:
+def add_routes(app: web.Application, api: Api, *, version: str = "unknown") -> None:
     app[API] = api
     app[REGISTRY] = registry_for(api.queries, api.status.lag)
-    app.router.add_get("/api/v1/jobs", _jobs)
-    app.router.add_get("/api/v1/jobs/{namespace}/{name}", _job)
-    app.router.add_get("/api/v1/jobs/{namespace}/{name}/events", _job_events)
-    app.router.add_post("/api/v1/jobs/{namespace}/{name}/whatif", _job_whatif)
-    app.router.add_get("/api/v1/stats", _stats)
-    app.router.add_get("/api/v1/stream", _stream)
-    app.router.add_get("/metrics", _metrics)
-    app.router.add_get("/healthz", _healthz)
-    app.router.add_get("/readyz", _readyz)
+    app[OPENAPI] = msgspec.json.encode(
+        document(ROUTES, title="lavalog projections API", version=version)
+    )
+    for route in ROUTES:
+        app.router.add_route(route.method, route.path, _checked(route))
 
     async def close_streams(app: web.Application) -> None:
         api.hub.close()
@@ -101,10 +149,32 @@ def add_routes(app: web.Application, api: Api) -> None:
     app.on_shutdown.append(close_streams)
 
 
-def _json(value: Any, *, status: int = 200) -> web.Response:
+def _checked(route: Route) -> Handler:
+    """The route's handler, behind a check that every query parameter is one it takes: a
+    misspelt filter is a 400 that says so, not a silently unfiltered answer."""
+    known = {param.name for param in route.params}
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        unknown = sorted(set(request.query) - known)
+        if unknown:
+            takes = f"; it takes {', '.join(sorted(known))}" if known else "; it takes none"
+            raise BadRequest(f"unknown query parameter {', '.join(unknown)}{takes}")
+        return await route.handler(request)
+
+    return handler
+
+
+def _json(value: Any, kind: Any, *, status: int = 200) -> web.Response:
+    """`value` (of type `kind`) as the API's JSON: times as RFC 3339 text (projections/wire.py)."""
     return web.Response(
-        body=msgspec.json.encode(value), status=status, content_type="application/json"
+        body=msgspec.json.encode(to_wire(value, kind)),
+        status=status,
+        content_type="application/json",
     )
+
+
+def _error(message: str, status: int) -> web.Response:
+    return _json(Error(message), Error, status=status)
 
 
 def _time(query: Mapping[str, str], name: str) -> float | None:
@@ -163,7 +233,7 @@ async def _jobs(request: web.Request) -> web.Response:
         page = await asyncio.to_thread(queries.jobs, where, limit=limit, after=after)
     except ValueError:
         raise BadRequest(f"after: not a cursor from this API: {after!r}") from None
-    return _json(page)
+    return _json(page, Page)
 
 
 async def _job(request: web.Request) -> web.Response:
@@ -174,9 +244,10 @@ async def _job(request: web.Request) -> web.Response:
     timeline = await asyncio.to_thread(queries.timeline, key, incarnation=number)
     incarnations = await asyncio.to_thread(queries.incarnations, key)
     if timeline is None:
-        return _json({"error": not_found(key, number, len(incarnations))}, status=404)
+        return _error(not_found(key, number, len(incarnations)), 404)
     as_of = await asyncio.to_thread(queries.log_time)
-    return _json({"timeline": timeline, "incarnations": incarnations, "as_of": as_of})
+    answer = JobAnswer(timeline=timeline, incarnations=tuple(incarnations), as_of=as_of)
+    return _json(answer, JobAnswer)
 
 
 async def _job_events(request: web.Request) -> web.Response:
@@ -185,14 +256,13 @@ async def _job_events(request: web.Request) -> web.Response:
     after = _int(request.query, "after", 0, 0, 1 << 62)
     uid = request.query.get("uid") or None
     events = await asyncio.to_thread(queries.events, key, after=after, uid=uid)
-    return _json(
-        {
-            "events": [
-                {"seq": e.seq, "kind": e.kind, "type": e.type, "event": msgspec.Raw(e.body)}
-                for e in events
-            ]
-        }
-    )
+    body = {  # the raw events pass through byte for byte: no to_wire
+        "events": [
+            {"seq": e.seq, "kind": e.kind, "type": e.type, "event": msgspec.Raw(e.body)}
+            for e in events
+        ]
+    }
+    return web.Response(body=msgspec.json.encode(body), content_type="application/json")
 
 
 async def _job_whatif(request: web.Request) -> web.Response:
@@ -206,16 +276,16 @@ async def _job_whatif(request: web.Request) -> web.Response:
             raise ValueError('the body must be {"set": ["spec.FIELD=VALUE", ...]}')
         stored = await asyncio.to_thread(queries.events, key)
         if not stored:
-            return _json({"error": f"no events of {key}"}, status=404)
+            return _error(f"no events of {key}", 404)
         report = await asyncio.to_thread(whatif_from_sets, [e.body for e in stored], sets)
     except ValueError as exc:  # JSON bodies and --set texts alike
         raise BadRequest(str(exc)) from None
-    return _json(report)
+    return _json(report, WhatIf)
 
 
 async def _stats(request: web.Request) -> web.Response:
     queries = request.app[API].queries
-    return _json(await asyncio.to_thread(queries.counts, job_filter(request.query)))
+    return _json(await asyncio.to_thread(queries.counts, job_filter(request.query)), Stats)
 
 
 async def _stream(request: web.Request) -> web.StreamResponse:
@@ -259,12 +329,133 @@ async def _metrics(request: web.Request) -> web.Response:
 async def _healthz(request: web.Request) -> web.Response:
     error = request.app[API].status.error
     if error is not None:
-        return _json({"status": "failed", "error": error}, status=503)
-    return _json({"status": "ok"})
+        return _json(Health("failed", error), Health, status=503)
+    return _json(Health("ok"), Health)
 
 
 async def _readyz(request: web.Request) -> web.Response:
     status = request.app[API].status
     if not status.ready:
-        return _json({"status": "catching up"}, status=503)
-    return _json({"status": "ready"})
+        return _json(Health("catching up"), Health, status=503)
+    return _json(Health("ready"), Health)
+
+
+async def _openapi(request: web.Request) -> web.Response:
+    return web.Response(body=request.app[OPENAPI], content_type="application/json")
+
+
+_TIME = {"type": "string", "description": "RFC 3339, or seconds since the epoch"}
+_FILTERS = (
+    Param("namespace", "only this namespace"),
+    Param("queue", "only this queue"),
+    Param("phase", f"only these phases, comma-separated: {', '.join(PHASES)}"),
+    Param("since", "only jobs not ended before this time", _TIME),
+    Param("until", "only jobs submitted by this time", _TIME),
+    Param("q", "a substring of NAMESPACE/NAME"),
+)
+_INTEGER = {"type": "integer", "minimum": 0}
+
+#: every route of the API: registered from here and described from here (projections/openapi.py)
+ROUTES: tuple[Route, ...] = (
+    Route(
+        "GET",
+        "/api/v1/jobs",
+        _jobs,
+        "jobs, newest first, a page at a time",
+        Page,
+        params=(
+            *_FILTERS,
+            Param(
+                "limit",
+                f"jobs per page, 1 to {MAX_PAGE}",
+                {"type": "integer", "minimum": 1, "maximum": MAX_PAGE},
+            ),
+            Param("after", "the `next` cursor of the previous page"),
+        ),
+    ),
+    Route(
+        "GET",
+        "/api/v1/jobs/{namespace}/{name}",
+        _job,
+        "one job's timeline: phases, decisions and every pod attempt",
+        JobAnswer,
+        params=(
+            Param(
+                "incarnation",
+                "which job of that name, 1 = the first (default: the latest)",
+                _INTEGER,
+            ),
+        ),
+        errors={400: Error, 404: Error},
+    ),
+    Route(
+        "GET",
+        "/api/v1/jobs/{namespace}/{name}/events",
+        _job_events,
+        "one job's events as stored, in log order (its audit trail)",
+        EventsAnswer,
+        params=(
+            Param("after", "only events after this sequence number", _INTEGER),
+            Param("uid", "only the incarnation with this job uid"),
+        ),
+    ),
+    Route(
+        "POST",
+        "/api/v1/jobs/{namespace}/{name}/whatif",
+        _job_whatif,
+        "replay the job's recorded facts under changed spec fields (computes, changes nothing)",
+        WhatIf,
+        body=WhatIfRequest,
+        errors={400: Error, 404: Error},
+    ),
+    Route(
+        "GET",
+        "/api/v1/stats",
+        _stats,
+        "job counts by phase and queue, top failure reasons",
+        Stats,
+        params=_FILTERS,
+    ),
+    Route(
+        "GET",
+        "/api/v1/stream",
+        _stream,
+        "new events as Server-Sent Events (`id` the sequence number, `event` the type)",
+        None,
+        media_type="text/event-stream",
+        params=(
+            Param("job", "only this job, NAMESPACE/NAME"),
+            Param("namespace", "only this namespace"),
+            Param("type", "only these event types, comma-separated"),
+        ),
+    ),
+    Route("GET", "/api/v1/openapi.json", _openapi, "this document", dict[str, Any], errors={}),
+    Route(
+        "GET",
+        "/metrics",
+        _metrics,
+        "Prometheus metrics",
+        None,
+        media_type="text/plain",
+        public=True,
+        errors={},
+    ),
+    Route(
+        "GET",
+        "/healthz",
+        _healthz,
+        "the feed has not failed",
+        Health,
+        public=True,
+        errors={503: Health},
+    ),
+    Route(
+        "GET",
+        "/readyz",
+        _readyz,
+        "the store has caught up once",
+        Health,
+        public=True,
+        errors={503: Health},
+    ),
+)

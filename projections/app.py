@@ -12,18 +12,33 @@ import asyncio
 from collections.abc import Callable
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 
 from projections import api
 from projections import web as ui
+from projections.auth import TokenFile, token_middleware
 from projections.live import LiveHub
 from projections.queries import Queries
 from projections.runner import Runner, Source
 from projections.store import Store
 
 
-def create_app(*, queries: Queries, hub: LiveHub, status: api.FeedStatus) -> web.Application:
-    app = web.Application()
-    api.add_routes(app, api.Api(queries=queries, hub=hub, status=status))
+def create_app(
+    *,
+    queries: Queries,
+    hub: LiveHub,
+    status: api.FeedStatus,
+    token: TokenFile | None = None,
+    version: str = "unknown",
+) -> web.Application:
+    """The API and the UI; with a `token`, only requests that carry it get past the
+    probes and metrics (projections/auth.py)."""
+    middlewares: list[Middleware] = []
+    if token is not None:
+        public = {route.path for route in api.ROUTES if route.public}
+        middlewares.append(token_middleware(token, public=public))
+    app = web.Application(middlewares=middlewares)
+    api.add_routes(app, api.Api(queries=queries, hub=hub, status=status), version=version)
     ui.add_routes(app)
     return app
 
@@ -34,6 +49,8 @@ async def serve(
     source: Source,
     host: str,
     port: int,
+    token: TokenFile | None = None,
+    version: str = "unknown",
     started: Callable[[str], None] = lambda url: None,
 ) -> None:
     """Feed the store and serve it until cancelled; `started` gets the URL once listening."""
@@ -41,7 +58,8 @@ async def serve(
     runner = Runner(store, source, hub)
     queries = Queries(store.path)
     site_runner = web.AppRunner(
-        create_app(queries=queries, hub=hub, status=runner), logger=api.RequestLog()
+        create_app(queries=queries, hub=hub, status=runner, token=token, version=version),
+        logger=api.RequestLog(),
     )
     await site_runner.setup()
     try:

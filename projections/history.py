@@ -45,6 +45,7 @@ from events.observations import (
     PodsListed,
 )
 from events.volcano import FINISHED_PHASES, JobPhase, PodPhase
+from projections.wire import Time
 
 #: Volcano puts a job without `spec.queue` in this queue.
 DEFAULT_QUEUE = "default"
@@ -58,10 +59,10 @@ class PodClock(msgspec.Struct, kw_only=True, gc=False):
     cluster's scaled time), so they never position an attempt among the job's phases.
     """
 
-    created: float | None = None
-    scheduled: float | None = None
-    started: float | None = None
-    finished: float | None = None
+    created: Time | None = None
+    scheduled: Time | None = None
+    started: Time | None = None
+    finished: Time | None = None
 
 
 class PodAttempt(msgspec.Struct, kw_only=True, gc=False):
@@ -79,14 +80,14 @@ class PodAttempt(msgspec.Struct, kw_only=True, gc=False):
     job_version: int
     #: time of the first observation of this uid: its creation on the log's clock, and
     #: what orders the attempts of an index
-    first_seen: float
+    first_seen: Time
     phase: str = ""
     node: str = ""
-    scheduled: float | None = None
-    started: float | None = None
-    finished: float | None = None
+    scheduled: Time | None = None
+    started: Time | None = None
+    finished: Time | None = None
     #: when the pod was seen gone
-    deleted: float | None = None
+    deleted: Time | None = None
     exit_code: int | None = None
     reason: str = ""
     message: str = ""
@@ -98,8 +99,8 @@ class PhaseInterval(msgspec.Struct, kw_only=True, gc=False):
     """The job stayed in `phase` from `start` to `end` (None: still there)."""
 
     phase: str
-    start: float
-    end: float | None = None
+    start: Time
+    end: Time | None = None
     previous: str = ""
     reason: str = ""
     message: str = ""
@@ -110,7 +111,7 @@ class PhaseInterval(msgspec.Struct, kw_only=True, gc=False):
 class Revision(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """From `time` on, the job had this retry count and version."""
 
-    time: float
+    time: Time
     retry_count: int
     version: int
     cause: str
@@ -121,7 +122,7 @@ class DecisionMark(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 
     id: str
     type: str
-    time: float
+    time: Time
     cause: str
     action: str = ""
     trigger: str = ""
@@ -132,14 +133,14 @@ class DecisionMark(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     #: "task:<name>#<n>" or "job#<n>": the policy entry that matched, if any
     policy: str = ""
     timer_id: str = ""
-    fire_at: float | None = None
+    fire_at: Time | None = None
 
 
 class PodKill(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """A PodsKill decision, kept to find later which attempts it ended."""
 
     decision: str
-    time: float
+    time: Time
     cause: str
     reason: str
     pods: tuple[PodRef, ...]
@@ -149,7 +150,7 @@ class PodCreate(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """A PodsCreate decision, kept to find later which attempts it started."""
 
     decision: str
-    time: float
+    time: Time
     job_version: int
     pods: tuple[str, ...]
 
@@ -157,7 +158,7 @@ class PodCreate(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 class PodGroupPoint(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """The PodGroup entered `phase` at `time` (Pending, Inqueue, Running, Unknown, deleted)."""
 
-    time: float
+    time: Time
     phase: str
     reason: str = ""
 
@@ -166,7 +167,7 @@ class CommandRecord(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """A Command (suspend, resume, ...) issued to the job."""
 
     id: str
-    time: float
+    time: Time
     command: str
     action: str
     reason: str = ""
@@ -178,12 +179,12 @@ class JobHistory(msgspec.Struct, kw_only=True):
     uid: str
     key: str
     # --- written by observations ---
-    submitted: float | None = None
+    submitted: Time | None = None
     generation: int = 0
     spec_queue: str = ""
     #: task name -> replicas, from the latest spec
     tasks: dict[str, int] = {}
-    deleted: float | None = None
+    deleted: Time | None = None
     #: pod uid -> attempt, in order of first observation
     attempts: dict[str, PodAttempt] = {}
     podgroup: list[PodGroupPoint] = []
@@ -197,7 +198,7 @@ class JobHistory(msgspec.Struct, kw_only=True):
     creates: list[PodCreate] = []
     # --- written by both (commutative) ---
     #: time of the latest event seen, whatever its topic
-    updated: float = 0.0
+    updated: Time = 0.0
     events: int = 0
 
     @property

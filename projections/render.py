@@ -6,6 +6,7 @@ from events.codec import LogEvent, to_builtins
 from events.durations import format_duration
 from events.timestamps import to_rfc3339
 from projections.timeline import AttemptView, PhaseView, Timeline
+from projections.wire import time_text
 
 
 def _at(time: float | None, origin: float) -> str:
@@ -16,8 +17,14 @@ def _span(seconds: float | None) -> str:
     return "-" if seconds is None else format_duration(round(seconds, 3))
 
 
-def render_timeline(timeline: Timeline, *, incarnations: int = 1) -> str:
+def render_timeline(timeline: Timeline, *, incarnations: int = 1, wide: bool = False) -> str:
+    """The timeline as text; `wide` adds each line's absolute time (RFC 3339), decision
+    ids, and each pod's name and the decisions that created and ended it."""
     t = timeline
+
+    def stamp(time: float) -> str:
+        return f"{time_text(time)}  " if wide else ""
+
     origin = t.submitted if t.submitted is not None else (t.phases[0].start if t.phases else 0.0)
     lines = [
         f"{t.key}  uid {t.uid}  incarnation {t.incarnation} of {incarnations}  queue {t.queue}",
@@ -41,8 +48,8 @@ def render_timeline(timeline: Timeline, *, incarnations: int = 1) -> str:
     for before, phase in steps:
         why = f"  <- {phase.action} on {phase.trigger}" if phase.action else ""
         lines.append(
-            f"  {_at(phase.start, origin):>10}  {phase.phase:<11} {phase.reason}{why}"
-            + _revision_change(before, phase)
+            f"  {stamp(phase.start)}{_at(phase.start, origin):>10}  {phase.phase:<11} "
+            f"{phase.reason}{why}" + _revision_change(before, phase)
         )
     if t.decisions:
         lines += ["", "decisions"]
@@ -60,7 +67,8 @@ def render_timeline(timeline: Timeline, *, incarnations: int = 1) -> str:
             )
             if part
         )
-        lines.append(f"  {_at(mark.time, origin):>10}  {detail}")
+        decision = f"  [{mark.id}]" if wide else ""
+        lines.append(f"  {stamp(mark.time)}{_at(mark.time, origin):>10}  {detail}{decision}")
     lines += ["", "pods"]
     for task in t.tasks:
         for index in task.indexes:
@@ -69,6 +77,8 @@ def render_timeline(timeline: Timeline, *, incarnations: int = 1) -> str:
                 lines.append(f"  {label:<16} (no pod yet)")
             for n, attempt in enumerate(index.attempts):
                 lines.append(f"  {label if n == 0 else '':<16} {_attempt(attempt, origin)}")
+                if wide:
+                    lines.append(f"  {'':<16}   {_attempt_detail(attempt)}")
     return "\n".join(lines)
 
 
@@ -98,6 +108,15 @@ def _attempt(a: AttemptView, origin: float) -> str:
     if a.end_action:
         text += f" (ended by {a.end_action})"
     return text + f"  [{a.uid}]"
+
+
+def _attempt_detail(a: AttemptView) -> str:
+    """`-o wide`'s second line of an attempt: the pod and the decisions around it."""
+    parts = [f"pod {a.name}", f"seen {time_text(a.created)}"]
+    parts += [f"created by {a.created_by}"] if a.created_by else []
+    parts += [f"ended by {a.ended_by}"] if a.ended_by else []
+    parts += [f"replaced by {a.replaced_by}"] if a.replaced_by else []
+    return "  ".join(parts)
 
 
 #: envelope fields, shown in their own columns; and the bulky ones, shown by `export`

@@ -11,6 +11,7 @@ import msgspec
 from events.topics import split_job_key
 from events.volcano import Action
 from projections.history import JobHistory
+from projections.wire import Time
 
 #: Actions that count as restarts in the job list and in `/metrics`: every Restart* one.
 RESTART_ACTIONS = frozenset(action for action in Action if action.value.startswith("Restart"))
@@ -24,15 +25,15 @@ class JobSummary(msgspec.Struct, frozen=True, kw_only=True):
     queue: str
     phase: str
     reason: str
-    submitted: float | None
-    updated: float
-    finished: float | None
-    deleted: float | None
+    submitted: Time | None
+    updated: Time
+    finished: Time | None
+    deleted: Time | None
     retry_count: int
     version: int
     queue_wait: float | None
     run_time: float
-    running_since: float | None
+    running_since: Time | None
     pods: int
     restarts: int
     incarnation: int = 1

@@ -27,6 +27,7 @@ from projections.history import (
     PodKill,
     Revision,
 )
+from projections.wire import Time
 
 #: Kubernetes reasons that mean the pod was pushed off its node, not that it failed.
 EVICTION_REASONS = frozenset({"Evicted", "NodeLost", "Preempted", "NodeShutdown"})
@@ -60,11 +61,11 @@ class AttemptView(msgspec.Struct, frozen=True, kw_only=True):
     phase: str
     node: str
     #: first observation of the pod
-    created: float
-    scheduled: float | None
-    started: float | None
-    finished: float | None
-    deleted: float | None
+    created: Time
+    scheduled: Time | None
+    started: Time | None
+    finished: Time | None
+    deleted: Time | None
     exit_code: int | None
     reason: str
     message: str
@@ -99,8 +100,8 @@ class PhaseView(msgspec.Struct, frozen=True, kw_only=True):
     """A phase interval and what moved the job into it."""
 
     phase: str
-    start: float
-    end: float | None
+    start: Time
+    end: Time | None
     previous: str
     reason: str
     message: str
@@ -125,16 +126,16 @@ class Timeline(msgspec.Struct, frozen=True, kw_only=True):
     queue: str
     phase: str
     reason: str
-    submitted: float | None
-    updated: float
-    finished: float | None
-    deleted: float | None
+    submitted: Time | None
+    updated: Time
+    finished: Time | None
+    deleted: Time | None
     generation: int
     retry_count: int
     version: int
     queue_wait: float | None
     run_time: float
-    running_since: float | None
+    running_since: Time | None
     events: int
     phases: tuple[PhaseView, ...]
     revisions: tuple[Revision, ...]

@@ -29,6 +29,7 @@ from events.observations import (
     PodObserved,
 )
 from projections.audit import Replay
+from projections.wire import Time
 
 #: phases after which a job runs no pods (Volcano's finished states)
 TERMINAL = frozenset({"Completed", "Failed", "Aborted", "Terminated"})
@@ -42,7 +43,7 @@ class Step(msgspec.Struct, frozen=True, kw_only=True):
     """One observation and what each run decided of it (decision types, in order)."""
 
     observation: str
-    time: float
+    time: Time
     fact: str
     recorded: tuple[str, ...]
     alternative: tuple[str, ...]
@@ -52,7 +53,7 @@ class KnownAfter(msgspec.Struct, frozen=True, kw_only=True):
     """A recorded pod failure after the divergence: a fact of the old run only."""
 
     pod: str
-    time: float
+    time: Time
     exit_code: int | None
     reason: str
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import os
 import signal
 import sys
@@ -13,7 +12,8 @@ from aiokafka.errors import KafkaConnectionError
 
 from controller.app import COMPONENTS, ControllerConfig, default_identity, run_controller
 from controller.commands.errors import kafka_unreachable
-from controller.kafka import KafkaSettings
+from controller.commands.kafka_options import add_kafka_arguments, kafka_settings
+from controller.kafka.probe import KafkaUnavailable
 from controller.kube import KUBECONFIG_HELP, KubeConfigError, choose_kubeconfig
 from controller.logs import add_logging_arguments, configure_logging
 
@@ -31,11 +31,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     env = os.environ.get
     parser.add_argument("--kubeconfig", help=KUBECONFIG_HELP)
     parser.add_argument(
-        "--bootstrap-servers",
-        default=env("LAVALOG_BOOTSTRAP_SERVERS", "127.0.0.1:9092"),
-        help="Kafka bootstrap servers, HOST:PORT[,HOST:PORT...]",
-    )
-    parser.add_argument(
         "--namespace", default=env("LAVALOG_NAMESPACE"), help="watch one namespace (default: all)"
     )
     parser.add_argument(
@@ -45,8 +40,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--http-host",
-        default=env("LAVALOG_HTTP_HOST", "0.0.0.0"),
-        help="address of /healthz, /readyz and /metrics (127.0.0.1: this machine only)",
+        default=env("LAVALOG_HTTP_HOST", "127.0.0.1"),
+        help="address of /healthz, /readyz and /metrics: this machine only by default; "
+        "0.0.0.0 (every interface) in a pod, for the kubelet's probes and Prometheus",
     )
     parser.add_argument(
         "--http-port",
@@ -66,12 +62,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=env("LAVALOG_LEASE_NAMESPACE", "default"),
         help="namespace of the leader Lease",
     )
+    add_kafka_arguments(parser)
     add_logging_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     configure_logging(level=args.log_level, json=args.log_json)
-    kafka = dataclasses.replace(KafkaSettings.from_env(), bootstrap_servers=args.bootstrap_servers)
+    try:
+        kafka = kafka_settings(args)
+    except ValueError as exc:
+        print(f"lavalog run: {exc}", file=sys.stderr)
+        return 2
     kubeconfig = choose_kubeconfig(args.kubeconfig)
     config = ControllerConfig(
         kafka=kafka,
@@ -94,6 +95,9 @@ async def _main(config: ControllerConfig) -> int:
         loop.add_signal_handler(signum, stop.set)
     try:
         await run_controller(config, stop=stop)
+    except KafkaUnavailable as exc:
+        print(f"lavalog run: {exc}", file=sys.stderr)
+        return 1
     except KafkaConnectionError:
         print(f"lavalog run: {kafka_unreachable(config.kafka.bootstrap_servers)}", file=sys.stderr)
         return 1

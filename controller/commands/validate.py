@@ -22,6 +22,7 @@ import yaml
 
 from controller.admission import Admitted, admit_job
 from controller.admission.unknown_fields import UnknownField, unknown_fields
+from controller.commands import exit_codes
 from controller.commands.output import write_json, write_yaml_stream
 from events.volcano import API_VERSION, KIND, FieldError
 
@@ -37,15 +38,24 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-o",
         "--output",
-        choices=("text", "yaml", "json"),
+        choices=("text", "wide", "yaml", "json"),
         default="text",
-        help="text: a verdict per job; yaml/json: the accepted jobs with defaults applied",
+        help="text: a verdict per job; wide: a table of the jobs with their defaults (verdicts "
+        "on stderr); yaml/json: the accepted jobs with defaults applied",
+    )
+    parser.add_argument(
+        "-n",
+        "--namespace",
+        default="",
+        help="the namespace of jobs that name none (as kubectl apply -n); a job that names "
+        "another one is an error",
     )
     parser.add_argument(
         "--strict",
         action="store_true",
         help="unknown fields (typos the controller would ignore) are errors, not warnings",
     )
+    parser.epilog = exit_codes.VALIDATE_EPILOG
 
 
 class Verdict(msgspec.Struct, frozen=True):
@@ -60,6 +70,7 @@ class Verdict(msgspec.Struct, frozen=True):
 def run(args: argparse.Namespace) -> int:
     report = sys.stdout if args.output == "text" else sys.stderr
     accepted: list[dict[str, Any]] = []
+    rows: list[tuple[str, ...]] = []
     failed = False
     for file in args.files:
         try:
@@ -75,9 +86,14 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{label}: {_kind(document)}: not a Volcano Job, skipped", file=report)
                 continue
             jobs += 1
+            document = in_namespace(document, args.namespace)
             verdict = judge(document, strict=args.strict)
+            mismatch = _namespace_mismatch(document, args.namespace)
+            if mismatch is not None:  # as kubectl apply -n refuses it
+                verdict = Verdict((mismatch, *verdict.errors), verdict.warnings, None)
             failed |= bool(verdict.errors)
             _print_verdict(label, document, verdict, report)
+            rows.append(_row(label, document, verdict))
             if verdict.job is not None:
                 accepted.append(verdict.job)
         if not jobs:
@@ -87,7 +103,63 @@ def run(args: argparse.Namespace) -> int:
         write_yaml_stream(accepted)
     elif args.output == "json":
         write_json({"apiVersion": "v1", "kind": "List", "items": accepted})
-    return 1 if failed else 0
+    elif args.output == "wide":
+        print(_table([WIDE_COLUMNS, *rows]))
+    return exit_codes.INVALID if failed else exit_codes.OK
+
+
+def in_namespace(document: object, namespace: str) -> object:
+    """The document with `-n`'s namespace where it names none."""
+    if not namespace or not isinstance(document, Mapping):
+        return document
+    metadata = document.get("metadata")
+    if not isinstance(metadata, Mapping) or metadata.get("namespace"):
+        return document
+    return {**document, "metadata": {**metadata, "namespace": namespace}}
+
+
+def _namespace_mismatch(document: object, namespace: str) -> FieldError | None:
+    metadata = document.get("metadata") if isinstance(document, Mapping) else None
+    named = metadata.get("namespace") if isinstance(metadata, Mapping) else None
+    if namespace and named and named != namespace:
+        return FieldError("metadata.namespace", f"is {named!r}, not {namespace!r} as -n says")
+    return None
+
+
+WIDE_COLUMNS = (
+    "FILE",
+    "JOB",
+    "QUEUE",
+    "TASKS",
+    "REPLICAS",
+    "MIN AVAILABLE",
+    "MAX RETRY",
+    "VERDICT",
+)
+
+
+def _row(label: str, document: object, verdict: Verdict) -> tuple[str, ...]:
+    job = verdict.job or {}
+    spec = job.get("spec") or {}
+    tasks = spec.get("tasks") or []
+    return (
+        label,
+        _job_name(document).removeprefix("job/") or "-",
+        str(spec.get("queue", "-")),
+        str(len(tasks)) if job else "-",
+        str(sum(int(task.get("replicas") or 0) for task in tasks)) if job else "-",
+        str(spec.get("minAvailable", "-")),
+        str(spec.get("maxRetry", "-")),
+        "invalid" if verdict.errors else "ok",
+    )
+
+
+def _table(rows: list[tuple[str, ...]]) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    )
 
 
 def _load(path: Path) -> list[object]:

@@ -15,6 +15,7 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
 from controller.kafka.groups import evict_predecessors, member_client_id
+from controller.kafka.security import connection_options
 from controller.kafka.settings import KafkaSettings
 
 
@@ -22,8 +23,7 @@ def create_producer(settings: KafkaSettings, **options: Any) -> AIOKafkaProducer
     """An unstarted producer; `options` are AIOKafkaProducer arguments that add to or
     override the settings' (e.g. `transactional_id` on Apache Kafka).
     """
-    configured: dict[str, Any] = {
-        "bootstrap_servers": settings.bootstrap_servers,
+    configured: dict[str, Any] = connection_options(settings) | {
         "client_id": settings.client_id,
         "acks": settings.acks,
         "linger_ms": settings.linger_ms,
@@ -64,8 +64,7 @@ class GroupConsumer(AIOKafkaConsumer):  # type: ignore[misc]
 
 
 def _consumer_options(settings: KafkaSettings, *, group_id: str | None) -> dict[str, Any]:
-    return {
-        "bootstrap_servers": settings.bootstrap_servers,
+    return connection_options(settings) | {
         "client_id": settings.client_id if group_id is None else member_client_id(settings),
         "group_id": group_id,
         "enable_auto_commit": False,

@@ -24,6 +24,7 @@ from aiokafka.errors import for_code
 from aiokafka.protocol.admin import DescribeGroupsRequest
 from aiokafka.protocol.group import LeaveGroupRequest
 
+from controller.kafka.security import connection_options
 from controller.kafka.settings import KafkaSettings
 
 log = structlog.get_logger("lavalog.kafka")
@@ -57,7 +58,7 @@ async def evict_predecessors(settings: KafkaSettings, group_id: str) -> list[str
     if not settings.group_instance_id or settings.static_membership:
         return []
     client_id = member_client_id(settings)
-    client = AIOKafkaClient(bootstrap_servers=settings.bootstrap_servers, client_id=client_id)
+    client = AIOKafkaClient(**connection_options(settings), client_id=client_id)
     await client.bootstrap()
     try:
         coordinator = await client.coordinator_lookup(CoordinationType.GROUP, group_id)

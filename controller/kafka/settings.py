@@ -12,10 +12,28 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Acks = Literal[0, 1, "all"]
+
+#: Kafka's names for how a client connects: TLS or not, SASL or not
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+
+#: fields read from `LAVALOG_KAFKA_*` (the names the manifests' Secrets use), not `LAVALOG_*`
+_KAFKA_PREFIXED = frozenset(
+    {
+        "security_protocol",
+        "sasl_mechanism",
+        "sasl_username",
+        "sasl_password",
+        "ssl_cafile",
+        "ssl_certfile",
+        "ssl_keyfile",
+        "connect_timeout_ms",
+    }
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -23,10 +41,28 @@ class KafkaSettings:
     """Kafka connection, topic layout and producer options.
 
     Each field's environment variable is `LAVALOG_` + its name in capitals, e.g.
-    `LAVALOG_BOOTSTRAP_SERVERS`, `LAVALOG_OBSERVED_PARTITIONS`.
+    `LAVALOG_BOOTSTRAP_SERVERS`, `LAVALOG_OBSERVED_PARTITIONS`; the connection's security
+    fields take `LAVALOG_KAFKA_` instead, e.g. `LAVALOG_KAFKA_SASL_USERNAME`.
     """
 
     bootstrap_servers: str = "127.0.0.1:9092"
+    #: PLAINTEXT, SSL (TLS), SASL_PLAINTEXT or SASL_SSL (SASL over TLS)
+    security_protocol: str = "PLAINTEXT"
+    #: with a SASL_* protocol: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512
+    sasl_mechanism: str = ""
+    sasl_username: str = ""
+    #: kept out of repr() so that a logged settings value never shows it
+    sasl_password: str = field(default="", repr=False)
+    #: PEM file of the CA that signed the brokers' certificates (default: the system's)
+    ssl_cafile: str = ""
+    #: PEM client certificate (and its key, unless `ssl_keyfile`), for mutual TLS
+    ssl_certfile: str = ""
+    ssl_keyfile: str = ""
+    #: how long connecting to a broker (TCP, TLS, SASL and the first answer) may take
+    #: before a command gives up with an error instead of waiting; as long as Java
+    #: clients' socket.connection.setup.timeout.max.ms, so that a broker that restarts
+    #: or pauses (chaos: 10 s) while lavalog starts is waited for
+    connect_timeout_ms: int = 30_000
     #: prepended to every topic name, so that tests and tenants can share one broker
     topic_prefix: str = ""
     observed_partitions: int = 12
@@ -69,6 +105,7 @@ class KafkaSettings:
             "max_batch_size",
             "session_timeout_ms",
             "heartbeat_interval_ms",
+            "connect_timeout_ms",
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, not {getattr(self, name)}")
@@ -81,6 +118,48 @@ class KafkaSettings:
             raise ValueError("heartbeat_interval_ms must be shorter than session_timeout_ms")
         if self.enable_idempotence and self.acks != "all":
             raise ValueError("an idempotent producer needs acks='all'")
+        self._check_security()
+
+    @property
+    def uses_tls(self) -> bool:
+        return self.security_protocol in ("SSL", "SASL_SSL")
+
+    @property
+    def uses_sasl(self) -> bool:
+        return self.security_protocol.startswith("SASL_")
+
+    def _check_security(self) -> None:
+        """Refuse combinations that would silently connect without what was asked for."""
+        protocol = env_var("security_protocol")
+        if self.security_protocol not in SECURITY_PROTOCOLS:
+            raise ValueError(
+                f"{protocol} must be one of {', '.join(SECURITY_PROTOCOLS)}, "
+                f"not {self.security_protocol!r}"
+            )
+        if self.uses_sasl:
+            if self.sasl_mechanism not in SASL_MECHANISMS:
+                raise ValueError(
+                    f"{env_var('sasl_mechanism')} must be one of {', '.join(SASL_MECHANISMS)} "
+                    f"with {protocol}={self.security_protocol}, not {self.sasl_mechanism!r}"
+                )
+            if not self.sasl_username or not self.sasl_password:
+                raise ValueError(
+                    f"{protocol}={self.security_protocol} needs {env_var('sasl_username')} "
+                    f"and {env_var('sasl_password')}"
+                )
+        elif self.sasl_mechanism or self.sasl_username or self.sasl_password:
+            raise ValueError(
+                f"SASL credentials are set but {protocol} is {self.security_protocol}: "
+                "use SASL_SSL (or SASL_PLAINTEXT)"
+            )
+        files = ("ssl_cafile", "ssl_certfile", "ssl_keyfile")
+        if not self.uses_tls and any(getattr(self, name) for name in files):
+            raise ValueError(
+                f"TLS files are set but {protocol} is {self.security_protocol}: "
+                "use SSL (or SASL_SSL)"
+            )
+        if self.ssl_keyfile and not self.ssl_certfile:
+            raise ValueError(f"{env_var('ssl_keyfile')} needs {env_var('ssl_certfile')}")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> KafkaSettings:
@@ -90,12 +169,12 @@ class KafkaSettings:
         """
         env = os.environ if environ is None else environ
         values: dict[str, Any] = {}
-        for field in dataclasses.fields(cls):
-            variable = env_var(field.name)
+        for setting in dataclasses.fields(cls):
+            variable = env_var(setting.name)
             if variable in env:
-                parse = _PARSERS.get(field.name, type(field.default))
+                parse = _PARSERS.get(setting.name, type(setting.default))
                 try:
-                    values[field.name] = parse(env[variable])
+                    values[setting.name] = parse(env[variable])
                 except ValueError as exc:
                     raise ValueError(f"{variable}={env[variable]!r}: {exc}") from exc
         return cls(**values)
@@ -103,7 +182,8 @@ class KafkaSettings:
 
 def env_var(field_name: str) -> str:
     """The environment variable behind one settings field."""
-    return f"LAVALOG_{field_name.upper()}"
+    prefix = "LAVALOG_KAFKA_" if field_name in _KAFKA_PREFIXED else "LAVALOG_"
+    return f"{prefix}{field_name.upper()}"
 
 
 def _parse_bool(text: str) -> bool:
@@ -126,7 +206,13 @@ def _parse_acks(text: str) -> Acks:
     raise ValueError("expected 0, 1 or all")
 
 
+def _parse_upper(text: str) -> str:
+    return text.strip().upper()
+
+
 _PARSERS: dict[str, Callable[[str], Any]] = {
+    "security_protocol": _parse_upper,
+    "sasl_mechanism": _parse_upper,
     "enable_idempotence": _parse_bool,
     "static_membership": _parse_bool,
     "acks": _parse_acks,

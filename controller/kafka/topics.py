@@ -10,6 +10,7 @@ from __future__ import annotations
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError, for_code
 
+from controller.kafka.security import connection_options
 from controller.kafka.settings import KafkaSettings
 from events import topics
 
@@ -55,9 +56,7 @@ async def ensure_topics(settings: KafkaSettings) -> list[str]:
     Idempotent, and safe when several processes race to create the same topics. An
     existing topic is left as it is, even if its partition count differs.
     """
-    admin = AIOKafkaAdminClient(
-        bootstrap_servers=settings.bootstrap_servers, client_id=settings.client_id
-    )
+    admin = AIOKafkaAdminClient(**connection_options(settings), client_id=settings.client_id)
     await admin.start()
     try:
         existing = set(await admin.list_topics())

@@ -27,6 +27,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     add_source(parser)
     parser.add_argument("-o", "--output", choices=("text", "json", "yaml"), default="text")
+    parser.epilog = (
+        "exit codes:\n  0: every decision recomputes as recorded\n  1: differences\n"
+        "  2: no events, or bad usage\n  3: cannot read: no store, --server unreachable"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,4 +1,4 @@
-"""`lavalog events NAMESPACE/NAME [--follow]`: a job's audit trail, one event a line."""
+"""`lavalog events [NAMESPACE/]NAME [--follow]`: a job's audit trail, one event a line."""
 
 from __future__ import annotations
 
@@ -8,10 +8,18 @@ import time
 
 import msgspec
 
+from controller.commands import exit_codes
 from controller.commands.output import write_yaml_stream
 from events.codec import decode_event
-from projections.cli.common import UsageError, add_job, add_source, fail, open_queries
-from projections.queries import Queries
+from projections.cli.common import (
+    Reader,
+    UsageError,
+    add_job,
+    add_source,
+    fail,
+    job_of,
+    open_queries,
+)
 from projections.render import describe_event
 
 HELP = "print a job's events in log order (observations and decisions); --follow for new ones"
@@ -25,32 +33,35 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-o",
         "--output",
-        choices=("text", "json", "yaml"),
+        choices=("text", "wide", "json", "yaml"),
         default="text",
-        help="json: the events as stored, one a line (JSONL); yaml: the same as a YAML stream",
+        help="text; wide: with each event's topic, id and job uid; json: the events as "
+        "stored, one a line (JSONL); yaml: the same as a YAML stream",
     )
+    parser.epilog = exit_codes.READ_EPILOG
 
 
 def run(args: argparse.Namespace) -> int:
     if args.follow and args.file is not None:
-        return fail("events", UsageError("--follow reads the store, not a --file"))
+        return fail("events", UsageError("--follow reads the store or a server, not a --file"))
     try:
+        key = job_of(args)
         with open_queries(args) as queries:
-            last = _print(queries, args.job, 0, args.output)
+            last = _print(queries, key, 0, args.output)
             if not last and not args.follow:
-                print(f"lavalog events: no events of {args.job}", file=sys.stderr)
-                return 1
+                print(f"lavalog events: no events of {key}", file=sys.stderr)
+                return exit_codes.NOT_FOUND
             while args.follow:
                 time.sleep(args.interval)
-                last = _print(queries, args.job, last, args.output)
+                last = _print(queries, key, last, args.output)
     except UsageError as exc:
         return fail("events", exc)
     except (KeyboardInterrupt, BrokenPipeError):
         pass
-    return 0
+    return exit_codes.OK
 
 
-def _print(queries: Queries, key: str, after: int, output: str) -> int:
+def _print(queries: Reader, key: str, after: int, output: str) -> int:
     """Print the events after `after`; returns the last sequence number printed."""
     events = queries.events(key, after=after)
     if output == "json":
@@ -59,6 +70,8 @@ def _print(queries: Queries, key: str, after: int, output: str) -> int:
         write_yaml_stream(msgspec.json.decode(stored.body) for stored in events)
     else:
         for stored in events:
-            print(f"{stored.seq:>8}  {describe_event(decode_event(stored.body))}")
+            event = decode_event(stored.body)
+            wide = f"{stored.kind:<9} {event.id}  {event.job_uid}  " if output == "wide" else ""
+            print(f"{stored.seq:>8}  {wide}{describe_event(event)}")
     sys.stdout.flush()
     return events[-1].seq if events else after

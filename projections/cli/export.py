@@ -1,11 +1,12 @@
-"""`lavalog export NAMESPACE/NAME > job.jsonl`: every stored event of a job, byte for byte."""
+"""`lavalog export [NAMESPACE/]NAME > job.jsonl`: every stored event of a job, byte for byte."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from projections.cli.common import UsageError, add_job, add_source, fail, open_queries
+from controller.commands import exit_codes
+from projections.cli.common import UsageError, add_job, add_source, fail, job_of, open_queries
 
 HELP = "write every event of a job (all incarnations) as JSONL, in log order"
 
@@ -13,16 +14,18 @@ HELP = "write every event of a job (all incarnations) as JSONL, in log order"
 def configure(parser: argparse.ArgumentParser) -> None:
     add_job(parser)
     add_source(parser)
+    parser.epilog = exit_codes.READ_EPILOG
 
 
 def run(args: argparse.Namespace) -> int:
     try:
+        key = job_of(args)
         with open_queries(args) as queries:
-            events = queries.events(args.job)
+            events = queries.events(key)
     except UsageError as exc:
         return fail("export", exc)
     if not events:
-        print(f"lavalog export: no events of {args.job}", file=sys.stderr)
-        return 1
+        print(f"lavalog export: no events of {key}", file=sys.stderr)
+        return exit_codes.NOT_FOUND
     sys.stdout.buffer.writelines(event.body + b"\n" for event in events)
-    return 0
+    return exit_codes.OK

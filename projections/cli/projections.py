@@ -11,17 +11,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import os
 import sys
 from pathlib import Path
 
 from aiokafka.errors import KafkaConnectionError
 
+from controller.cli import version
 from controller.commands.errors import kafka_unreachable
+from controller.commands.kafka_options import add_kafka_arguments, kafka_settings
 from controller.kafka import KafkaSettings
+from controller.kafka.probe import KafkaUnavailable, check_connection
+from controller.kafka.security import connection_options
 from controller.logs import add_logging_arguments, configure_logging
 from projections.app import serve
+from projections.auth import TokenFile
 from projections.cli.common import add_state_dir
 from projections.cli.progress import ProgressBar
 from projections.file_source import FileSource
@@ -30,6 +34,8 @@ from projections.rebuild import BATCH, rebuild
 from projections.runner import Source
 from projections.shutdown import until_signalled
 from projections.store import Store, store_path
+
+TOKEN_FILE_ENV = "LAVALOG_API_TOKEN_FILE"
 
 HELP = "serve the projections API and web UI, or rebuild the projections store"
 
@@ -46,29 +52,59 @@ def configure(parser: argparse.ArgumentParser) -> None:
     for sub in (serve_parser, rebuild_parser):
         add_state_dir(sub)
         sub.add_argument("--from-file", type=Path, help="a JSONL file instead of Kafka")
-        sub.add_argument("--bootstrap-servers", help="Kafka (env LAVALOG_BOOTSTRAP_SERVERS)")
-        sub.add_argument("--topic-prefix", help="topic name prefix (env LAVALOG_TOPIC_PREFIX)")
         sub.add_argument(
             "--retention",
             type=float,
             default=_env_float("LAVALOG_RETENTION_SECONDS"),
             help="forget finished jobs this many seconds after they end (default: keep)",
         )
+        add_kafka_arguments(sub)
         add_logging_arguments(sub)
     serve_parser.add_argument(
-        "--host", default="127.0.0.1", help="address to listen on (0.0.0.0: every interface)"
+        "--host",
+        default=os.environ.get("LAVALOG_HTTP_HOST", "127.0.0.1"),
+        help="address to listen on, env LAVALOG_HTTP_HOST (0.0.0.0: every interface, as in a pod)",
     )
-    serve_parser.add_argument("--port", type=int, default=8080, help="port (0: any free one)")
+    serve_parser.add_argument(
+        "--port",
+        type=int,
+        default=int(os.environ.get("LAVALOG_HTTP_PORT", "8080")),
+        help="port, env LAVALOG_HTTP_PORT (0: any free one)",
+    )
+    serve_parser.add_argument(
+        "--token-file",
+        type=Path,
+        default=os.environ.get(TOKEN_FILE_ENV) or None,
+        help=f"require the token in this file (a mounted Secret; re-read when it changes) "
+        f"for the API and the UI, as `Authorization: Bearer TOKEN`; health, readiness and "
+        f"metrics stay open (env {TOKEN_FILE_ENV})",
+    )
     serve_parser.add_argument("--group-id", default=GROUP_ID, help="Kafka consumer group")
 
 
 def run(args: argparse.Namespace) -> int:
     configure_logging(level=args.log_level, json=args.log_json)
+    command = f"lavalog projections {args.action}"
+    try:  # what the user gave: bad values are exit code 2
+        settings = kafka_settings(args)
+        token_file = getattr(args, "token_file", None)
+        token = TokenFile(token_file) if token_file is not None else None
+        if args.from_file is None:
+            connection_options(settings)  # TLS files that cannot be read
+    except ValueError as exc:
+        print(f"{command}: {exc}", file=sys.stderr)
+        return 2
     try:
-        return _serve(args) if args.action == "serve" else _rebuild(args)
+        if args.from_file is None:
+            asyncio.run(check_connection(settings))
+        if args.action == "serve":
+            return _serve(args, settings, token)
+        return _rebuild(args, settings)
+    except KafkaUnavailable as exc:
+        print(f"{command}: {exc}", file=sys.stderr)
+        return 1
     except KafkaConnectionError:
-        message = kafka_unreachable(_settings(args).bootstrap_servers)
-        print(f"lavalog projections {args.action}: {message}", file=sys.stderr)
+        print(f"{command}: {kafka_unreachable(settings.bootstrap_servers)}", file=sys.stderr)
         return 1
 
 
@@ -77,25 +113,12 @@ def _env_float(name: str) -> float | None:
     return float(text) if text else None
 
 
-def _settings(args: argparse.Namespace) -> KafkaSettings:
-    settings = KafkaSettings.from_env()
-    overrides = {
-        name: value
-        for name, value in (
-            ("bootstrap_servers", args.bootstrap_servers),
-            ("topic_prefix", args.topic_prefix),
-        )
-        if value is not None
-    }
-    return dataclasses.replace(settings, **overrides)
-
-
-def _serve(args: argparse.Namespace) -> int:
+def _serve(args: argparse.Namespace, settings: KafkaSettings, token: TokenFile | None) -> int:
     store = Store(store_path(args.state_dir), retention=args.retention)
     source: Source = (
         FileSource(args.from_file)
         if args.from_file is not None
-        else KafkaSource(_settings(args), group_id=args.group_id)
+        else KafkaSource(settings, group_id=args.group_id)
     )
     try:
         asyncio.run(
@@ -105,6 +128,8 @@ def _serve(args: argparse.Namespace) -> int:
                     source=source,
                     host=args.host,
                     port=args.port,
+                    token=token,
+                    version=version(),
                     started=lambda url: print(f"projections at {url}", flush=True),
                 )
             )
@@ -114,7 +139,7 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _rebuild(args: argparse.Namespace) -> int:
+def _rebuild(args: argparse.Namespace, settings: KafkaSettings) -> int:
     final = store_path(args.state_dir)
     partial = final.with_name(final.name + ".rebuild")
     for leftover in (partial, *_sidecars(partial)):
@@ -123,7 +148,7 @@ def _rebuild(args: argparse.Namespace) -> int:
     source = (
         FileSource(args.from_file, batch_size=BATCH)
         if args.from_file is not None
-        else KafkaSource(_settings(args), group_id=None, until_end=True, max_records=BATCH)
+        else KafkaSource(settings, group_id=None, until_end=True, max_records=BATCH)
     )
     bar = ProgressBar()
     try:

@@ -1,14 +1,17 @@
-"""`lavalog timeline NAMESPACE/NAME`: one job's phases, decisions and pod attempts."""
+"""`lavalog timeline [NAMESPACE/]NAME`: one job's phases, decisions and pod attempts."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
+from controller.commands import exit_codes
 from controller.commands.output import write_json, write_yaml
-from projections.cli.common import UsageError, add_job, add_source, fail, open_queries
+from projections.cli.common import UsageError, add_job, add_source, fail, job_of, open_queries
 from projections.queries import not_found
 from projections.render import render_timeline
+from projections.timeline import Timeline
+from projections.wire import to_wire
 
 HELP = "show a job's timeline: phases, decisions and every pod attempt"
 
@@ -21,26 +24,33 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=int,
         help="which job of that name (1 = the first; default: the latest)",
     )
-    parser.add_argument("-o", "--output", choices=("text", "json", "yaml"), default="text")
+    parser.add_argument(
+        "-o",
+        "--output",
+        choices=("text", "wide", "json", "yaml"),
+        default="text",
+        help="text; wide: with absolute times, pod names and decision ids; json/yaml: the "
+        "API's timeline object (times RFC 3339)",
+    )
+    parser.epilog = exit_codes.READ_EPILOG
 
 
 def run(args: argparse.Namespace) -> int:
     try:
+        key = job_of(args)
         with open_queries(args) as queries:
-            timeline = queries.timeline(args.job, incarnation=args.incarnation)
-            incarnations = len(queries.incarnations(args.job))
+            timeline = queries.timeline(key, incarnation=args.incarnation)
+            incarnations = len(queries.incarnations(key))
     except UsageError as exc:
         return fail("timeline", exc)
     if timeline is None:
         print(
-            f"lavalog timeline: {not_found(args.job, args.incarnation, incarnations)}",
+            f"lavalog timeline: {not_found(key, args.incarnation, incarnations)}",
             file=sys.stderr,
         )
-        return 1
-    if args.output == "json":
-        write_json(timeline)
-    elif args.output == "yaml":
-        write_yaml(timeline)
+        return exit_codes.NOT_FOUND
+    if args.output in ("json", "yaml"):
+        (write_json if args.output == "json" else write_yaml)(to_wire(timeline, Timeline))
     else:
-        print(render_timeline(timeline, incarnations=incarnations))
-    return 0
+        print(render_timeline(timeline, incarnations=incarnations, wide=args.output == "wide"))
+    return exit_codes.OK

@@ -17,8 +17,7 @@ from pathlib import Path
 from controller.commands.output import write_json
 from controller.decider import replay
 from events.codec import LogEvent, decode_event
-from projections.cli.common import UsageError, add_source, fail, job_key, open_queries
-from projections.queries import Queries
+from projections.cli.common import Reader, UsageError, add_source, fail, job_key, open_queries
 from projections.whatif import SpecChange, Summary, WhatIf, compose, parse_set, whatif
 
 HELP = "replay a job's recorded facts under a changed spec and compare the decisions"
@@ -95,7 +94,7 @@ def _change(args: argparse.Namespace) -> SpecChange:
 
 
 def summarise(
-    queries: Queries,
+    queries: Reader,
     change: SpecChange,
     *,
     since: float | None = None,

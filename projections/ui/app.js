@@ -61,10 +61,19 @@ function seconds(s) {
   return pair(Math.floor(minutes / 60), minutes % 60, "h", "m");
 }
 
+// The API writes instants as RFC 3339 text; the charts do arithmetic on seconds.
+const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/;
+const asSeconds = (key, value) => (typeof value === "string" && RFC3339.test(value) ? Date.parse(value) / 1000 : value);
+
+async function readJSON(response) {
+  if (response.status === 401) { location.reload(); throw new Error("signed out"); }  // the sign-in page
+  return JSON.parse(await response.text(), asSeconds);
+}
+
 async function getJSON(url) {
   const response = await fetch(url);
-  if (!response.ok) throw new Error(`${url}: ${response.status}`);
-  return response.json();
+  if (!response.ok && response.status !== 401) throw new Error(`${url}: ${response.status}`);
+  return readJSON(response);
 }
 
 // Re-render on matching events, at most every 500 ms.
@@ -308,7 +317,7 @@ function whatIfPage(key) {
   const run = async () => {
     const sets = editor.value.split("\n").map((line) => line.trim()).filter(Boolean);
     const response = await fetch(`/api/v1/jobs/${key}/whatif`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ set: sets }) });
-    const data = await response.json();
+    const data = await readJSON(response);
     if (!response.ok) { result.replaceChildren(el("p", { class: "error", text: data.error })); return; }
     result.replaceChildren(...whatIfView(data));
   };

@@ -137,7 +137,8 @@ async def test_one_job_timeline_and_its_raw_events(client):
         1,
     )
     assert [t["name"] for t in timeline["tasks"]] == ["ps", "worker"]
-    assert body["as_of"] == 4321.0  # the log's "now": the latest event of any job (job-23's)
+    # the log's "now": the latest event of any job (job-23's), as RFC 3339 with a fraction
+    assert body["as_of"] == "1970-01-01T01:12:01.000000Z"  # 4321 s
     events = await get(http, "/api/v1/jobs/team-a/tf-mnist/events")
     assert [e["event"] for e in events["events"]] == [
         msgspec.json.decode(msgspec.json.encode(to_builtins(e))) for e in tf_job().events

@@ -38,7 +38,7 @@ def lavalog(capsys, *args: str) -> tuple[int, str, str]:
 
 
 def test_jobs_as_table_json_and_yaml(capsys, log):
-    code, out, _ = lavalog(capsys, "jobs", "--file", str(log))
+    code, out, _ = lavalog(capsys, "jobs", "--file", str(log), "-A")
     assert code == 0
     header, *rows = out.splitlines()
     assert header.split()[:4] == ["NAMESPACE", "NAME", "QUEUE", "PHASE"]
@@ -47,7 +47,7 @@ def test_jobs_as_table_json_and_yaml(capsys, log):
     assert {j["key"]: j["phase"] for j in json.loads(out)} == {
         k: v for k, v in EXAMPLE_JOBS.items() if k.startswith("ml/")
     }
-    _, out, _ = lavalog(capsys, "jobs", "--file", str(log), "-o", "yaml", "--phase", "Failed")
+    _, out, _ = lavalog(capsys, "jobs", "--file", str(log), "-A", "-o", "yaml", "--phase", "Failed")
     assert [j["key"] for j in yaml.safe_load(out)] == ["ml/flaky-train"]
 
 
@@ -113,13 +113,13 @@ def test_rebuild_from_a_file_equals_incremental_loading(capsys, log, tmp_path):
         assert err == ""  # no progress bar in a file: only on a terminal
     assert out == f"rebuilt {store_path(state)}: {len(decided_examples())} events\n"
     assert snapshot(store_path(state)) == snapshot(incremental.path)
-    code, out, _ = lavalog(capsys, "jobs", "--state-dir", str(state), "-o", "json")
+    code, out, _ = lavalog(capsys, "jobs", "--state-dir", str(state), "-A", "-o", "json")
     assert len(json.loads(out)) == len(EXAMPLE_JOBS)
 
 
 def test_commands_without_a_store_say_how_to_get_one(capsys, tmp_path):
     code, _, err = lavalog(capsys, "jobs", "--state-dir", str(tmp_path / "none"))
-    assert code == 2
+    assert code == 3  # nothing to read
     assert "lavalog projections rebuild" in err
 
 
@@ -153,13 +153,13 @@ def test_a_file_source_resumes_where_the_store_stopped(tmp_path, log):
 )
 def test_jobs_refuses_what_the_api_refuses(capsys, log, args, message):
     with pytest.raises(SystemExit) as exited:  # argparse's own errors exit
-        raise SystemExit(main(["jobs", "--file", str(log), *args]))
+        raise SystemExit(main(["jobs", "--file", str(log), "-A", *args]))
     assert exited.value.code == 2
     assert capsys.readouterr().err.splitlines()[-1] == message
 
 
 def test_jobs_phases_may_be_comma_separated(capsys, log):
-    code, out, _ = lavalog(capsys, "jobs", "--file", str(log), "--phase", "Failed,Completed")
+    code, out, _ = lavalog(capsys, "jobs", "--file", str(log), "-A", "--phase", "Failed,Completed")
     assert code == 0
     assert len(out.splitlines()) == 1 + len(EXAMPLE_JOBS)
 

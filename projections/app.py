@@ -39,7 +39,7 @@ async def serve(
     """Feed the store and serve it until cancelled; `started` gets the URL once listening."""
     hub = LiveHub()
     runner = Runner(store, source, hub)
-    queries = Queries(store.path)
+    queries = Queries(store.location)
     site_runner = web.AppRunner(
         create_app(queries=queries, hub=hub, status=runner), logger=api.RequestLog()
     )

@@ -1,7 +1,8 @@
 """The read side of the store: what the API, the CLI and `/metrics` ask of it.
 
-A reader has its own connection (WAL lets it read while the writer writes) and a lock,
-since the API calls it from worker threads.
+A reader has its own connection (SQLite's WAL, like PostgreSQL, lets it read while the
+writer writes) and a lock, since the API calls it from worker threads. Its SQL is
+shared by both databases (`projections.database`).
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from typing import Any
 import msgspec
 
 from events.volcano import JobPhase
+from projections.database import Location, location_of
 from projections.history import JobHistory
 from projections.summary import RESTART_ACTIONS, JobSummary
-from projections.tables import connect
 from projections.timeline import Timeline, build_timeline
 
 _history_decoder = msgspec.msgpack.Decoder(JobHistory)
@@ -97,10 +98,10 @@ class Histogram(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Queries:
-    """Read-only questions to one store file."""
+    """Read-only questions to one store."""
 
-    def __init__(self, path: Path) -> None:
-        self._db = connect(path)
+    def __init__(self, location: Location | Path | str) -> None:
+        self._db = location_of(location).connect()
         self._lock = threading.Lock()
 
     def close(self) -> None:
@@ -109,7 +110,7 @@ class Queries:
 
     def _all(self, sql: str, values: Sequence[Any] = ()) -> list[Any]:
         with self._lock:
-            return self._db.execute(sql, values).fetchall()
+            return self._db.rows(sql, values)
 
     def jobs(self, where: JobFilter, *, limit: int = 50, after: str | None = None) -> Page:
         clause, values = where.where()
@@ -235,7 +236,7 @@ class Queries:
         """Counts of `queue_wait` or `run_time` per bucket, over finished jobs if asked."""
         if column not in ("queue_wait", "run_time"):
             raise ValueError(f"no histogram of {column!r}")
-        sums = ", ".join(f"SUM({column} <= ?)" for _ in bounds)
+        sums = ", ".join(f"SUM(CASE WHEN {column} <= ? THEN 1 ELSE 0 END)" for _ in bounds)
         where = f" WHERE {column} IS NOT NULL" + (" AND finished IS NOT NULL" if finished else "")
         row = self._all(f"SELECT {sums}, COUNT({column}), SUM({column}) FROM jobs{where}", bounds)[
             0

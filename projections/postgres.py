@@ -1,0 +1,165 @@
+"""The projections store in PostgreSQL (`--store postgresql://...`), through psycopg 3.
+
+The tables are the SQLite store's (`projections.schema`, its types translated) in the
+schema `lavalog` of the database the URL names, so that a rebuild can build the schema
+`lavalog_rebuild` beside it and swap the two in one transaction. Several API replicas
+share the database: each reads, and the one holding a session advisory lock on the
+writing connection writes (`try_lead`). A replica whose connection drops loses the lock
+with the connection, so no two replicas ever write at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import re
+from collections.abc import Iterator, Sequence
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+
+from projections.database import Connection, EventRow, Inserted, Location, new_places
+
+#: the schema holding the store's tables
+SCHEMA = "lavalog"
+_NAME = re.compile(r"[a-z_][a-z0-9_]*")
+#: SQLite's column types, in PostgreSQL (REAL is 4 bytes there; row ids are 64 bits)
+_TYPES = {"INTEGER": "BIGINT", "REAL": "DOUBLE PRECISION", "BLOB": "BYTEA"}
+_TYPE = re.compile(r"\b(" + "|".join(_TYPES) + r")\b")
+_COPY_EVENTS = (
+    "COPY events (seq, id, kind, type, key, job_uid, time, body) FROM STDIN (FORMAT BINARY)"
+)
+_EVENT_TYPES = ["int8", "text", "text", "text", "text", "text", "float8", "bytea"]
+
+
+def postgres_ddl(ddl: str) -> str:
+    """The schema's statements with PostgreSQL's types."""
+    return _TYPE.sub(lambda match: _TYPES[match.group(1)], ddl)
+
+
+@functools.lru_cache(maxsize=256)
+def postgres_sql(sql: str) -> str:
+    """A statement with psycopg's placeholders (the store's SQL has no `?` or `%` else)."""
+    return sql.replace("?", "%s")
+
+
+def _lock_key(schema: str, purpose: str) -> int:
+    """An advisory lock's number, per schema and purpose (the writer, schema changes)."""
+    digest = hashlib.blake2b(f"lavalog:{schema}:{purpose}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+class PostgresLocation:
+    """A store in a PostgreSQL database, given by a libpq URL."""
+
+    def __init__(self, url: str, *, schema: str = SCHEMA) -> None:
+        if not _NAME.fullmatch(schema):
+            raise ValueError(f"schema {schema!r}: lower-case letters, digits and _ only")
+        self.url = url
+        self.schema = schema
+
+    def __str__(self) -> str:
+        """The URL without its password (it goes into messages and logs)."""
+        parts = urlsplit(self.url)
+        host = parts.netloc.rpartition("@")
+        if ":" in host[0]:
+            user = host[0].partition(":")[0]
+            parts = parts._replace(netloc=f"{user}:***@{host[2]}")
+        shown = urlunsplit(parts)
+        return shown if self.schema == SCHEMA else f"{shown} (schema {self.schema})"
+
+    def connect(self, *, durable: bool = True) -> Connection:
+        return PostgresConnection(self.url, self.schema, durable=durable)
+
+    def exists(self) -> bool:
+        with psycopg.connect(self.url, autocommit=True) as db:
+            row = db.execute("SELECT to_regclass(%s)", [f"{self.schema}.meta"]).fetchone()
+        return row is not None and row[0] is not None
+
+    def staging(self) -> PostgresLocation:
+        partial = PostgresLocation(self.url, schema=f"{self.schema}_rebuild")
+        with psycopg.connect(self.url, autocommit=True) as db:
+            db.execute(f"DROP SCHEMA IF EXISTS {partial.schema} CASCADE")
+        return partial
+
+    def replace(self, staging: Location) -> None:
+        """One transaction: readers see the old tables until the commit, the new ones after
+        (a query running meanwhile delays the swap, which waits for its locks)."""
+        assert isinstance(staging, PostgresLocation) and staging.url == self.url
+        with psycopg.connect(self.url, autocommit=True) as db, db.transaction():
+            db.execute(f"DROP SCHEMA IF EXISTS {self.schema} CASCADE")
+            db.execute(f"ALTER SCHEMA {staging.schema} RENAME TO {self.schema}")
+
+    def spec(self) -> list[str]:
+        return ["postgres", self.url, self.schema]
+
+
+class PostgresConnection:
+    """A connection whose statements run one by one (autocommit) unless `begin` was called.
+
+    Not `durable`: commits do not wait for the WAL to be flushed (a rebuild's)."""
+
+    def __init__(self, url: str, schema: str, *, durable: bool) -> None:
+        self._db = psycopg.connect(url, autocommit=True)
+        self._schema = schema
+        self._db.execute(f"SET search_path TO {schema}")
+        if not durable:
+            self._db.execute("SET synchronous_commit TO off")
+
+    def rows(self, sql: str, values: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        cursor = self._db.execute(postgres_sql(sql), values)
+        return cursor.fetchall() if cursor.description is not None else []
+
+    def many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        if rows:
+            with self._db.cursor() as cursor:
+                cursor.executemany(postgres_sql(sql), rows)
+
+    def script(self, ddl: str) -> None:
+        self._db.execute(postgres_ddl(ddl).encode())
+
+    @contextlib.contextmanager
+    def schema_lock(self) -> Iterator[None]:
+        """A transaction holding the schema's lock: replicas starting together create
+        the tables once, and the second one sees them."""
+        with self._db.transaction():
+            self._db.execute("SELECT pg_advisory_xact_lock(%s)", [_lock_key(self._schema, "ddl")])
+            self._db.execute(f"CREATE SCHEMA IF NOT EXISTS {self._schema}")
+            yield
+
+    def begin(self) -> None:
+        self._db.execute("BEGIN")
+
+    def commit(self) -> None:
+        self._db.execute("COMMIT")
+
+    def rollback(self) -> None:
+        self._db.execute("ROLLBACK")
+
+    def insert_events(self, rows: Sequence[EventRow]) -> Inserted:
+        """The stored ids among these, then the new rows numbered and copied in (COPY,
+        binary: the fastest way in). The writer lock keeps the numbers to this process."""
+        if not rows:
+            return 0, []
+        stored = self._db.execute(
+            "SELECT id FROM events WHERE id = ANY(%s)", [[row[0] for row in rows]]
+        ).fetchall()
+        last_row = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()
+        last: int = last_row[0] if last_row is not None else 0
+        new, duplicates = new_places(rows, {row[0] for row in stored})
+        with self._db.cursor() as cursor, cursor.copy(_COPY_EVENTS) as copy:
+            copy.set_types(_EVENT_TYPES)
+            for seq, place in enumerate(new, start=last + 1):
+                copy.write_row((seq, *rows[place]))
+        return last, duplicates
+
+    def try_lead(self) -> bool:
+        row = self._db.execute(
+            "SELECT pg_try_advisory_lock(%s)", [_lock_key(self._schema, "writer")]
+        ).fetchone()
+        return row is not None and bool(row[0])
+
+    def close(self) -> None:
+        self._db.close()

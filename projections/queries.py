@@ -176,6 +176,21 @@ class Queries:
             for seq, kind, type_, body in self._all(sql, values)
         ]
 
+    def log(self, after: int, limit: int) -> list[StoredEvent]:
+        """The events stored after sequence number `after`, in log order (a follower's)."""
+        return [
+            StoredEvent(seq=seq, kind=kind, type=type_, body=bytes(body))
+            for seq, kind, type_, body in self._all(
+                "SELECT seq, kind, type, body FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
+                (after, limit),
+            )
+        ]
+
+    def last_seq(self) -> int:
+        """The sequence number of the last event stored (0: none)."""
+        last: int = self._all("SELECT COALESCE(MAX(seq), 0) FROM events")[0][0]
+        return last
+
     def keys(self) -> list[str]:
         return [row[0] for row in self._all("SELECT DISTINCT key FROM jobs ORDER BY key")]
 

@@ -11,11 +11,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from events.topics import split_job_key
+from projections.database import Location, store_location
 from projections.file_source import read_file
 from projections.queries import Queries
-from projections.store import Store, load, store_path
+from projections.store import Store, load
 
 STATE_DIR_ENV = "LAVALOG_STATE_DIR"
+STORE_ENV = "LAVALOG_STORE"
 
 
 class UsageError(Exception):
@@ -29,6 +31,21 @@ def add_state_dir(parser: argparse.ArgumentParser) -> None:
         default=Path(os.environ.get(STATE_DIR_ENV, "state")),
         help=f"directory of the projections store (env {STATE_DIR_ENV})",
     )
+    parser.add_argument(
+        "--store",
+        default=os.environ.get(STORE_ENV) or None,
+        metavar="URL",
+        help="the projections store in PostgreSQL, e.g. postgresql://user:password@host/db,"
+        f" instead of the SQLite file in --state-dir (env {STORE_ENV})",
+    )
+
+
+def location(args: argparse.Namespace) -> Location:
+    """The store `--store` names, else the SQLite file in `--state-dir`."""
+    try:
+        return store_location(args.state_dir, args.store)
+    except ValueError as exc:
+        raise UsageError(f"--store: {exc}") from None
 
 
 def add_source(parser: argparse.ArgumentParser) -> None:
@@ -67,13 +84,13 @@ def open_queries(args: argparse.Namespace) -> Iterator[Queries]:
             finally:
                 queries.close()
         return
-    path = store_path(args.state_dir)
-    if not path.is_file():
+    where = location(args)
+    if not where.exists():
         raise UsageError(
-            f"no projections store at {path}: run `lavalog projections serve` or "
+            f"no projections store at {where}: run `lavalog projections serve` or "
             "`lavalog projections rebuild`, or pass --file FILE.jsonl"
         )
-    queries = Queries(path)
+    queries = Queries(where)
     try:
         yield queries
     finally:

@@ -22,14 +22,15 @@ from controller.commands.errors import kafka_unreachable
 from controller.kafka import KafkaSettings
 from controller.logs import add_logging_arguments, configure_logging
 from projections.app import serve
-from projections.cli.common import add_state_dir
+from projections.cli.common import add_state_dir, location
 from projections.cli.progress import ProgressBar
+from projections.database import Location
 from projections.file_source import FileSource
 from projections.kafka_source import GROUP_ID, KafkaSource
 from projections.rebuild import BATCH, rebuild
 from projections.runner import Source
 from projections.shutdown import until_signalled
-from projections.store import Store, store_path
+from projections.store import Store
 
 HELP = "serve the projections API and web UI, or rebuild the projections store"
 
@@ -91,34 +92,30 @@ def _settings(args: argparse.Namespace) -> KafkaSettings:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    store = Store(store_path(args.state_dir), retention=args.retention)
+    store: Location = location(args)
     source: Source = (
         FileSource(args.from_file)
         if args.from_file is not None
         else KafkaSource(_settings(args), group_id=args.group_id)
     )
-    try:
-        asyncio.run(
-            until_signalled(
-                serve(
-                    store=store,
-                    source=source,
-                    host=args.host,
-                    port=args.port,
-                    started=lambda url: print(f"projections at {url}", flush=True),
-                )
+    asyncio.run(
+        until_signalled(
+            serve(
+                location=store,
+                open_store=lambda: Store(store, retention=args.retention),
+                source=source,
+                host=args.host,
+                port=args.port,
+                started=lambda url: print(f"projections at {url}", flush=True),
             )
         )
-    finally:
-        store.close()
+    )
     return 0
 
 
 def _rebuild(args: argparse.Namespace) -> int:
-    final = store_path(args.state_dir)
-    partial = final.with_name(final.name + ".rebuild")
-    for leftover in (partial, *_sidecars(partial)):
-        leftover.unlink(missing_ok=True)
+    final: Location = location(args)
+    partial = final.staging()
     store = Store(partial, retention=args.retention, durable=False)
     source = (
         FileSource(args.from_file, batch_size=BATCH)
@@ -132,12 +129,6 @@ def _rebuild(args: argparse.Namespace) -> int:
     finally:
         bar.close()
         store.close()
-    for sidecar in _sidecars(final):  # the old store's log must not be applied to the new one
-        sidecar.unlink(missing_ok=True)
-    partial.replace(final)
+    final.replace(partial)
     print(f"rebuilt {final}: {applied} events")
     return 0
-
-
-def _sidecars(path: Path) -> tuple[Path, Path]:
-    return path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")

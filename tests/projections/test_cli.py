@@ -112,7 +112,7 @@ def test_rebuild_from_a_file_equals_incremental_loading(capsys, log, tmp_path):
         assert code == 0, err
         assert err == ""  # no progress bar in a file: only on a terminal
     assert out == f"rebuilt {store_path(state)}: {len(decided_examples())} events\n"
-    assert snapshot(store_path(state)) == snapshot(incremental.path)
+    assert snapshot(store_path(state)) == snapshot(incremental.location)
     code, out, _ = lavalog(capsys, "jobs", "--state-dir", str(state), "-o", "json")
     assert len(json.loads(out)) == len(EXAMPLE_JOBS)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -111,7 +112,7 @@ class TemporaryPostgres:
     def new_database(self, prefix: str = "store") -> str:
         """The URL of a new, empty database."""
         self._databases += 1
-        name = f"{prefix}_{self._databases}"
+        name = f"{re.sub(r'[^a-z0-9_]', '_', prefix.lower())}_{self._databases}"
         with psycopg.connect(self.url(), autocommit=True) as admin:
             admin.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)

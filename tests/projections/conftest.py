@@ -9,6 +9,8 @@ saying why.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -18,6 +20,7 @@ from projections.database import Location, SqliteLocation
 from projections.postgres import PostgresLocation
 from tests.json_logs import restored_logging
 
+LAVALOG = [sys.executable, "-m", "controller.cli"]
 #: A factory of empty stores, each named for the test's reading.
 NewStore = Callable[[str], Location]
 
@@ -27,6 +30,25 @@ def _restored_logging() -> Iterator[None]:
     """`lavalog run` and the projections commands configure the process's logging."""
     with restored_logging():
         yield
+
+
+@pytest.fixture
+def spawn() -> Iterator[Callable[..., subprocess.Popen[str]]]:
+    """Start `lavalog ARGS...` (text pipes; `env=` its environment); killed at the end."""
+    processes: list[subprocess.Popen[str]] = []
+
+    def start(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+        process = subprocess.Popen(
+            [*LAVALOG, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        )
+        processes.append(process)
+        return process
+
+    yield start
+    for process in processes:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
 
 
 @pytest.fixture(scope="session")

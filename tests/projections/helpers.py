@@ -8,7 +8,8 @@ from typing import Any
 
 from events.codec import LogEvent, read_jsonl, write_jsonl
 from events.observations import Observation
-from projections.database import Location, location_of
+from projections.database import FILE_NAME, Location, SqliteLocation, location_of
+from projections.postgres import PostgresLocation
 
 
 def write_events(path: Path, events: Iterable[LogEvent]) -> Path:
@@ -41,6 +42,15 @@ def event_count(store: Location | Path) -> int:
         return count
     finally:
         db.close()
+
+
+def store_arguments(store: Location) -> list[str]:
+    """The command-line options naming a store: `--store URL`, or `--state-dir` of a file
+    named as in a state directory (`new_store("state/projections")`)."""
+    if isinstance(store, PostgresLocation):
+        return ["--store", store.url]
+    assert isinstance(store, SqliteLocation) and store.path.name == FILE_NAME, store
+    return ["--state-dir", str(store.path.parent)]
 
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -15,8 +15,8 @@ from events.codec import encode, read_jsonl, write_jsonl
 from events.decisions import ActionDecided
 from projections.cli.progress import ProgressBar
 from projections.file_source import FileSource, read_file
-from projections.store import Store, load, store_path
-from tests.projections.helpers import decided_examples, snapshot, write_events
+from projections.store import Store, load
+from tests.projections.helpers import decided_examples, snapshot, store_arguments, write_events
 
 EXAMPLE_JOBS = {
     "ml/tf-dist": "Completed",
@@ -100,26 +100,28 @@ def test_audit_passes_then_reports_a_tampered_decision(capsys, log, tmp_path):
     assert (code, len(json.loads(out)["differences"])) == (1, 1)
 
 
-def test_rebuild_from_a_file_equals_incremental_loading(capsys, log, tmp_path):
-    incremental = Store(tmp_path / "incremental.sqlite")
+def test_rebuild_from_a_file_equals_incremental_loading(capsys, log, new_store):
+    incremental = Store(new_store("incremental"))
     for item in read_file(log):
         incremental.apply([item])
-    state = tmp_path / "state"
+    rebuilt = new_store("state/projections")
     for _ in range(2):  # the second rebuild replaces the first store
         code, out, err = lavalog(
-            capsys, "projections", "rebuild", "--from-file", str(log), "--state-dir", str(state)
+            capsys, "projections", "rebuild", "--from-file", str(log), *store_arguments(rebuilt)
         )
         assert code == 0, err
         assert err == ""  # no progress bar in a file: only on a terminal
-    assert out == f"rebuilt {store_path(state)}: {len(decided_examples())} events\n"
-    assert snapshot(store_path(state)) == snapshot(incremental.location)
-    code, out, _ = lavalog(capsys, "jobs", "--state-dir", str(state), "-o", "json")
+    assert out == f"rebuilt {rebuilt}: {len(decided_examples())} events\n"
+    assert snapshot(rebuilt) == snapshot(incremental.location)
+    code, out, _ = lavalog(capsys, "jobs", *store_arguments(rebuilt), "-o", "json")
     assert len(json.loads(out)) == len(EXAMPLE_JOBS)
 
 
-def test_commands_without_a_store_say_how_to_get_one(capsys, tmp_path):
-    code, _, err = lavalog(capsys, "jobs", "--state-dir", str(tmp_path / "none"))
+def test_commands_without_a_store_say_how_to_get_one(capsys, new_store):
+    empty = new_store("none/projections")
+    code, _, err = lavalog(capsys, "jobs", *store_arguments(empty))
     assert code == 2
+    assert err.startswith(f"lavalog jobs: no projections store at {empty}: ")
     assert "lavalog projections rebuild" in err
 
 

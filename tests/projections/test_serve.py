@@ -9,7 +9,6 @@ import signal
 import socket
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -27,8 +26,6 @@ from projections.memory_source import MemorySource
 from projections.runner import Runner
 from projections.store import Store, store_path
 from tests.projections.helpers import EXAMPLES, decided_examples, event_count, write_events
-
-LAVALOG = [sys.executable, "-m", "controller.cli"]
 
 
 def _started(process: subprocess.Popen[str], marker: str = "http://") -> str:
@@ -65,24 +62,6 @@ def _stream_open(base: str) -> Iterator[None]:
         while b"stream open" not in received:
             received += client.recv(4096)
         yield
-
-
-@pytest.fixture
-def spawn() -> Iterator[Any]:
-    processes: list[subprocess.Popen[str]] = []
-
-    def start(*args: str) -> subprocess.Popen[str]:
-        process = subprocess.Popen(
-            [*LAVALOG, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
-        processes.append(process)
-        return process
-
-    yield start
-    for process in processes:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
 
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])

@@ -38,6 +38,10 @@ class NotLeader(RuntimeError):
     """Another process writes this store (a PostgreSQL store's other replica)."""
 
 
+class StoreUnreachable(RuntimeError):
+    """The store's database did not answer or refused the connection (one line why)."""
+
+
 class Connection(Protocol):
     """One connection to a store, SQLite or PostgreSQL; `?` placeholders in both."""
 

@@ -20,7 +20,14 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
-from projections.database import Connection, EventRow, Inserted, Location, new_places
+from projections.database import (
+    Connection,
+    EventRow,
+    Inserted,
+    Location,
+    StoreUnreachable,
+    new_places,
+)
 
 #: the schema holding the store's tables
 SCHEMA = "lavalog"
@@ -32,6 +39,8 @@ _COPY_EVENTS = (
     "COPY events (seq, id, kind, type, key, job_uid, time, body) FROM STDIN (FORMAT BINARY)"
 )
 _EVENT_TYPES = ["int8", "text", "text", "text", "text", "text", "float8", "bytea"]
+#: seconds to wait for the server when the URL does not say (libpq waits for TCP's own)
+CONNECT_TIMEOUT = 10
 
 
 def postgres_ddl(ddl: str) -> str:
@@ -71,16 +80,28 @@ class PostgresLocation:
         return shown if self.schema == SCHEMA else f"{shown} (schema {self.schema})"
 
     def connect(self, *, durable: bool = True) -> Connection:
-        return PostgresConnection(self.url, self.schema, durable=durable)
+        return PostgresConnection(self, durable=durable)
+
+    def open(self) -> psycopg.Connection[tuple[Any, ...]]:
+        """A connection in autocommit mode, or `StoreUnreachable` saying why not."""
+        try:
+            timeout = {} if "connect_timeout" in self.url else {"connect_timeout": CONNECT_TIMEOUT}
+            return psycopg.connect(self.url, autocommit=True, **timeout)  # type: ignore[arg-type]
+        except psycopg.OperationalError as exc:
+            # libpq's first line says what failed; the next ones guess why
+            reason = str(exc).strip().split("\n")[0] or type(exc).__name__
+            raise StoreUnreachable(
+                f"cannot reach the projections store at {self}: {reason}"
+            ) from None
 
     def exists(self) -> bool:
-        with psycopg.connect(self.url, autocommit=True) as db:
+        with self.open() as db:
             row = db.execute("SELECT to_regclass(%s)", [f"{self.schema}.meta"]).fetchone()
         return row is not None and row[0] is not None
 
     def staging(self) -> PostgresLocation:
         partial = PostgresLocation(self.url, schema=f"{self.schema}_rebuild")
-        with psycopg.connect(self.url, autocommit=True) as db:
+        with self.open() as db:
             db.execute(f"DROP SCHEMA IF EXISTS {partial.schema} CASCADE")
         return partial
 
@@ -88,7 +109,7 @@ class PostgresLocation:
         """One transaction: readers see the old tables until the commit, the new ones after
         (a query running meanwhile delays the swap, which waits for its locks)."""
         assert isinstance(staging, PostgresLocation) and staging.url == self.url
-        with psycopg.connect(self.url, autocommit=True) as db, db.transaction():
+        with self.open() as db, db.transaction():
             db.execute(f"DROP SCHEMA IF EXISTS {self.schema} CASCADE")
             db.execute(f"ALTER SCHEMA {staging.schema} RENAME TO {self.schema}")
 
@@ -101,10 +122,10 @@ class PostgresConnection:
 
     Not `durable`: commits do not wait for the WAL to be flushed (a rebuild's)."""
 
-    def __init__(self, url: str, schema: str, *, durable: bool) -> None:
-        self._db = psycopg.connect(url, autocommit=True)
-        self._schema = schema
-        self._db.execute(f"SET search_path TO {schema}")
+    def __init__(self, location: PostgresLocation, *, durable: bool) -> None:
+        self._db = location.open()
+        self._schema = location.schema
+        self._db.execute(f"SET search_path TO {self._schema}")
         if not durable:
             self._db.execute("SET synchronous_commit TO off")
 

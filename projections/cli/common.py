@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from events.topics import split_job_key
-from projections.database import Location, store_location
+from projections.database import Location, StoreUnreachable, store_location
 from projections.file_source import read_file
 from projections.queries import Queries
 from projections.store import Store, load
@@ -85,7 +85,11 @@ def open_queries(args: argparse.Namespace) -> Iterator[Queries]:
                 queries.close()
         return
     where = location(args)
-    if not where.exists():
+    try:
+        found = where.exists()
+    except StoreUnreachable as exc:
+        raise UsageError(str(exc)) from None
+    if not found:
         raise UsageError(
             f"no projections store at {where}: run `lavalog projections serve` or "
             "`lavalog projections rebuild`, or pass --file FILE.jsonl"

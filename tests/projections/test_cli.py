@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import socket
 
 import msgspec
 import pytest
@@ -240,3 +241,22 @@ def test_a_progress_bar_that_never_drew_leaves_no_blank_line():
     bar.update(0, 0, force=True)
     bar.close()
     assert screen.getvalue() == ""
+
+
+@pytest.mark.parametrize(
+    ("command", "code"),
+    [(["projections", "serve", "--port", "0"], 1), (["projections", "rebuild"], 1), (["jobs"], 2)],
+    ids=["serve", "rebuild", "jobs"],
+)
+def test_an_unreachable_postgresql_store_is_one_line_without_the_password(capsys, command, code):
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"postgresql://lavalog:s3cret@127.0.0.1:{port}/history"
+    returned, _, err = lavalog(capsys, *command, "--store", url)
+    assert returned == code
+    assert err.splitlines() == [
+        f"lavalog {' '.join(command[:2] if command[0] == 'projections' else command[:1])}: "
+        f"cannot reach the projections store at postgresql://lavalog:***@127.0.0.1:{port}/history: "
+        f'connection failed: connection to server at "127.0.0.1", port {port} failed: Connection refused'
+    ]

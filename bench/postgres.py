@@ -71,6 +71,8 @@ class TemporaryPostgres:
     def __init__(self) -> None:
         self._bin = server_bin()
         self._scratch = Path(tempfile.mkdtemp(prefix="lavalog-postgres-"))
+        if os.geteuid() == 0:
+            shutil.chown(self._scratch, user="nobody")
         self._data = self._scratch / "data"
         self.port = _free_port()
         self._databases = 0
@@ -118,17 +120,12 @@ class TemporaryPostgres:
         return self.url(name)
 
     def _run(self, program: str, *args: str) -> None:
-        # initdb refuses to run as root: the server then runs as the scratch dir's owner
         command = [str(self._bin / program), *args]
-        if os.geteuid() == 0:
-            command = ["setpriv", *_nobody(), "--init-groups", *command]
-            shutil.chown(self._scratch, user="nobody")
+        if os.geteuid() == 0:  # initdb and postgres refuse root: they run as nobody
+            command = ["setpriv", "--reuid", "nobody", "--regid", "nogroup", "--clear-groups"]
+            command += [str(self._bin / program), *args]
         result = subprocess.run(command, capture_output=True, text=True, timeout=120)
         if result.returncode != 0:
             log = self._scratch / "server.log"
             tail = log.read_text()[-1000:] if log.exists() else ""
             raise RuntimeError(f"{program} failed: {result.stderr or result.stdout}{tail}")
-
-
-def _nobody() -> list[str]:
-    return ["--reuid", "nobody", "--regid", "nogroup"]

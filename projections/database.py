@@ -251,7 +251,13 @@ def location_of(target: Location | Path | str) -> Location:
 
 def store_location(state_dir: Path, store: str | None) -> Location:
     """`--store URL` if given, else the SQLite file in `--state-dir`."""
-    return location_of(store) if store else SqliteLocation(state_dir / FILE_NAME)
+    if not store:
+        return SqliteLocation(state_dir / FILE_NAME)
+    if not is_postgres(store):
+        raise ValueError(
+            f"{store!r} is no postgresql:// URL (a SQLite store is the file in --state-dir)"
+        )
+    return location_of(store)
 
 
 def location_from_spec(spec: Sequence[str]) -> Location:

@@ -25,6 +25,7 @@ from projections.database import (
     EventRow,
     Inserted,
     Location,
+    NotLeader,
     StoreUnreachable,
     new_places,
 )
@@ -100,8 +101,11 @@ class PostgresLocation:
         return row is not None and row[0] is not None
 
     def staging(self) -> PostgresLocation:
+        """Refused (`NotLeader`) while a `serve` replica writes this store: it would go on
+        from its own memory of the replaced tables."""
         partial = PostgresLocation(self.url, schema=f"{self.schema}_rebuild")
-        with self.open() as db:
+        with self.open() as db, db.transaction():
+            self._unwritten(db)
             db.execute(f"DROP SCHEMA IF EXISTS {partial.schema} CASCADE")
         return partial
 
@@ -110,11 +114,20 @@ class PostgresLocation:
         (a query running meanwhile delays the swap, which waits for its locks)."""
         assert isinstance(staging, PostgresLocation) and staging.url == self.url
         with self.open() as db, db.transaction():
+            self._unwritten(db)
             db.execute(f"DROP SCHEMA IF EXISTS {self.schema} CASCADE")
             db.execute(f"ALTER SCHEMA {staging.schema} RENAME TO {self.schema}")
 
     def spec(self) -> list[str]:
         return ["postgres", self.url, self.schema]
+
+    def _unwritten(self, db: psycopg.Connection[tuple[Any, ...]]) -> None:
+        """Take the writer lock until the end of `db`'s transaction, or raise `NotLeader`."""
+        row = db.execute(
+            "SELECT pg_try_advisory_xact_lock(%s)", [_lock_key(self.schema, "writer")]
+        ).fetchone()
+        if row is None or not row[0]:
+            raise NotLeader(f"a `lavalog projections serve` writes {self}: stop it first")
 
 
 class PostgresConnection:

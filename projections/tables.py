@@ -85,10 +85,10 @@ class Tables:
     def __init__(self, location: Location, *, durable: bool, read_indexes: bool) -> None:
         """Raises `NotLeader` if another process writes the store."""
         self._db = location.connect(durable=durable)
-        try:
-            schema.create(self._db, read_indexes=read_indexes)
+        try:  # the writer creates the tables: a replica that follows only tries to lead
             if not self._db.try_lead():
                 raise NotLeader(f"another lavalog process writes the projections store {location}")
+            schema.create(self._db, read_indexes=read_indexes)
         except BaseException:
             self._db.close()
             raise

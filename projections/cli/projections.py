@@ -24,7 +24,7 @@ from controller.logs import add_logging_arguments, configure_logging
 from projections.app import serve
 from projections.cli.common import UsageError, add_state_dir, location
 from projections.cli.progress import ProgressBar
-from projections.database import Location, StoreUnreachable
+from projections.database import Location, NotLeader, StoreUnreachable
 from projections.file_source import FileSource
 from projections.kafka_source import GROUP_ID, KafkaSource
 from projections.rebuild import BATCH, rebuild
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         message = kafka_unreachable(_settings(args).bootstrap_servers)
         print(f"lavalog projections {args.action}: {message}", file=sys.stderr)
         return 1
-    except (StoreUnreachable, UsageError) as exc:
+    except (StoreUnreachable, NotLeader, UsageError) as exc:
         print(f"lavalog projections {args.action}: {exc}", file=sys.stderr)
         return 1
 

@@ -17,6 +17,8 @@ from contextlib import contextmanager
 
 import pytest
 
+from controller.cli import main
+from projections.database import NotLeader
 from projections.file_source import read_file
 from projections.postgres import PostgresLocation
 from projections.store import Store, load
@@ -103,3 +105,23 @@ async def test_a_second_replica_follows_the_writer_and_takes_over_when_it_dies(
     load(expected, read_file(write_events(tmp_path / "log.jsonl", events)))
     _until(lambda: snapshot(store) == snapshot(expected.location), "every job row is written")
     expected.close()
+
+
+def test_a_store_has_one_writer_and_a_rebuild_waits_for_it_to_stop(
+    postgres_server, tmp_path, capsys
+):
+    store = PostgresLocation(postgres_server.new_database("one_writer"))
+    log = write_events(tmp_path / "log.jsonl", decided_examples())
+    writer = Store(store)
+    with pytest.raises(NotLeader, match="another lavalog process writes"):
+        Store(store)
+    rebuild = ["projections", "rebuild", "--store", store.url, "--from-file", str(log)]
+    assert main(rebuild) == 1
+    assert capsys.readouterr().err == (
+        f"lavalog projections rebuild: a `lavalog projections serve` writes {store}: "
+        "stop it first\n"
+    )
+    writer.close()  # the lock goes with the writer's connection
+    assert main(rebuild) == 0
+    assert event_count(store) == len(decided_examples())
+    Store(store).close()

@@ -163,6 +163,7 @@ class Admin:
     async def _state(self, request: web.Request) -> web.Response:
         return web.Response(body=encode(self.state()), content_type="application/json")
 
+
     async def _created(self, request: web.Request) -> web.Response:
         body = encode({"items": self.creations.records})
         return web.Response(body=body, content_type="application/json")

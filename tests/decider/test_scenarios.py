@@ -427,9 +427,7 @@ def test_a_command_seen_twice_acts_once():
 def test_a_restarting_job_creates_no_pod_until_the_old_ones_are_gone():
     """One killed pod goes at once, another takes its grace period: the new version's
     pods come together once both are gone, never beside an old one."""
-    spec = job(
-        task("ps", 1), task("worker", 1), policies=[{"event": "PodFailed", "action": "RestartJob"}]
-    )
+    spec = job(task("ps", 1), task("worker", 1), policies=[{"event": "PodFailed", "action": "RestartJob"}])
     script = JobScript("graceful", spec).submit().podgroup("Inqueue")
     running(script, "ps", 1)
     running(script, "worker", 1)

@@ -115,3 +115,4 @@ def test_controlled_resources_name_the_plugins_and_claims():
         "plugin-svc": "svc",
         "volume-pvc-shared-data": "shared-data",
     }
+

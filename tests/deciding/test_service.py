@@ -100,11 +100,7 @@ async def test_decisions_match_the_pure_decider_and_a_restart_repeats_none(kafka
         found = await read(kafka_settings, topics.DECISIONS, at_least(len(found)))
     ids = [decode_decision(v).id for v in found]
     assert len(ids) == len(set(ids))
-    assert {decode_decision(v).key for v in found} == {
-        "ml/tf-dist",
-        "ml/flaky-train",
-        "default/late",
-    }
+    assert {decode_decision(v).key for v in found} == {"ml/tf-dist", "ml/flaky-train", "default/late"}
 
 
 async def test_a_poison_message_goes_to_the_dead_letter_topic_and_the_partition_goes_on(
@@ -136,14 +132,9 @@ async def test_a_policy_timeout_fires_through_the_log(kafka_settings):
         return any(isinstance(decode_decision(v), ActionDecided) for v in found)
 
     async with running(decider(kafka_settings)):
-        decisions = [
-            decode_decision(v) for v in await read(kafka_settings, topics.DECISIONS, acted)
-        ]
+        decisions = [decode_decision(v) for v in await read(kafka_settings, topics.DECISIONS, acted)]
         count = len(script.events) + 1
-        observed = [
-            decode_observation(v)
-            for v in await read(kafka_settings, topics.OBSERVED, at_least(count))
-        ]
+        observed = [decode_observation(v) for v in await read(kafka_settings, topics.OBSERVED, at_least(count))]
 
     fired = [o for o in observed if isinstance(o, TimerFired)]
     actions = [d for d in decisions if isinstance(d, ActionDecided)]

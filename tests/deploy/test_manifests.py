@@ -22,12 +22,7 @@ def documents(name: str) -> list[dict[str, Any]]:
 
 
 def kinds(kind: str) -> list[dict[str, Any]]:
-    return [
-        doc
-        for name in ("controller.yaml", "projections.yaml", "rbac.yaml")
-        for doc in documents(name)
-        if doc["kind"] == kind
-    ]
+    return [doc for name in ("controller.yaml", "projections.yaml", "rbac.yaml") for doc in documents(name) if doc["kind"] == kind]
 
 
 def parse_cli(argv: list[str]) -> argparse.Namespace:
@@ -69,11 +64,7 @@ def group_of(api_version: str) -> str:
 def needed() -> set[tuple[str, str, str]]:
     """What the code itself names: watched kinds, written kinds, status, leases."""
     wants = {
-        (
-            group_of(resource.prefix.removeprefix("/apis/").removeprefix("/api/")),
-            resource.plural,
-            verb,
-        )
+        (group_of(resource.prefix.removeprefix("/apis/").removeprefix("/api/")), resource.plural, verb)
         for resource in (watch.PODS, watch.JOBS, watch.PODGROUPS, watch.COMMANDS)
         for verb in ("list", "watch")
     }

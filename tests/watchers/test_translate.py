@@ -237,9 +237,7 @@ def test_jobs_publish_generations_and_deletion_not_status_writes() -> None:
         decode(Job, m.vcjob(generation=2, resource_version="53", deleting=True)), 4.0
     )
     assert (
-        isinstance(deleting, JobObserved)
-        and deleting.deleting
-        and deleting.id == f"job/{m.JOB_UID}/2/deleting"
+        isinstance(deleting, JobObserved) and deleting.deleting and deleting.id == f"job/{m.JOB_UID}/2/deleting"
     )
     assert translator.deleted(
         decode(Job, m.vcjob(generation=2, resource_version="54")), 5.0
@@ -273,10 +271,7 @@ def test_podgroups() -> None:
     running = translator.changed(
         decode(PodGroup, m.podgroup(phase="Running", resource_version="62")), 3.0
     )
-    assert isinstance(running, PodGroupObserved) and (running.phase, running.reason) == (
-        "Running",
-        "",
-    )
+    assert isinstance(running, PodGroupObserved) and (running.phase, running.reason) == ("Running", "")
     gone = translator.deleted(
         decode(PodGroup, m.podgroup(phase="Running", resource_version="63")), 4.0
     )
@@ -313,6 +308,7 @@ def test_commands_are_published_once_for_their_job() -> None:
     )
     assert translator.changed(decode(Command, m.command(resource_version="71")), 2.0) is None
     assert translator.deleted(decode(Command, m.command()), 3.0) is None
+
 
 
 @pytest.mark.parametrize(

@@ -114,12 +114,6 @@ class SqliteLocation:
     def __str__(self) -> str:
         return str(self.path)
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, SqliteLocation) and other.path == self.path
-
-    def __hash__(self) -> int:
-        return hash(self.path)
-
     def connect(self, *, durable: bool = True) -> Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         return SqliteConnection(self.path, durable=durable)
@@ -219,21 +213,6 @@ class SqliteConnection:
         self._db.close()
 
 
-def new_places(rows: Sequence[EventRow], stored: set[str]) -> tuple[list[int], list[int]]:
-    """(places of the new rows, places of the duplicates): ids in `stored` or earlier in
-    `rows`. For a database that does not number rows by itself."""
-    seen = set(stored)
-    new: list[int] = []
-    duplicates: list[int] = []
-    for place, row in enumerate(rows):
-        if row[0] in seen:
-            duplicates.append(place)
-        else:
-            seen.add(row[0])
-            new.append(place)
-    return new, duplicates
-
-
 def is_postgres(text: str) -> bool:
     return text.startswith(("postgresql://", "postgres://"))
 
@@ -255,7 +234,7 @@ def store_location(state_dir: Path, store: str | None) -> Location:
         return SqliteLocation(state_dir / FILE_NAME)
     if not is_postgres(store):
         raise ValueError(
-            f"{store!r} is no postgresql:// URL (a SQLite store is the file in --state-dir)"
+            f"{store!r} is not a postgresql:// URL (a SQLite store is the file in --state-dir)"
         )
     return location_of(store)
 

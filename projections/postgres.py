@@ -27,7 +27,6 @@ from projections.database import (
     Location,
     NotLeader,
     StoreUnreachable,
-    new_places,
 )
 
 #: the schema holding the store's tables
@@ -59,6 +58,21 @@ def _lock_key(schema: str, purpose: str) -> int:
     """An advisory lock's number, per schema and purpose (the writer, schema changes)."""
     digest = hashlib.blake2b(f"lavalog:{schema}:{purpose}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big", signed=True)
+
+
+def new_places(rows: Sequence[EventRow], stored: set[str]) -> tuple[list[int], list[int]]:
+    """(places of the new rows, places of the duplicates): ids in `stored` or earlier in
+    `rows`."""
+    seen = set(stored)
+    new: list[int] = []
+    duplicates: list[int] = []
+    for place, row in enumerate(rows):
+        if row[0] in seen:
+            duplicates.append(place)
+        else:
+            seen.add(row[0])
+            new.append(place)
+    return new, duplicates
 
 
 class PostgresLocation:

@@ -111,6 +111,14 @@ class TemporaryPostgres:
         finally:
             shutil.rmtree(self._scratch, ignore_errors=True)
 
+    def restart(self) -> None:
+        """Stop the server (its sessions ended, what they committed kept) and start it again:
+        every client connection is lost."""
+        self._run(
+            "pg_ctl", "-D", str(self._data), "-l", str(self._scratch / "server.log"),
+            "-m", "fast", "-w", "-t", "60", "restart",
+        )  # fmt: skip
+
     def new_database(self, prefix: str = "store") -> str:
         """The URL of a new, empty database."""
         self._databases += 1

@@ -78,6 +78,10 @@ class Connection(Protocol):
         """Become this store's writer unless another connection is; kept until closed."""
         ...
 
+    def broken(self) -> bool:
+        """The connection is lost (a database server restarted): only a new one works."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -208,6 +212,9 @@ class SqliteConnection:
 
     def try_lead(self) -> bool:
         return True  # one process per file
+
+    def broken(self) -> bool:
+        return False  # a file does not go away
 
     def close(self) -> None:
         self._db.close()

@@ -14,8 +14,8 @@ import contextlib
 import functools
 import hashlib
 import re
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, ParamSpec, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -75,6 +75,11 @@ def new_places(rows: Sequence[EventRow], stored: set[str]) -> tuple[list[int], l
     return new, duplicates
 
 
+def _reason(error: psycopg.OperationalError) -> str:
+    """libpq's first line, which says what failed (the next ones guess why)."""
+    return str(error).strip().split("\n")[0] or type(error).__name__
+
+
 class PostgresLocation:
     """A store in a PostgreSQL database, given by a libpq URL."""
 
@@ -103,10 +108,8 @@ class PostgresLocation:
             timeout = {} if "connect_timeout" in self.url else {"connect_timeout": CONNECT_TIMEOUT}
             return psycopg.connect(self.url, autocommit=True, **timeout)  # type: ignore[arg-type]
         except psycopg.OperationalError as exc:
-            # libpq's first line says what failed; the next ones guess why
-            reason = str(exc).strip().split("\n")[0] or type(exc).__name__
             raise StoreUnreachable(
-                f"cannot reach the projections store at {self}: {reason}"
+                f"cannot reach the projections store at {self}: {_reason(exc)}"
             ) from None
 
     def exists(self) -> bool:
@@ -144,22 +147,47 @@ class PostgresLocation:
             raise NotLeader(f"a `lavalog projections serve` writes {self}: stop it first")
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _reaching(method: Callable[P, R]) -> Callable[P, R]:
+    """A lost connection (the server restarted or went away) as `StoreUnreachable`: one
+    line for the command, and the batch in flight rolled back with the connection."""
+
+    @functools.wraps(method)
+    def reaching(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(*args, **kwargs)
+        except psycopg.OperationalError as exc:
+            connection = args[0]
+            assert isinstance(connection, PostgresConnection)
+            raise StoreUnreachable(
+                f"lost the projections store at {connection.location}: {_reason(exc)}"
+            ) from None
+
+    return reaching
+
+
 class PostgresConnection:
     """A connection whose statements run one by one (autocommit) unless `begin` was called.
 
     Not `durable`: commits do not wait for the WAL to be flushed (a rebuild's)."""
 
     def __init__(self, location: PostgresLocation, *, durable: bool) -> None:
+        self.location = location
         self._db = location.open()
         self._schema = location.schema
         self._db.execute(f"SET search_path TO {self._schema}")
         if not durable:
             self._db.execute("SET synchronous_commit TO off")
 
+    @_reaching
     def rows(self, sql: str, values: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         cursor = self._db.execute(postgres_sql(sql), values)
         return cursor.fetchall() if cursor.description is not None else []
 
+    @_reaching
     def many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         if rows:
             with self._db.cursor() as cursor:
@@ -177,15 +205,19 @@ class PostgresConnection:
             self._db.execute(f"CREATE SCHEMA IF NOT EXISTS {self._schema}")
             yield
 
+    @_reaching
     def begin(self) -> None:
         self._db.execute("BEGIN")
 
+    @_reaching
     def commit(self) -> None:
         self._db.execute("COMMIT")
 
+    @_reaching
     def rollback(self) -> None:
         self._db.execute("ROLLBACK")
 
+    @_reaching
     def insert_events(self, rows: Sequence[EventRow]) -> Inserted:
         """The stored ids among these, then the new rows numbered and copied in (COPY,
         binary: the fastest way in). The writer lock keeps the numbers to this process."""
@@ -203,11 +235,15 @@ class PostgresConnection:
                 copy.write_row((seq, *rows[place]))
         return last, duplicates
 
+    @_reaching
     def try_lead(self) -> bool:
         row = self._db.execute(
             "SELECT pg_try_advisory_lock(%s)", [_lock_key(self._schema, "writer")]
         ).fetchone()
         return row is not None and bool(row[0])
+
+    def broken(self) -> bool:
+        return self._db.broken or self._db.closed
 
     def close(self) -> None:
         self._db.close()

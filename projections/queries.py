@@ -101,7 +101,8 @@ class Queries:
     """Read-only questions to one store."""
 
     def __init__(self, location: Location | Path | str) -> None:
-        self._db = location_of(location).connect()
+        self._location = location_of(location)
+        self._db = self._location.connect()
         self._lock = threading.Lock()
 
     def close(self) -> None:
@@ -109,7 +110,16 @@ class Queries:
             self._db.close()
 
     def _all(self, sql: str, values: Sequence[Any] = ()) -> list[Any]:
+        """The rows of a query; a connection lost since the last one (a PostgreSQL server
+        restarted) is replaced once: a reader holds no transaction or lock to lose."""
         with self._lock:
+            try:
+                return self._db.rows(sql, values)
+            except Exception:
+                if not self._db.broken():
+                    raise
+            self._db.close()
+            self._db = self._location.connect()
             return self._db.rows(sql, values)
 
     def jobs(self, where: JobFilter, *, limit: int = 50, after: str | None = None) -> Page:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 import structlog
 
 from events.codec import decode_event
-from projections.database import NotLeader
+from projections.database import NotLeader, StoreUnreachable
 from projections.feed import Applied
 from projections.live import LiveHub
 from projections.queries import Queries
@@ -92,6 +92,12 @@ class Replica:
                 if self._followed is None:  # from now on, not from the beginning
                     self._followed = await asyncio.to_thread(self._queries.last_seq)
                     log.info("another replica writes the store: following it", reason=str(exc))
+            except StoreUnreachable as exc:  # /healthz says so until the database is back
+                if self._error is None:
+                    log.warning("cannot reach the store", error=str(exc))
+                self._error = str(exc)
+                await asyncio.sleep(self._poll_seconds)
+                continue
             except asyncio.CancelledError:  # the store may open meanwhile: close it
                 store = await _settled(opening)
                 if store is not None:

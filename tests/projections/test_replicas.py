@@ -18,9 +18,10 @@ from contextlib import contextmanager
 import pytest
 
 from controller.cli import main
-from projections.database import NotLeader
+from projections.database import NotLeader, StoreUnreachable
 from projections.file_source import read_file
 from projections.postgres import PostgresLocation
+from projections.queries import Queries
 from projections.store import Store, load
 from tests.projections.helpers import decided_examples, event_count, snapshot, write_events
 from tests.projections.test_kafka import produce
@@ -125,3 +126,25 @@ def test_a_store_has_one_writer_and_a_rebuild_waits_for_it_to_stop(
     assert main(rebuild) == 0
     assert event_count(store) == len(decided_examples())
     Store(store).close()
+
+
+def test_after_a_server_restart_readers_reconnect_and_the_writer_stops_in_one_line(
+    postgres_server, tmp_path
+):
+    store = PostgresLocation(postgres_server.new_database("restart"))
+    items = list(read_file(write_events(tmp_path / "log.jsonl", decided_examples())))
+    writer = Store(store)
+    load(writer, items[:50])
+    queries = Queries(store)
+    assert queries.last_seq() == 50
+    postgres_server.restart()
+    assert queries.last_seq() == 50  # a new connection: the API goes on answering
+    with pytest.raises(StoreUnreachable, match=f"^lost the projections store at {store}: "):
+        writer.apply(items[50:60])
+    writer.close()
+    resumed = Store(store)  # the lock went with the lost connection
+    assert resumed.positions(items[0].position.source) == {0: 50}  # the batch rolled back
+    load(resumed, items[50:])
+    assert queries.last_seq() == event_count(store) == len(items)
+    resumed.close()
+    queries.close()

@@ -345,7 +345,8 @@ class TablesProcess:
             if self._failure is None and not abandon:
                 self._call("close")
         finally:
-            self._requests.close()
+            with contextlib.suppress(OSError):  # a dead child: what was left unsent stays so
+                self._requests.close()
             try:
                 self._process.wait(10)
             except subprocess.TimeoutExpired:

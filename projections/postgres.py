@@ -246,4 +246,9 @@ class PostgresConnection:
         return self._db.broken or self._db.closed
 
     def close(self) -> None:
+        """Release the writer lock first: the server releases it only once it has seen
+        the connection end, which may come after the next writer's attempt."""
+        if not self.broken():
+            with contextlib.suppress(psycopg.Error):
+                self._db.execute("SELECT pg_advisory_unlock_all()")
         self._db.close()

@@ -1,6 +1,7 @@
 """Projections rebuild: 1,000,000 events of 10,000 jobs, from a file and through the broker.
 
     python bench/replay.py [--events 1000000] [--jobs 10000] [--active 1000] [--no-broker]
+                           [--no-postgres]
 
 The log is what the controller writes: the observations of `bench/decider.py`'s job
 lifecycles (ps/worker jobs whose workers fail and restart) with the decisions the real
@@ -9,6 +10,10 @@ fresh process so that its peak memory (max RSS) is its own; a rebuild's peak add
 the store's writer process (its child) to its own. Baselines from the same run: reading
 and decoding the file (msgspec) and, for the broker, consuming the topics with aiokafka
 without decoding. Target (DESIGN.md): a rebuild from the file in < 10 s, peak < 400 MB.
+
+The file is also rebuilt into PostgreSQL (`--store postgresql://...`), beside SQLite's
+figure: a throwaway server of the system's (`bench/postgres.py`) on this machine, so it
+shares the cores; its memory is not in the peak (it is not a child of the rebuild).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from controller.kafka import KafkaSettings, create_consumer, create_producer, to
 from events.codec import LogEvent, decode_event, decode_observation, encode
 from events.observations import Observation
 from events.topics import DECISIONS, OBSERVED
+from projections.database import Location, SqliteLocation, location_of
 from projections.file_source import FileSource
 from projections.kafka_source import KafkaSource
 from projections.rebuild import BATCH, CountedSource, rebuild
@@ -82,9 +88,9 @@ def measure_decode(path: Path) -> dict[str, Any]:
     return {"events": count, "seconds": time.perf_counter() - started, "peak_mb": peak_mb()}
 
 
-def measure_rebuild(store_dir: Path, source: CountedSource) -> dict[str, Any]:
+def measure_rebuild(location: Location, source: CountedSource) -> dict[str, Any]:
     """What `lavalog projections rebuild` does, without its progress bar."""
-    store = Store(store_dir / "projections.sqlite", durable=False)
+    store = Store(location, durable=False)
     started = time.perf_counter()
     applied = asyncio.run(rebuild(store, source))
     store.close()
@@ -143,7 +149,7 @@ def phase_main(phase: str, rest: list[str]) -> dict[str, Any]:
     if phase == "decode":
         return measure_decode(Path(rest[0]))
     if phase == "rebuild-file":
-        return measure_rebuild(Path(rest[1]), FileSource(Path(rest[0]), batch_size=BATCH))
+        return measure_rebuild(location_of(rest[1]), FileSource(Path(rest[0]), batch_size=BATCH))
     settings = KafkaSettings(bootstrap_servers=rest[0], topic_prefix=rest[1])
     if phase == "produce":
         return asyncio.run(_produce(settings, Path(rest[2])))
@@ -151,7 +157,7 @@ def phase_main(phase: str, rest: list[str]) -> dict[str, Any]:
         return asyncio.run(_consume_raw(settings, int(rest[2])))
     if phase == "rebuild-broker":
         source = KafkaSource(settings, group_id=None, until_end=True, max_records=BATCH)
-        return measure_rebuild(Path(rest[2]), source)
+        return measure_rebuild(SqliteLocation(Path(rest[2]) / "projections.sqlite"), source)
     raise SystemExit(f"unknown phase {phase}")
 
 
@@ -184,12 +190,27 @@ def broker_figures(path: Path, count: int, work: Path) -> Iterator[tuple[str, di
         )
 
 
+def postgres_figure(path: Path, decode: dict[str, Any]) -> None:
+    """The file rebuilt into PostgreSQL, or why there is no figure."""
+    from bench.postgres import PostgresUnavailable, TemporaryPostgres
+
+    try:
+        server = TemporaryPostgres()
+    except PostgresUnavailable as exc:
+        print(f"{'rebuild from the file, PostgreSQL':<34} skipped: {exc}", flush=True)
+        return
+    with server:
+        figures = run_phase("rebuild-file", [str(path), server.new_database("bench")])
+    report("rebuild from the file, PostgreSQL", figures, baseline=decode)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--jobs", type=int, default=10_000)
     parser.add_argument("--active", type=int, default=1_000, help="jobs interleaved at a time")
-    parser.add_argument("--no-broker", action="store_true", help="only the file rebuild")
+    parser.add_argument("--no-broker", action="store_true", help="no rebuild from the broker")
+    parser.add_argument("--no-postgres", action="store_true", help="no rebuild into PostgreSQL")
     parser.add_argument("--phase", help=argparse.SUPPRESS)
     args, rest = parser.parse_known_args()
     if args.phase:
@@ -208,12 +229,13 @@ def main() -> None:
         )
         decode = run_phase("decode", [str(path)])
         report("baseline: read + msgspec decode", decode)
-        (work / "file").mkdir()
         report(
             "rebuild from the file",
-            run_phase("rebuild-file", [str(path), str(work / "file")]),
+            run_phase("rebuild-file", [str(path), str(work / "file" / "projections.sqlite")]),
             baseline=decode,
         )
+        if not args.no_postgres:
+            postgres_figure(path, decode)
         print("target: rebuild from the file in < 10 s, peak < 400 MB")
         if not args.no_broker:
             figures = dict(broker_figures(path, count, work))

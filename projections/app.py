@@ -1,9 +1,9 @@
 """The projections service: a store fed by a source, served over HTTP.
 
 `create_app` is the web application alone (tests drive it with aiohttp's client);
-`serve` runs it with the runner that feeds the store, until cancelled; it returns once
-the batch in flight has committed and the server has closed, so the caller can close
-the store.
+`serve` runs it with the replica that feeds the store (or follows the replica that
+does, `projections.replica`), until cancelled; it returns once the batch in flight has
+committed, the store is closed and the server has closed.
 """
 
 from __future__ import annotations
@@ -17,9 +17,11 @@ from aiohttp.typedefs import Middleware
 from projections import api
 from projections import web as ui
 from projections.auth import TokenFile, token_middleware
+from projections.database import Location
 from projections.live import LiveHub
 from projections.queries import Queries
-from projections.runner import Runner, Source
+from projections.replica import Replica
+from projections.runner import Source
 from projections.store import Store
 
 
@@ -45,7 +47,8 @@ def create_app(
 
 async def serve(
     *,
-    store: Store,
+    location: Location,
+    open_store: Callable[[], Store],
     source: Source,
     host: str,
     port: int,
@@ -53,12 +56,13 @@ async def serve(
     version: str = "unknown",
     started: Callable[[str], None] = lambda url: None,
 ) -> None:
-    """Feed the store and serve it until cancelled; `started` gets the URL once listening."""
+    """Feed the store at `location` (opened with `open_store`) and serve it until
+    cancelled; `started` gets the URL once listening."""
     hub = LiveHub()
-    runner = Runner(store, source, hub)
-    queries = Queries(store.path)
+    queries = Queries(location)
+    replica = Replica(open_store, source, queries, hub)
     site_runner = web.AppRunner(
-        create_app(queries=queries, hub=hub, status=runner, token=token, version=version),
+        create_app(queries=queries, hub=hub, status=replica, token=token, version=version),
         logger=api.RequestLog(),
     )
     await site_runner.setup()
@@ -66,13 +70,13 @@ async def serve(
         site = web.TCPSite(site_runner, host, port)
         await site.start()
         started(url_of(site_runner, host))
-        feed = asyncio.create_task(runner.run())
+        feed = asyncio.create_task(replica.run())
         try:
             await feed
             await asyncio.Event().wait()  # a file has ended: keep serving what it held
         finally:
             feed.cancel()
-            # the batch in flight commits before the caller may close the store
+            # the batch in flight commits, then the store closes
             await asyncio.gather(feed, return_exceptions=True)
     finally:
         await site_runner.cleanup()

@@ -1,7 +1,8 @@
 """The read side of the store: what the API, the CLI and `/metrics` ask of it.
 
-A reader has its own connection (WAL lets it read while the writer writes) and a lock,
-since the API calls it from worker threads.
+A reader has its own connection (SQLite's WAL, like PostgreSQL, lets it read while the
+writer writes) and a lock, since the API calls it from worker threads. Its SQL is
+shared by both databases (`projections.database`).
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from typing import Any
 import msgspec
 
 from events.volcano import JobPhase
+from projections.database import Location, location_of
 from projections.history import JobHistory
 from projections.summary import RESTART_ACTIONS, JobSummary
-from projections.tables import connect
 from projections.timeline import Timeline, build_timeline
 
 _history_decoder = msgspec.msgpack.Decoder(JobHistory)
@@ -97,10 +98,11 @@ class Histogram(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Queries:
-    """Read-only questions to one store file."""
+    """Read-only questions to one store."""
 
-    def __init__(self, path: Path) -> None:
-        self._db = connect(path)
+    def __init__(self, location: Location | Path | str) -> None:
+        self._location = location_of(location)
+        self._db = self._location.connect()
         self._lock = threading.Lock()
 
     def close(self) -> None:
@@ -108,8 +110,17 @@ class Queries:
             self._db.close()
 
     def _all(self, sql: str, values: Sequence[Any] = ()) -> list[Any]:
+        """The rows of a query; a connection lost since the last one (a PostgreSQL server
+        restarted) is replaced once: a reader holds no transaction or lock to lose."""
         with self._lock:
-            return self._db.execute(sql, values).fetchall()
+            try:
+                return self._db.rows(sql, values)
+            except Exception:
+                if not self._db.broken():
+                    raise
+            self._db.close()
+            self._db = self._location.connect()
+            return self._db.rows(sql, values)
 
     def jobs(self, where: JobFilter, *, limit: int = 50, after: str | None = None) -> Page:
         clause, values = where.where()
@@ -175,6 +186,21 @@ class Queries:
             for seq, kind, type_, body in self._all(sql, values)
         ]
 
+    def log(self, after: int, limit: int) -> list[StoredEvent]:
+        """The events stored after sequence number `after`, in log order (a follower's)."""
+        return [
+            StoredEvent(seq=seq, kind=kind, type=type_, body=bytes(body))
+            for seq, kind, type_, body in self._all(
+                "SELECT seq, kind, type, body FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
+                (after, limit),
+            )
+        ]
+
+    def last_seq(self) -> int:
+        """The sequence number of the last event stored (0: none)."""
+        last: int = self._all("SELECT COALESCE(MAX(seq), 0) FROM events")[0][0]
+        return last
+
     def keys(self) -> list[str]:
         return [row[0] for row in self._all("SELECT DISTINCT key FROM jobs ORDER BY key")]
 
@@ -235,7 +261,7 @@ class Queries:
         """Counts of `queue_wait` or `run_time` per bucket, over finished jobs if asked."""
         if column not in ("queue_wait", "run_time"):
             raise ValueError(f"no histogram of {column!r}")
-        sums = ", ".join(f"SUM({column} <= ?)" for _ in bounds)
+        sums = ", ".join(f"SUM(CASE WHEN {column} <= ? THEN 1 ELSE 0 END)" for _ in bounds)
         where = f" WHERE {column} IS NOT NULL" + (" AND finished IS NOT NULL" if finished else "")
         row = self._all(f"SELECT {sums}, COUNT({column}), SUM({column}) FROM jobs{where}", bounds)[
             0

@@ -1,8 +1,11 @@
-"""The SQLite schema of the projections store: one place, documented in docs/projections.md."""
+"""The schema of the projections store: one place, documented in docs/projections.md.
+
+Written in SQLite's types; `projections.postgres` translates them for PostgreSQL.
+"""
 
 from __future__ import annotations
 
-import sqlite3
+from projections.database import Connection
 
 #: Bumped when a table or the folded history (`jobs.history`) changes meaning; an older
 #: file is rebuilt from the topics, not migrated. 2: attempt times on the log's clock.
@@ -99,23 +102,23 @@ class SchemaMismatch(RuntimeError):
     """The store file was written by another schema version: rebuild it from the topics."""
 
 
-def create(db: sqlite3.Connection, *, read_indexes: bool = True) -> None:
-    """Create the tables (idempotent) and check the file's schema version."""
-    db.executescript(_TABLES)
-    if read_indexes:
-        create_read_indexes(db)
-    row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    if row is None:
-        db.execute(
-            "INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
-        )
-        db.commit()
-    elif int(row[0]) != SCHEMA_VERSION:
+def create(db: Connection, *, read_indexes: bool = True) -> None:
+    """Create the tables (idempotent) and check the store's schema version."""
+    with db.schema_lock():
+        db.script(_TABLES)
+        if read_indexes:
+            create_read_indexes(db)
+        rows = db.rows("SELECT value FROM meta WHERE key = 'schema_version'")
+        if not rows:
+            db.rows(
+                "INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+            )
+    if rows and int(rows[0][0]) != SCHEMA_VERSION:
         raise SchemaMismatch(
-            f"store schema version {row[0]}, this lavalog writes {SCHEMA_VERSION}: "
+            f"store schema version {rows[0][0]}, this lavalog writes {SCHEMA_VERSION}: "
             "run `lavalog projections rebuild`"
         )
 
 
-def create_read_indexes(db: sqlite3.Connection) -> None:
-    db.executescript(_READ_INDEXES)
+def create_read_indexes(db: Connection) -> None:
+    db.script(_READ_INDEXES)

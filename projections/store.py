@@ -1,8 +1,9 @@
-"""The projections store: SQLite, written in batches, positions in the same transaction.
+"""The projections store: written in batches, positions in the same transaction.
 
+The database is a SQLite file (the default) or PostgreSQL (`projections.database`).
 Each batch is one transaction holding the raw events, the refreshed job rows and the
 next offset of every source partition it read. A crash before the commit leaves the
-file as it was, so the runner resumes from the stored positions and applies the batch
+store as it was, so the runner resumes from the stored positions and applies the batch
 again: nothing is lost and, the positions matching the data, nothing is doubled. A
 duplicate event (the same id delivered again, which at-least-once producers do) is
 recognised by the primary key and ignored.
@@ -16,7 +17,8 @@ history until the end costs the memory. Its SQL runs in a child process
 (`projections.tables`), which inserts a part of a batch while this process folds the
 part before. A bulk load that fails is thrown away.
 
-The store is synchronous and single-writer; async callers run `apply` in a thread.
+The store is synchronous and single-writer (opening a second writer of a PostgreSQL
+store raises `NotLeader`); async callers run `apply` in a thread.
 """
 
 from __future__ import annotations
@@ -28,14 +30,13 @@ from pathlib import Path
 
 import msgspec
 
+from projections.database import FILE_NAME, Location, location_of
 from projections.feed import Applied, Sourced
 from projections.history import JobHistory, new_history, record
 from projections.rows import INDEXED_TYPES, ActionRow, FailureRow, action_row, failure_row
 from projections.summary import summarize
 from projections.tables import JobRow, Tables, TablesProcess
 
-#: The store's file inside the state directory.
-FILE_NAME = "projections.sqlite"
 #: Events sent to a bulk load's writer process at a time: it inserts one part while this
 #: process folds the one before.
 PART = 500
@@ -51,11 +52,11 @@ def store_path(state_dir: Path) -> Path:
 
 
 class Store:
-    """The writer of one store file."""
+    """The writer of one store."""
 
     def __init__(
         self,
-        path: Path,
+        location: Location | Path | str,
         *,
         retention: float | None = None,
         cache_size: int = 50_000,
@@ -64,14 +65,13 @@ class Store:
     ) -> None:
         """`retention`: seconds of log time after which a finished job is removed (None:
         keep). `durable`: see `connect`. `before_commit` runs just before each commit:
-        tests crash there."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
+        tests crash there. Raises `NotLeader` if another process writes the store."""
+        self.location = location_of(location)
         #: a bulk load (not durable, nothing pruned): written by a child process, job
         #: rows lazily (see above), the read indexes built when closed
         self._bulk = not durable and retention is None
         kind = TablesProcess if self._bulk else Tables
-        self._tables = kind(path, durable=durable, read_indexes=not self._bulk)
+        self._tables = kind(self.location, durable=durable, read_indexes=not self._bulk)
         #: bulk load: uids of cached histories whose job row lags behind them
         self._unsaved: set[str] = set()
         #: bulk load: uids of the jobs that have a row
@@ -87,14 +87,14 @@ class Store:
         self._reload()
 
     def _reload(self) -> None:
-        """Forget what memory holds beyond the committed file (after a rollback)."""
+        """Forget what memory holds beyond the committed store (after a rollback)."""
         self._cache.clear()
         self._unsaved.clear()
         self._pruned = set(self._tables.pruned())
         self._log_time = self._tables.log_time()
 
     def close(self) -> None:
-        """Close the file; a bulk load writes its remaining job rows and read indexes first."""
+        """Close the store; a bulk load writes its remaining job rows and read indexes first."""
         with self._lock:
             try:
                 if self._bulk and not self._failed:

@@ -1,10 +1,11 @@
 """The store's writes in SQL: one connection and the statements the store runs, no folding.
 
 `Store` runs them on a connection of its own process. A bulk load runs them in a child
-process (`TablesProcess`) so that SQLite has the second core while the store decodes and
-folds in this one. A thread would not do: the sqlite3 module takes the GIL back after
-every row it steps, so a writer thread and a decoding thread queue behind each other and
-take longer together than one after the other (docs/benchmarks.md).
+process (`TablesProcess`) so that the database has the second core while the store
+decodes and folds in this one. A thread would not do: the sqlite3 module takes the GIL
+back after every row it steps, so a writer thread and a decoding thread queue behind
+each other and take longer together than one after the other (docs/benchmarks.md).
+The statements are shared by SQLite and PostgreSQL (`projections.database`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import fcntl
 import gc
 import os
 import signal
-import sqlite3
 import struct
 import subprocess
 import sys
@@ -27,24 +27,12 @@ import msgspec
 
 from events.observations import AnyObservation
 from projections import schema
-
-#: Page size of a new file (an existing one keeps its own): with SQLite's default 4 KiB,
-#: a page holds a handful of events and the event id index splits pages all the time.
-PAGE_SIZE = 16 * 1024
-#: SQLite's page cache per connection: the indexes of a million events stay in memory.
-CACHE_KIB = 64 * 1024
+from projections.database import EventRow, Inserted, Location, NotLeader, location_from_spec
 
 #: the `jobs` columns from `uid` to `history`, with the key once more (for `incarnation`)
 JobRow = tuple[Any, ...]
 #: (source, partition, next_offset)
 PositionRow = tuple[str, int, int]
-#: inserting events: the largest seq stored before, the places of the duplicates
-Inserted = tuple[int, list[int]]
-
-_INSERT_EVENT = (
-    "INSERT OR IGNORE INTO events (id, kind, type, key, job_uid, time, body)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?)"
-)
 
 _UPSERT_JOB = """
 INSERT INTO jobs (uid, key, namespace, name, incarnation, queue, phase, reason, submitted,
@@ -84,92 +72,66 @@ _columns = msgspec.json.Decoder(_Columns)
 _OBSERVATIONS = frozenset(kind.__struct_config__.tag for kind in get_args(AnyObservation))
 
 
-def _event_row(
-    event: bytes | bytearray,
-) -> tuple[str, str, str, str, str, float, bytes | bytearray]:
+def _event_row(event: bytes | bytearray) -> EventRow:
     """(id, kind, type, key, job_uid, time, body) of an event's JSON."""
     columns = _columns.decode(event)
     kind = "observation" if columns.type in _OBSERVATIONS else "decision"
     return (columns.id, kind, columns.type, columns.key, columns.job_uid, columns.time, event)
 
 
-def connect(path: Path, *, durable: bool = True) -> sqlite3.Connection:
-    """A connection in WAL mode, so that readers never wait for the writer.
-
-    Not `durable`: the rollback journal in memory and no fsync, for a store that is
-    thrown away if the process dies (a rebuild, which swaps its file in when complete).
-    """
-    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    db.execute(f"PRAGMA page_size = {PAGE_SIZE}")
-    db.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
-    if durable:
-        db.execute("PRAGMA journal_mode = WAL")
-        db.execute("PRAGMA synchronous = NORMAL")
-    else:
-        db.execute("PRAGMA journal_mode = MEMORY")
-        db.execute("PRAGMA synchronous = OFF")
-    return db
-
-
 class Tables:
-    """The store file's statements, on a connection of this process."""
+    """The store's statements, on a connection of this process."""
 
-    def __init__(self, path: Path, *, durable: bool, read_indexes: bool) -> None:
-        self._db = connect(path, durable=durable)
-        schema.create(self._db, read_indexes=read_indexes)
-        self._cursor = self._db.cursor()
+    def __init__(self, location: Location, *, durable: bool, read_indexes: bool) -> None:
+        """Raises `NotLeader` if another process writes the store."""
+        self._db = location.connect(durable=durable)
+        try:  # the writer creates the tables: a replica that follows only tries to lead
+            if not self._db.try_lead():
+                raise NotLeader(f"another lavalog process writes the projections store {location}")
+            schema.create(self._db, read_indexes=read_indexes)
+        except BaseException:
+            self._db.close()
+            raise
         self._inserted: deque[Inserted] = deque()
 
     def begin(self) -> None:
-        self._cursor.execute("BEGIN IMMEDIATE")
+        self._db.begin()
 
     def commit(self) -> None:
-        self._cursor.execute("COMMIT")
+        self._db.commit()
 
     def rollback(self) -> None:
-        self._cursor.execute("ROLLBACK")
+        self._db.rollback()
 
     def positions(self, source: str) -> list[tuple[int, int]]:
         """(partition, next offset) of each partition of one source."""
-        return self._cursor.execute(
-            "SELECT partition, next_offset FROM positions WHERE source = ?", (source,)
-        ).fetchall()
+        return [
+            (partition, offset)
+            for partition, offset in self._db.rows(
+                "SELECT partition, next_offset FROM positions WHERE source = ?", (source,)
+            )
+        ]
 
     def pruned(self) -> list[str]:
-        return [row[0] for row in self._cursor.execute("SELECT uid FROM pruned")]
+        return [row[0] for row in self._db.rows("SELECT uid FROM pruned")]
 
     def job_uids(self) -> list[str]:
-        return [row[0] for row in self._cursor.execute("SELECT uid FROM jobs")]
+        return [row[0] for row in self._db.rows("SELECT uid FROM jobs")]
 
     def log_time(self) -> float:
         """The latest event time of the stored jobs (0 when there are none)."""
-        row = self._cursor.execute("SELECT MAX(updated) FROM jobs").fetchone()
-        return float(row[0] or 0.0)
+        return float(self._db.rows("SELECT MAX(updated) FROM jobs")[0][0] or 0.0)
 
     def insert_events(self, events: Sequence[bytes | bytearray]) -> Inserted:
         """Store events (each its JSON); duplicates (an id stored already) are left out.
 
         The columns are read from the JSON here rather than sent along: in a writer
-        process, that costs less than shipping them. One statement for all: the new rows
-        get seq numbers in their order, after the largest one stored, so the answer is
-        that number and the duplicates' places, read back only when the count says that
-        there were some."""
+        process, that costs less than shipping them. The answer is the largest seq stored
+        before (the new rows get the following ones, in their order) and the duplicates'
+        places."""
         if not events:
             return 0, []
-        rows = [_event_row(event) for event in events]
-        last: int = self._cursor.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0]
-        self._cursor.executemany(_INSERT_EVENT, rows)
-        if self._cursor.rowcount == len(rows):
-            return last, []
-        new = self._cursor.execute("SELECT id FROM events WHERE seq > ? ORDER BY seq", (last,))
-        duplicates: list[int] = []
-        (upcoming,) = next(new, (None,))
-        for place, row in enumerate(rows):
-            if row[0] == upcoming:
-                (upcoming,) = next(new, (None,))
-            else:
-                duplicates.append(place)
-        return last, duplicates
+        return self._db.insert_events([_event_row(event) for event in events])
 
     def send_events(self, events: Sequence[bytes]) -> None:
         """`insert_events`, its answer taken later with `inserted` (see TablesProcess)."""
@@ -181,8 +143,8 @@ class Tables:
 
     def stored_history(self, uid: str) -> bytes | None:
         """The folded history (msgpack) of a job, if it has a row."""
-        row = self._cursor.execute("SELECT history FROM jobs WHERE uid = ?", (uid,)).fetchone()
-        return None if row is None else bytes(row[0])
+        rows = self._db.rows("SELECT history FROM jobs WHERE uid = ?", (uid,))
+        return bytes(rows[0][0]) if rows else None
 
     def write(
         self,
@@ -192,11 +154,11 @@ class Tables:
         positions: Sequence[PositionRow],
     ) -> None:
         """Index rows (duplicates ignored), job rows (inserted or updated), positions."""
-        cursor = self._cursor
-        cursor.executemany("INSERT OR IGNORE INTO actions VALUES (?, ?, ?, ?, ?, ?, ?, ?)", actions)
-        cursor.executemany("INSERT OR IGNORE INTO pod_failures VALUES (?, ?, ?, ?, ?, ?)", failures)
-        cursor.executemany(_UPSERT_JOB, jobs)
-        cursor.executemany(
+        db = self._db
+        db.many(f"INSERT INTO actions VALUES ({_marks(8)}) ON CONFLICT DO NOTHING", actions)
+        db.many(f"INSERT INTO pod_failures VALUES ({_marks(6)}) ON CONFLICT DO NOTHING", failures)
+        db.many(_UPSERT_JOB, jobs)
+        db.many(
             "INSERT INTO positions (source, partition, next_offset) VALUES (?, ?, ?)"
             " ON CONFLICT (source, partition) DO UPDATE SET next_offset = excluded.next_offset",
             positions,
@@ -204,13 +166,13 @@ class Tables:
 
     def prune(self, before: float) -> list[str]:
         """Remove the jobs that ended before `before` (log time); returns their uids."""
-        cursor = self._cursor
-        uids = [row[0] for row in cursor.execute("SELECT uid FROM jobs WHERE ended < ?", (before,))]
+        db = self._db
+        uids = [row[0] for row in db.rows("SELECT uid FROM jobs WHERE ended < ?", (before,))]
         if uids:
             for table, column in _PRUNED_TABLES:
-                cursor.executemany(f"DELETE FROM {table} WHERE {column} = ?", [(u,) for u in uids])
-            cursor.executemany(
-                "INSERT OR IGNORE INTO pruned (uid, time) VALUES (?, ?)",
+                db.many(f"DELETE FROM {table} WHERE {column} = ?", [(u,) for u in uids])
+            db.many(
+                "INSERT INTO pruned (uid, time) VALUES (?, ?) ON CONFLICT DO NOTHING",
                 [(uid, before) for uid in uids],
             )
         return uids
@@ -219,8 +181,12 @@ class Tables:
         schema.create_read_indexes(self._db)
 
     def close(self, *, abandon: bool = False) -> None:
-        """`abandon`: the caller gives the file up (same here: nothing is pending)."""
+        """`abandon`: the caller gives the store up (same here: nothing is pending)."""
         self._db.close()
+
+
+def _marks(count: int) -> str:
+    return ", ".join("?" * count)
 
 
 class WriterFailed(RuntimeError):
@@ -244,6 +210,7 @@ _ANSWERED = frozenset(
 _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder()
 _request = msgspec.msgpack.Decoder(tuple[str, msgspec.Raw])
+_opening = msgspec.msgpack.Decoder(tuple[list[str], bool, bool])
 #: Events as bytearrays: the sqlite3 module binds those as they are, while bytes first go
 #: through its adapter lookup, a tenth of an insert's time.
 _events = msgspec.msgpack.Decoder(tuple[list[bytearray]])
@@ -263,20 +230,13 @@ class TablesProcess:
     `send_events` does not wait for its answer, so the caller can send the next rows and
     fold the ones already answered while the child inserts."""
 
-    def __init__(self, path: Path, *, durable: bool, read_indexes: bool) -> None:
+    def __init__(self, location: Location, *, durable: bool, read_indexes: bool) -> None:
         environment = {
             **os.environ,
             "PYTHONPATH": os.pathsep.join(filter(None, [_ROOT, os.environ.get("PYTHONPATH")])),
         }
         self._process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "projections.tables",
-                str(path),
-                str(durable),
-                str(read_indexes),
-            ],
+            [sys.executable, "-m", "projections.tables"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=environment,
@@ -289,7 +249,9 @@ class TablesProcess:
         self._unread = 0
         self._answers: deque[Inserted] = deque()
         self._failure: WriterFailed | None = None
-        self._receive()  # the file is open (or the error that it is not)
+        # where to write goes through the pipe, not the command line: a URL may hold a password
+        _write_frame(self._requests, _encoder.encode((location.spec(), durable, read_indexes)))
+        self._receive()  # the store is open (or the error that it is not)
 
     def _send(self, method: str, *args: Any) -> None:
         if self._failure is not None:
@@ -383,7 +345,8 @@ class TablesProcess:
             if self._failure is None and not abandon:
                 self._call("close")
         finally:
-            self._requests.close()
+            with contextlib.suppress(OSError):  # a dead child: what was left unsent stays so
+                self._requests.close()
             try:
                 self._process.wait(10)
             except subprocess.TimeoutExpired:
@@ -434,15 +397,19 @@ def _serve(requests: IO[bytes], answers: IO[bytes], tables: Tables) -> None:
 
 
 def main() -> None:
-    """`python -m projections.tables PATH DURABLE READ_INDEXES`: the child of TablesProcess."""
+    """`python -m projections.tables`: the child of TablesProcess. Its first request says
+    which store to open: (location spec, durable, read_indexes)."""
     gc.disable()  # nothing here makes reference cycles, and the rows are many
     # Ctrl-C in a terminal reaches the whole process group: the parent decides what is
     # kept (it closes or goes away, and then the requests end)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    path, durable, read_indexes = sys.argv[1:]
     answers = sys.stdout.buffer
     try:
-        tables = Tables(Path(path), durable=durable == "True", read_indexes=read_indexes == "True")
+        opening = _read_frame(sys.stdin.buffer)
+        if opening is None:
+            raise SystemExit(0)  # the parent went away before saying what to open
+        spec, durable, read_indexes = _opening.decode(opening)
+        tables = Tables(location_from_spec(spec), durable=durable, read_indexes=read_indexes)
     except Exception as exc:
         _write_frame(answers, _encoder.encode((False, f"{type(exc).__name__}: {exc}")))
         raise SystemExit(1) from exc

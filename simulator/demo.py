@@ -28,6 +28,7 @@ from controller.kafka import KafkaSettings
 from controller.kube import Kube, connect
 from controller.logs import configure_logging
 from projections.app import serve
+from projections.database import SqliteLocation
 from projections.kafka_source import KafkaSource
 from projections.queries import JobFilter, Queries
 from projections.render import render_timeline
@@ -118,10 +119,11 @@ async def _demo(args: argparse.Namespace) -> int:
             )
         )
         ui_url: list[str] = []
-        store = Store(store_path(state_dir))
+        store = store_path(state_dir)
         projections = asyncio.create_task(
             serve(
-                store=store,
+                location=SqliteLocation(store),
+                open_store=lambda: Store(store),
                 source=KafkaSource(kafka),
                 host="127.0.0.1",
                 port=args.http_port,
@@ -145,18 +147,17 @@ async def _demo(args: argparse.Namespace) -> int:
                     if not args.once:
                         return 0
                     settle = SETTLE_REAL + SETTLE_SIMULATED / args.time_scale
-                    verdicts = await _verdicts(kube, store.path, faults, settle=settle)
+                    verdicts = await _verdicts(kube, store, faults, settle=settle)
                 finally:
                     for fault in faults.values():
                         fault.cancel()
-            _print_timelines(store.path)
+            _print_timelines(store)
             played = _print_verdicts(verdicts)
             return 0 if finished and played else 1
         finally:
             stop.set()
             projections.cancel()
             await asyncio.gather(controller, projections, return_exceptions=True)
-            store.close()
 
 
 async def _submit(kube: Kube) -> None:

@@ -16,14 +16,16 @@ import yaml
 
 from controller.commands import exit_codes
 from events.topics import split_job_key
+from projections.database import Location, StoreUnreachable, store_location
 from projections.file_source import read_file
 from projections.queries import JobFilter, Page, Queries, StoredEvent
 from projections.remote import RemoteQueries, ServerRefused, ServerUnavailable
-from projections.store import Store, load, store_path
+from projections.store import Store, load
 from projections.summary import JobSummary
 from projections.timeline import Timeline
 
 STATE_DIR_ENV = "LAVALOG_STATE_DIR"
+STORE_ENV = "LAVALOG_STORE"
 SERVER_ENV = "LAVALOG_SERVER"
 TOKEN_FILE_ENV = "LAVALOG_API_TOKEN_FILE"
 
@@ -58,6 +60,21 @@ def add_state_dir(parser: argparse.ArgumentParser) -> None:
         default=Path(os.environ.get(STATE_DIR_ENV, "state")),
         help=f"directory of the projections store (env {STATE_DIR_ENV})",
     )
+    parser.add_argument(
+        "--store",
+        default=os.environ.get(STORE_ENV) or None,
+        metavar="URL",
+        help="the projections store in PostgreSQL, e.g. postgresql://user:password@host/db,"
+        f" instead of the SQLite file in --state-dir (env {STORE_ENV})",
+    )
+
+
+def location(args: argparse.Namespace) -> Location:
+    """The store `--store` names, else the SQLite file in `--state-dir`."""
+    try:
+        return store_location(args.state_dir, args.store)
+    except ValueError as exc:
+        raise UsageError(f"--store: {exc}") from None
 
 
 def add_source(parser: argparse.ArgumentParser) -> None:
@@ -178,13 +195,17 @@ def open_queries(args: argparse.Namespace) -> Iterator[Reader]:
             finally:
                 queries.close()
         return
-    path = store_path(args.state_dir)
-    if not path.is_file():
+    where = location(args)
+    try:
+        found = where.exists()
+    except StoreUnreachable as exc:
+        raise Unavailable(str(exc)) from None
+    if not found:
         raise Unavailable(
-            f"no projections store at {path}: run `lavalog projections serve` or "
+            f"no projections store at {where}: run `lavalog projections serve` or "
             "`lavalog projections rebuild`, or pass --file FILE.jsonl"
         )
-    queries = Queries(path)
+    queries = Queries(where)
     try:
         yield queries
     finally:

@@ -26,14 +26,15 @@ from controller.kafka.security import connection_options
 from controller.logs import add_logging_arguments, configure_logging
 from projections.app import serve
 from projections.auth import TokenFile
-from projections.cli.common import add_state_dir
+from projections.cli.common import UsageError, add_state_dir, location
 from projections.cli.progress import ProgressBar
+from projections.database import Location, NotLeader, StoreUnreachable
 from projections.file_source import FileSource
 from projections.kafka_source import GROUP_ID, KafkaSource
 from projections.rebuild import BATCH, rebuild
 from projections.runner import Source
 from projections.shutdown import until_signalled
-from projections.store import Store, store_path
+from projections.store import Store
 
 TOKEN_FILE_ENV = "LAVALOG_API_TOKEN_FILE"
 
@@ -106,6 +107,9 @@ def run(args: argparse.Namespace) -> int:
     except KafkaConnectionError:
         print(f"{command}: {kafka_unreachable(settings.bootstrap_servers)}", file=sys.stderr)
         return 1
+    except (StoreUnreachable, NotLeader, UsageError) as exc:
+        print(f"lavalog projections {args.action}: {exc}", file=sys.stderr)
+        return 1
 
 
 def _env_float(name: str) -> float | None:
@@ -114,36 +118,32 @@ def _env_float(name: str) -> float | None:
 
 
 def _serve(args: argparse.Namespace, settings: KafkaSettings, token: TokenFile | None) -> int:
-    store = Store(store_path(args.state_dir), retention=args.retention)
+    store: Location = location(args)
     source: Source = (
         FileSource(args.from_file)
         if args.from_file is not None
         else KafkaSource(settings, group_id=args.group_id)
     )
-    try:
-        asyncio.run(
-            until_signalled(
-                serve(
-                    store=store,
-                    source=source,
-                    host=args.host,
-                    port=args.port,
-                    token=token,
-                    version=version(),
-                    started=lambda url: print(f"projections at {url}", flush=True),
-                )
+    asyncio.run(
+        until_signalled(
+            serve(
+                location=store,
+                open_store=lambda: Store(store, retention=args.retention),
+                source=source,
+                host=args.host,
+                port=args.port,
+                token=token,
+                version=version(),
+                started=lambda url: print(f"projections at {url}", flush=True),
             )
         )
-    finally:
-        store.close()
+    )
     return 0
 
 
 def _rebuild(args: argparse.Namespace, settings: KafkaSettings) -> int:
-    final = store_path(args.state_dir)
-    partial = final.with_name(final.name + ".rebuild")
-    for leftover in (partial, *_sidecars(partial)):
-        leftover.unlink(missing_ok=True)
+    final: Location = location(args)
+    partial = final.staging()
     store = Store(partial, retention=args.retention, durable=False)
     source = (
         FileSource(args.from_file, batch_size=BATCH)
@@ -157,12 +157,6 @@ def _rebuild(args: argparse.Namespace, settings: KafkaSettings) -> int:
     finally:
         bar.close()
         store.close()
-    for sidecar in _sidecars(final):  # the old store's log must not be applied to the new one
-        sidecar.unlink(missing_ok=True)
-    partial.replace(final)
+    final.replace(partial)
     print(f"rebuilt {final}: {applied} events")
     return 0
-
-
-def _sidecars(path: Path) -> tuple[Path, Path]:
-    return path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")

@@ -19,6 +19,7 @@ from pathlib import Path
 from controller.logs import configure_logging
 from events.codec import LogEvent
 from projections.app import serve
+from projections.database import SqliteLocation
 from projections.memory_source import MemorySource
 from projections.shutdown import until_signalled
 from projections.store import Store, store_path
@@ -36,23 +37,21 @@ def serve_replayed(
     and serve it until SIGTERM or SIGINT; `name` says where the events came from."""
     configure_logging()
     with _directory(state_dir) as directory:
-        store = Store(store_path(directory))
-        try:
-            asyncio.run(
-                until_signalled(
-                    serve(
-                        store=store,
-                        source=MemorySource(events, name=f"replay:{name}"),
-                        host=host,
-                        port=port,
-                        started=lambda url: print(
-                            f"replayed {name}: timelines at {url}   (Ctrl-C to stop)", flush=True
-                        ),
-                    )
+        store = store_path(directory)
+        asyncio.run(
+            until_signalled(
+                serve(
+                    location=SqliteLocation(store),
+                    open_store=lambda: Store(store),
+                    source=MemorySource(events, name=f"replay:{name}"),
+                    host=host,
+                    port=port,
+                    started=lambda url: print(
+                        f"replayed {name}: timelines at {url}   (Ctrl-C to stop)", flush=True
+                    ),
                 )
             )
-        finally:
-            store.close()
+        )
     return 0
 
 

@@ -51,8 +51,9 @@ def many_jobs() -> list[LogEvent]:
 
 
 @pytest.fixture
-def store(tmp_path) -> Store:
-    store = Store(tmp_path / "s.sqlite")
+def store(new_store, tmp_path) -> Store:
+    """The jobs of `many_jobs` in a store of each database: the API reads both alike."""
+    store = Store(new_store("s"))
     load(store, read_file(write_events(tmp_path / "log.jsonl", many_jobs())))
     return store
 
@@ -62,7 +63,7 @@ async def client(
     store,
 ) -> AsyncIterator[tuple[TestClient[web.Request, web.Application], LiveHub, Status]]:
     hub, status = LiveHub(), Status()
-    queries = Queries(store.path)
+    queries = Queries(store.location)
     app = create_app(queries=queries, hub=hub, status=status)
     async with TestClient(TestServer(app)) as client:
         yield client, hub, status
@@ -193,7 +194,7 @@ async def test_a_stream_whose_client_left_ends_quietly(store, monkeypatch, caplo
 
     A real server and socket: aiohttp's test client ends the handler another way."""
     monkeypatch.setattr(api, "HEARTBEAT_SECONDS", 0.05)
-    hub, queries = LiveHub(), Queries(store.path)
+    hub, queries = LiveHub(), Queries(store.location)
     runner = web.AppRunner(create_app(queries=queries, hub=hub, status=Status()))
     await runner.setup()
     try:

@@ -65,7 +65,7 @@ async def served(tmp_path) -> AsyncIterator[tuple[str, Store, LiveHub, list[Sour
     store = Store(tmp_path / "s.sqlite")
     load(store, read_file(write_events(tmp_path / "log.jsonl", decided_examples() + story[:split])))
     hub = LiveHub()
-    queries = Queries(store.path)
+    queries = Queries(store.location)
     runner = web.AppRunner(create_app(queries=queries, hub=hub, status=Status()))
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import socket
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -15,9 +17,11 @@ from events.codec import encode, read_jsonl, write_jsonl
 from events.decisions import ActionDecided
 from projections.cli.progress import ProgressBar
 from projections.file_source import FileSource, read_file
-from projections.store import Store, load, store_path
-from tests.projections.helpers import decided_examples, snapshot, write_events
+from projections.store import Store, load
+from tests.projections.helpers import decided_examples, snapshot, store_arguments, write_events
 
+#: a recording to serve from (no broker needed), for the tests of the store alone
+EXAMPLE = str(Path(__file__).parents[2] / "examples" / "max-retry-exhausted.jsonl")
 EXAMPLE_JOBS = {
     "ml/tf-dist": "Completed",
     "ml/flaky-train": "Failed",
@@ -100,26 +104,28 @@ def test_audit_passes_then_reports_a_tampered_decision(capsys, log, tmp_path):
     assert (code, len(json.loads(out)["differences"])) == (1, 1)
 
 
-def test_rebuild_from_a_file_equals_incremental_loading(capsys, log, tmp_path):
-    incremental = Store(tmp_path / "incremental.sqlite")
+def test_rebuild_from_a_file_equals_incremental_loading(capsys, log, new_store):
+    incremental = Store(new_store("incremental"))
     for item in read_file(log):
         incremental.apply([item])
-    state = tmp_path / "state"
+    rebuilt = new_store("state/projections")
     for _ in range(2):  # the second rebuild replaces the first store
         code, out, err = lavalog(
-            capsys, "projections", "rebuild", "--from-file", str(log), "--state-dir", str(state)
+            capsys, "projections", "rebuild", "--from-file", str(log), *store_arguments(rebuilt)
         )
         assert code == 0, err
         assert err == ""  # no progress bar in a file: only on a terminal
-    assert out == f"rebuilt {store_path(state)}: {len(decided_examples())} events\n"
-    assert snapshot(store_path(state)) == snapshot(incremental.path)
-    code, out, _ = lavalog(capsys, "jobs", "--state-dir", str(state), "-A", "-o", "json")
+    assert out == f"rebuilt {rebuilt}: {len(decided_examples())} events\n"
+    assert snapshot(rebuilt) == snapshot(incremental.location)
+    code, out, _ = lavalog(capsys, "jobs", *store_arguments(rebuilt), "-A", "-o", "json")
     assert len(json.loads(out)) == len(EXAMPLE_JOBS)
 
 
-def test_commands_without_a_store_say_how_to_get_one(capsys, tmp_path):
-    code, _, err = lavalog(capsys, "jobs", "--state-dir", str(tmp_path / "none"))
+def test_commands_without_a_store_say_how_to_get_one(capsys, new_store):
+    empty = new_store("none/projections")
+    code, _, err = lavalog(capsys, "jobs", *store_arguments(empty))
     assert code == 3  # nothing to read
+    assert err.startswith(f"lavalog jobs: no projections store at {empty}: ")
     assert "lavalog projections rebuild" in err
 
 
@@ -238,3 +244,26 @@ def test_a_progress_bar_that_never_drew_leaves_no_blank_line():
     bar.update(0, 0, force=True)
     bar.close()
     assert screen.getvalue() == ""
+
+
+@pytest.mark.parametrize(
+    ("command", "code"),
+    [
+        (["projections", "serve", "--port", "0", "--from-file", EXAMPLE], 1),
+        (["projections", "rebuild", "--from-file", EXAMPLE], 1),
+        (["jobs"], 3),
+    ],
+    ids=["serve", "rebuild", "jobs"],
+)
+def test_an_unreachable_postgresql_store_is_one_line_without_the_password(capsys, command, code):
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"postgresql://lavalog:s3cret@127.0.0.1:{port}/history"
+    returned, _, err = lavalog(capsys, *command, "--store", url)
+    assert returned == code
+    assert err.splitlines() == [
+        f"lavalog {' '.join(command[:2] if command[0] == 'projections' else command[:1])}: "
+        f"cannot reach the projections store at postgresql://lavalog:***@127.0.0.1:{port}/history: "
+        f'connection failed: connection to server at "127.0.0.1", port {port} failed: Connection refused'
+    ]

@@ -14,7 +14,7 @@ from events.topics import DECISIONS, OBSERVED
 from projections.kafka_source import KafkaSource
 from projections.runner import Runner
 from projections.store import Store
-from tests.projections.helpers import decided_examples, snapshot
+from tests.projections.helpers import decided_examples, event_count, snapshot
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 
@@ -33,7 +33,7 @@ async def produce(settings: KafkaSettings, events: list[LogEvent]) -> None:
 
 
 def stored(store: Store) -> int:
-    return len(snapshot(store.path)["events"])
+    return event_count(store.location)
 
 
 async def run_until_caught_up(store: Store, source: KafkaSource, expected: int) -> None:
@@ -48,23 +48,23 @@ async def run_until_caught_up(store: Store, source: KafkaSource, expected: int) 
         await asyncio.gather(task, return_exceptions=True)
 
 
-async def test_incremental_with_a_restart_equals_a_rebuild(kafka_settings, tmp_path):
+async def test_incremental_with_a_restart_equals_a_rebuild(kafka_settings, new_store):
     events = decided_examples()
     half = len(events) // 2
     group = f"{kafka_settings.topic_prefix}projections-{uuid.uuid4().hex[:6]}"
-    incremental = Store(tmp_path / "incremental.sqlite")
+    incremental = Store(new_store("incremental"))
 
     await produce(kafka_settings, events[:half])
     await run_until_caught_up(incremental, KafkaSource(kafka_settings, group_id=group), half)
     await produce(kafka_settings, events[half:] + events[:10])  # a redelivered tail too
     await run_until_caught_up(incremental, KafkaSource(kafka_settings, group_id=group), len(events))
 
-    rebuilt = Store(tmp_path / "rebuilt.sqlite")
+    rebuilt = Store(new_store("rebuilt"))
     source = KafkaSource(kafka_settings, group_id=None, until_end=True)
     await Runner(rebuilt, source).run()
     assert (source.consumed, source.total) == (len(events) + 10, len(events) + 10)
     assert stored(rebuilt) == len(events)
-    assert snapshot(rebuilt.path) == snapshot(incremental.path)
+    assert snapshot(rebuilt.location) == snapshot(incremental.location)
     topics = {topic_name(kafka_settings, OBSERVED), topic_name(kafka_settings, DECISIONS)}
     assert {topic for topic in topics if incremental.positions(topic)} == topics
     assert sum(sum(incremental.positions(t).values()) for t in topics) == len(events) + 10

@@ -9,26 +9,23 @@ import signal
 import socket
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from projections.database import Location
 from projections.feed import Applied, Sourced
 from projections.file_source import read_file
 from projections.memory_source import MemorySource
 from projections.runner import Runner
 from projections.store import Store, store_path
-from tests.projections.helpers import EXAMPLES, decided_examples, write_events
-
-LAVALOG = [sys.executable, "-m", "controller.cli"]
+from tests.projections.helpers import EXAMPLES, decided_examples, event_count, write_events
 
 
 def _started(process: subprocess.Popen[str], marker: str = "http://") -> str:
@@ -65,24 +62,6 @@ def _stream_open(base: str) -> Iterator[None]:
         while b"stream open" not in received:
             received += client.recv(4096)
         yield
-
-
-@pytest.fixture
-def spawn() -> Iterator[Any]:
-    processes: list[subprocess.Popen[str]] = []
-
-    def start(*args: str) -> subprocess.Popen[str]:
-        process = subprocess.Popen(
-            [*LAVALOG, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
-        processes.append(process)
-        return process
-
-    yield start
-    for process in processes:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
 
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
@@ -160,8 +139,8 @@ def test_replay_serve_of_a_file_without_jobs_says_so(tmp_path, spawn):
 class _SlowStore(Store):
     """A store whose writes wait for the test's word, to be cancelled in the middle."""
 
-    def __init__(self, path: Path) -> None:
-        super().__init__(path)
+    def __init__(self, location: Location) -> None:
+        super().__init__(location)
         self.writing = threading.Event()
         self.go_on = threading.Event()
 
@@ -171,9 +150,9 @@ class _SlowStore(Store):
         return super().apply(batch)
 
 
-async def test_a_cancelled_runner_commits_the_batch_it_is_writing(tmp_path):
+async def test_a_cancelled_runner_commits_the_batch_it_is_writing(new_store):
     events = decided_examples()
-    store = _SlowStore(tmp_path / "s.sqlite")
+    store = _SlowStore(new_store("s"))
     run = asyncio.create_task(Runner(store, MemorySource(events, name="m")).run())
     await asyncio.to_thread(store.writing.wait, 10)
     run.cancel()
@@ -186,16 +165,14 @@ async def test_a_cancelled_runner_commits_the_batch_it_is_writing(tmp_path):
     store.close()
 
 
-async def test_memory_source_feeds_everything_each_time(tmp_path):
+async def test_memory_source_feeds_everything_each_time(new_store, tmp_path):
     """Positions are not consulted: a second feeding is all duplicates, a no-op."""
     log = write_events(tmp_path / "log.jsonl", decided_examples())
     events = [item.event for item in read_file(log)]
-    store = Store(tmp_path / "s.sqlite")
+    store = Store(new_store("s"))
     for _ in range(2):
         await Runner(store, MemorySource(events, name="m", batch_size=100)).run()
-    db = sqlite3.connect(store.path)
-    assert db.execute("SELECT COUNT(*) FROM events").fetchone() == (len(events),)
-    db.close()
+    assert event_count(store.location) == len(events)
     store.close()
 
 

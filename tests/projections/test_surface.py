@@ -50,7 +50,7 @@ def token_file(tmp_path: Path) -> Path:
 
 @pytest.fixture
 async def open_client(store: Store) -> AsyncIterator[Client]:
-    queries = Queries(store.path)
+    queries = Queries(store.location)
     app = create_app(queries=queries, hub=LiveHub(), status=Status(), version="1.2.3")
     async with TestClient(TestServer(app)) as client:
         yield client
@@ -59,7 +59,7 @@ async def open_client(store: Store) -> AsyncIterator[Client]:
 
 @pytest.fixture
 async def guarded(store: Store, token_file: Path) -> AsyncIterator[Client]:
-    queries = Queries(store.path)
+    queries = Queries(store.location)
     app = create_app(queries=queries, hub=LiveHub(), status=Status(), token=TokenFile(token_file))
     async with TestClient(TestServer(app)) as client:
         yield client

@@ -17,6 +17,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from controller.kafka.groups import evict_predecessors, member_client_id
 from controller.kafka.security import connection_options
 from controller.kafka.settings import KafkaSettings
+from controller.kafka.topics import group_name
 
 
 def create_producer(settings: KafkaSettings, **options: Any) -> AIOKafkaProducer:
@@ -42,7 +43,7 @@ def create_consumer(
     `max_poll_records`, or `isolation_level="read_committed"` behind transactional writers.
     """
     if group_id is not None:
-        return GroupConsumer(settings, group_id=group_id, **options)
+        return GroupConsumer(settings, group_id=group_name(settings, group_id), **options)
     return AIOKafkaConsumer(**(_consumer_options(settings, group_id=None) | options))
 
 

@@ -11,11 +11,15 @@ alike; Apache Kafka also offers static membership (`group.instance.id`, KIP-345)
 which `KafkaSettings.static_membership` selects instead (docs/kafka.md).
 
 Only the same identity is ever evicted: identities are unique per live process (two
-live processes with one identity would also share the leader Lease).
+live processes with one identity would also share the leader Lease). Eviction only
+shortens a restart, so it is bounded (`EVICTION_TIMEOUT`): a coordinator that does not
+answer in time (tansu can hold a LeaveGroup while the group rebalances) is left to expire
+the old member by its session timeout, and the process joins as usual.
 """
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 import structlog
@@ -28,6 +32,9 @@ from controller.kafka.security import connection_options
 from controller.kafka.settings import KafkaSettings
 
 log = structlog.get_logger("lavalog.kafka")
+
+#: seconds an eviction may take before the process joins without it
+EVICTION_TIMEOUT = 5.0
 
 
 def member_client_id(settings: KafkaSettings) -> str:
@@ -57,6 +64,20 @@ async def evict_predecessors(settings: KafkaSettings, group_id: str) -> list[str
     (where the broker hands the restarted member its predecessor's place itself)."""
     if not settings.group_instance_id or settings.static_membership:
         return []
+    try:
+        async with asyncio.timeout(EVICTION_TIMEOUT):
+            return await _evict(settings, group_id)
+    except TimeoutError:
+        log.warning(
+            "could not remove this identity's previous group member in time; it leaves "
+            "when its session times out",
+            group=group_id,
+            within=EVICTION_TIMEOUT,
+        )
+        return []
+
+
+async def _evict(settings: KafkaSettings, group_id: str) -> list[str]:
     client_id = member_client_id(settings)
     client = AIOKafkaClient(**connection_options(settings), client_id=client_id)
     await client.bootstrap()

@@ -22,6 +22,13 @@ def topic_name(settings: KafkaSettings, base: str) -> str:
     return settings.topic_prefix + base
 
 
+def group_name(settings: KafkaSettings, base: str) -> str:
+    """The broker-side name of a consumer group, e.g. `lavalog-decider`: prefixed as the
+    topics are, so that two installations (or test runs) sharing a broker never share a
+    group, whose rebalances would wait for each other's members."""
+    return settings.topic_prefix + base
+
+
 def partitions(settings: KafkaSettings, base: str) -> int:
     """How many partitions one of lavalog's topics is created with."""
     counts = {

@@ -161,7 +161,7 @@ async def test_decisions_are_applied_in_job_order_committed_and_repeated_harmles
     # Interleaved as the decider would write them for jobs progressing together.
     stream = [d for step in zip(*lifecycles, strict=True) for d in step]
     ends = await produce(kafka_settings, stream)
-    group = f"{kafka_settings.topic_prefix}actuator"
+    group = "actuator"
 
     async with running(service(kube, kafka_settings, group)) as first:
         await until(lambda: first.ready)
@@ -213,7 +213,7 @@ async def test_a_decision_that_cannot_be_carried_out_does_not_stall_its_partitio
         tf_pods(good_job),
     ]
     ends = await produce(kafka_settings, stream, partition=0)
-    group = f"{kafka_settings.topic_prefix}actuator"
+    group = "actuator"
 
     async with running(service(kube, kafka_settings, group)) as actuator:
         await until(lambda: actuator.counters.applied == 2)
@@ -233,7 +233,7 @@ async def test_two_members_share_the_partitions_and_hand_over_without_losing_a_d
     lifecycles = [lifecycle(job) for job in jobs]
     stream = [d for step in zip(*lifecycles, strict=True) for d in step]
     half = len(stream) // 2
-    group = f"{kafka_settings.topic_prefix}actuator"
+    group = "actuator"
 
     async with running(service(kube, kafka_settings, group)) as first:
         await produce(kafka_settings, stream[:half])
@@ -266,7 +266,7 @@ async def test_a_crash_behind_one_slow_decision_repeats_only_that_jobs_writes(
     ]
     cluster.faults.hold(job_path(slow))
     ends = await produce(kafka_settings, stream, partition=0)
-    group = f"{kafka_settings.topic_prefix}actuator"
+    group = "actuator"
     others_done = Progress(0, tuple(range(1, ends[0])))
 
     async def others_committed() -> bool:

@@ -28,7 +28,7 @@ ONE_POD = {"tasks": [{"name": "w", "replicas": 1, "template": {}}]}
 
 def decider(settings: KafkaSettings, **options: int) -> DeciderService:
     """A decider in a consumer group of this test's own."""
-    return DeciderService(kafka=settings, group_id=f"{settings.topic_prefix}decider", **options)
+    return DeciderService(kafka=settings, group_id="decider", **options)
 
 
 async def publish(settings: KafkaSettings, events: Iterable[AnyObservation]) -> None:

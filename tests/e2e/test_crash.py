@@ -202,7 +202,7 @@ async def test_decisions_carried_out_again_bring_back_no_pod(kafka_broker: str) 
             if not isinstance(d, TimerScheduled | TimerCancelled)
         ]
         again = ActuatorService(
-            kube=system.kube, kafka=kafka, group_id=f"{kafka.topic_prefix}again"
+            kube=system.kube, kafka=kafka, group_id="again"
         )
         running = asyncio.create_task(again.run())
         try:

@@ -1,6 +1,8 @@
 """A consumer group member in a process of its own, for tests that SIGKILL it.
 
-    python -m tests.kafka.member BOOTSTRAP CLIENT_ID TOPIC GROUP IDENTITY SESSION_MS HEARTBEAT_MS
+    python -m tests.kafka.member BOOTSTRAP CLIENT_ID PREFIX TOPIC GROUP IDENTITY SESSION_MS HEARTBEAT_MS
+
+GROUP is named as lavalog names its groups: under the topic PREFIX.
 
 Prints `joined MEMBER_ID` once it holds partitions, then keeps polling (heartbeats).
 """
@@ -14,10 +16,11 @@ from controller.kafka import KafkaSettings, create_consumer
 
 
 async def main(argv: list[str]) -> None:
-    bootstrap, client_id, topic, group, identity, session, heartbeat = argv
+    bootstrap, client_id, prefix, topic, group, identity, session, heartbeat = argv
     settings = KafkaSettings(
         bootstrap_servers=bootstrap,
         client_id=client_id,
+        topic_prefix=prefix,
         group_instance_id=identity,
         session_timeout_ms=int(session),
         heartbeat_interval_ms=int(heartbeat),

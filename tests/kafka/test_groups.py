@@ -7,6 +7,7 @@ This is what the decider, the actuator and the projections scale with; the timin
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from collections.abc import Callable
 
@@ -14,7 +15,13 @@ import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.structs import OffsetAndMetadata
 
-from controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
+from controller.kafka import (
+    KafkaSettings,
+    create_consumer,
+    create_producer,
+    ensure_topics,
+    topic_name,
+)
 from events.topics import OBSERVED
 
 pytestmark = pytest.mark.integration
@@ -35,7 +42,7 @@ async def test_two_members_split_the_partitions_and_one_takes_all_when_the_other
     kafka_settings: KafkaSettings,
 ) -> None:
     topic = topic_name(kafka_settings, OBSERVED)
-    group = f"{kafka_settings.topic_prefix}decider"
+    group = "decider"
     everything = set(range(kafka_settings.observed_partitions))
     first = create_consumer(kafka_settings, group_id=group)
     second = create_consumer(kafka_settings, group_id=group)
@@ -61,7 +68,7 @@ async def test_two_members_split_the_partitions_and_one_takes_all_when_the_other
 
 async def test_committed_offsets_survive_a_consumer_restart(kafka_settings: KafkaSettings) -> None:
     topic = topic_name(kafka_settings, OBSERVED)
-    group = f"{kafka_settings.topic_prefix}projection-{uuid.uuid4().hex[:6]}"
+    group = f"projection-{uuid.uuid4().hex[:6]}"
     partition = TopicPartition(topic, 0)
     async with create_producer(kafka_settings) as producer:
         for n in range(10):
@@ -84,3 +91,23 @@ async def test_committed_offsets_survive_a_consumer_restart(kafka_settings: Kafk
         assert await restarted.committed(partition) == 4
         resumed = await restarted.getmany(partition, timeout_ms=5000)
         assert [m.value for m in resumed[partition]] == [f"{n}".encode() for n in range(4, 10)]
+
+
+async def test_installations_sharing_a_broker_do_not_share_a_group(
+    kafka_settings: KafkaSettings,
+) -> None:
+    """Groups are named under the topic prefix: another installation's member joining
+    `decider` does not make this installation's group rebalance."""
+    other = dataclasses.replace(kafka_settings, topic_prefix=f"other-{uuid.uuid4().hex[:8]}.")
+    await ensure_topics(other)
+    ours = create_consumer(kafka_settings, group_id="decider")
+    theirs = create_consumer(other, group_id="decider")
+    ours.subscribe([topic_name(kafka_settings, OBSERVED)])
+    theirs.subscribe([topic_name(other, OBSERVED)])
+    everything = set(range(kafka_settings.observed_partitions))
+    async with ours:
+        await _poll_until(lambda: _partitions(ours) == everything, ours)
+        generation = ours._coordinator.generation
+        async with theirs:
+            await _poll_until(lambda: _partitions(theirs) == everything, ours, theirs)
+            assert ours._coordinator.generation == generation

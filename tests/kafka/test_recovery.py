@@ -19,8 +19,9 @@ from contextlib import asynccontextmanager
 import pytest
 from aiokafka import AIOKafkaConsumer
 
-from controller.kafka import KafkaSettings, create_consumer, topic_name
+from controller.kafka import KafkaSettings, create_consumer, groups, topic_name
 from controller.kafka.groups import evict_predecessors, is_member_of, member_client_id
+from controller.kafka.topics import group_name
 from events.topics import OBSERVED
 
 #: long, so that a member evicted by its successor is told from one that timed out
@@ -51,6 +52,7 @@ async def member_process(
             "tests.kafka.member",
             settings.bootstrap_servers,
             settings.client_id,
+            settings.topic_prefix,
         ),
         *(topic_name(settings, OBSERVED), group, identity, str(SESSION_MS), str(HEARTBEAT_MS)),
         stdout=asyncio.subprocess.PIPE,
@@ -83,7 +85,7 @@ async def test_a_restarted_member_of_the_same_identity_takes_over_before_the_old
         session_timeout_ms=SESSION_MS,
         heartbeat_interval_ms=HEARTBEAT_MS,
     )
-    group = f"{settings.topic_prefix}decider"
+    group = "decider"
     async with member_process(settings, group, "replica-a") as (process, old_member):
         assert is_member_of(old_member, member_client_id(settings))
         process.send_signal(signal.SIGKILL)
@@ -106,7 +108,24 @@ async def test_a_restarted_member_of_the_same_identity_takes_over_before_the_old
 @pytest.mark.integration
 async def test_another_identitys_member_is_left_alone(kafka_settings: KafkaSettings) -> None:
     settings = dataclasses.replace(kafka_settings, group_instance_id="replica-b")
-    group = f"{settings.topic_prefix}decider"
+    group = "decider"
     async with member_process(settings, group, "replica-a") as (process, _):
-        assert await evict_predecessors(settings, group) == []
+        assert await evict_predecessors(settings, group_name(settings, group)) == []
         assert process.returncode is None
+
+
+async def test_an_eviction_the_coordinator_holds_gives_way_to_a_normal_join(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A LeaveGroup held by the coordinator (tansu, during a rebalance) must not keep the
+    process from starting: past the bound it joins without the eviction."""
+
+    async def held(settings: KafkaSettings, group_id: str) -> list[str]:
+        await asyncio.Event().wait()
+        return ["never"]
+
+    monkeypatch.setattr(groups, "_evict", held)
+    monkeypatch.setattr(groups, "EVICTION_TIMEOUT", 0.05)
+    settings = KafkaSettings(group_instance_id="replica-a")
+    async with asyncio.timeout(5):
+        assert await groups.evict_predecessors(settings, "decider") == []

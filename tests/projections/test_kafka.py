@@ -51,7 +51,7 @@ async def run_until_caught_up(store: Store, source: KafkaSource, expected: int) 
 async def test_incremental_with_a_restart_equals_a_rebuild(kafka_settings, new_store):
     events = decided_examples()
     half = len(events) // 2
-    group = f"{kafka_settings.topic_prefix}projections-{uuid.uuid4().hex[:6]}"
+    group = f"projections-{uuid.uuid4().hex[:6]}"
     incremental = Store(new_store("incremental"))
 
     await produce(kafka_settings, events[:half])

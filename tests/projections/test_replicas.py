@@ -77,7 +77,7 @@ async def test_a_second_replica_follows_the_writer_and_takes_over_when_it_dies(
         "LAVALOG_HEARTBEAT_INTERVAL_MS": str(kafka_settings.heartbeat_interval_ms),
         "LAVALOG_STORE": store.url,
     }
-    group = f"{kafka_settings.topic_prefix}projections-{uuid.uuid4().hex[:6]}"
+    group = f"projections-{uuid.uuid4().hex[:6]}"
     args = ["projections", "serve", "--group-id", group, "--port", "0"]
 
     await produce(kafka_settings, events[:first])

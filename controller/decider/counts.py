@@ -37,8 +37,8 @@ class PodCounts(msgspec.Struct, frozen=True):
 
 def count_pods(pods: Iterable[PodRecord]) -> PodCounts:
     """One pass over the pods counting by task and phase; the totals are summed per task
-    afterwards (a job has few tasks and many pods). The phases of a task keep the order
-    their first pod came in: `taskStatusCount` is written in that order."""
+    afterwards (a job has few tasks and many pods). A task's phases are in the order the
+    pods, in the state's order, first show them: `taskStatusCount` is written so."""
     terminating = 0
     by_task: dict[str, dict[str, int]] = {}
     for pod in pods:

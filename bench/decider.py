@@ -1,6 +1,6 @@
 """Decider throughput: decode + decide + evolve over a generated log, beside decoding alone.
 
-    python bench/decider.py [--events 1000000] [--jobs 10000]
+    python bench/decider.py [--events 1000000] [--jobs 10000] [--profile 20]
 
 The log interleaves many jobs, each running a ps/worker lifecycle whose workers fail and
 are restarted (RestartTask) until they succeed, as a busy cluster would report it. The
@@ -11,7 +11,9 @@ machine costs on top of reading its input. Target (DESIGN.md): >= 200,000 events
 from __future__ import annotations
 
 import argparse
+import cProfile
 import itertools
+import pstats
 import sys
 import time
 from collections.abc import Iterator
@@ -105,6 +107,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--jobs", type=int, default=10_000)
+    parser.add_argument(
+        "--profile",
+        type=int,
+        default=0,
+        metavar="N",
+        help="then decide the log once more under cProfile and print the N functions with "
+        "the most time of their own (cProfile slows call-heavy code: read it as shares)",
+    )
     args = parser.parse_args()
 
     started = time.perf_counter()
@@ -124,6 +134,10 @@ def main() -> None:
     )
     print(f"ratio decider / decode      : {baseline / elapsed:.3f}")
     print("target                      :      200,000 events/s")
+    if args.profile:
+        profiler = cProfile.Profile()
+        profiler.runcall(decide_all, messages)
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(args.profile)
 
 
 if __name__ == "__main__":

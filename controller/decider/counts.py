@@ -36,25 +36,33 @@ class PodCounts(msgspec.Struct, frozen=True):
 
 
 def count_pods(pods: Iterable[PodRecord]) -> PodCounts:
-    pending = running = succeeded = failed = terminating = unknown = 0
+    """One pass over the pods counting by task and phase; the totals are summed per task
+    afterwards (a job has few tasks and many pods). A task's phases are in the order the
+    pods, in the state's order, first show them: `taskStatusCount` is written so."""
+    terminating = 0
     by_task: dict[str, dict[str, int]] = {}
     for pod in pods:
         if pod.deleting:
             terminating += 1
             continue
+        phases = by_task.get(pod.task)
+        if phases is None:
+            phases = by_task[pod.task] = {}
         phase = pod.phase or PodPhase.PENDING
-        if phase == PodPhase.PENDING:
-            pending += 1
-        elif phase == PodPhase.RUNNING:
-            running += 1
-        elif phase == PodPhase.SUCCEEDED:
-            succeeded += 1
-        elif phase == PodPhase.FAILED:
-            failed += 1
-        else:
-            unknown += 1
-        phases = by_task.setdefault(pod.task, {})
         phases[phase] = phases.get(phase, 0) + 1
+    pending = running = succeeded = failed = unknown = 0
+    for phases in by_task.values():
+        for phase, number in phases.items():
+            if phase == PodPhase.RUNNING:
+                running += number
+            elif phase == PodPhase.PENDING:
+                pending += number
+            elif phase == PodPhase.SUCCEEDED:
+                succeeded += number
+            elif phase == PodPhase.FAILED:
+                failed += number
+            else:
+                unknown += number
     return PodCounts(pending, running, succeeded, failed, terminating, unknown, by_task)
 
 
@@ -67,14 +75,16 @@ def append_condition(
     conditions: tuple[JobCondition, ...], condition: JobCondition
 ) -> tuple[JobCondition, ...]:
     """Volcano's `appendJobCondition`: the entry of the same phase goes, the new one is last."""
-    return (*(c for c in conditions if c.status != condition.status), condition)
+    kept = [c for c in conditions if c.status != condition.status]  # a list: ~2x a generator
+    kept.append(condition)
+    return tuple(kept)
 
 
 def controlled_resources(state: JobState) -> dict[str, str]:
     """Volcano's `status.controlledResources`: `plugin-<name>` for each plugin whose
     resources were set up, `volume-pvc-<claim>` for each volume's claim."""
     spec = state.spec
-    if spec is None:
+    if spec is None or not (spec.plugins or spec.volumes):
         return {}
     resources = {f"plugin-{name}": name for name in spec.plugins} if state.resources_for else {}
     for volume in spec.volumes:
@@ -116,12 +126,11 @@ def job_status(state: JobState, counts: PodCounts, now: float) -> JobStatus:
         conditions=state.conditions,
     )
     previous = state.status
-    if (
-        previous is None
-        or status == previous
-        or state.phase not in SYNCED_PHASES
-        or state.last_transition >= now
-    ):
+    if previous is None:
+        return status
+    if status == previous:
+        return previous  # the same object: the caller's "changed?" is then an identity test
+    if state.phase not in SYNCED_PHASES or state.last_transition >= now:
         return status
     stamp = to_rfc3339(now)
     return replace(

@@ -78,30 +78,36 @@ def timer_trigger(timer: TimerScheduled) -> Trigger:
 
 
 def _pod_changed(old: PodRecord | None, job: JobState, pod: PodObserved) -> Trigger:
+    event, exit_code = _pod_event(old, job, pod)
+    return Trigger(
+        event=event, task=pod.task, pod=pod.pod, exit_code=exit_code, job_version=pod.job_version
+    )
+
+
+def _pod_event(old: PodRecord | None, job: JobState, pod: PodObserved) -> tuple[str, int | None]:
+    """The event a pod's change means, and the exit code it carries (PodFailed only)."""
     if old is not None and old.uid not in ("", pod.pod_uid):
         old = None  # another incarnation of the same name
-    base = Trigger(event=Event.OUT_OF_SYNC, task=pod.task, pod=pod.pod, job_version=pod.job_version)
     if pod.deleting:
         if old is not None and (old.deleting or old.killed):
-            return base
-        return msgspec.structs.replace(base, event=Event.POD_EVICTED)
+            return Event.OUT_OF_SYNC, None
+        return Event.POD_EVICTED, None
     old_phase = old.phase if old is not None else ""
     if pod.phase == PodPhase.FAILED:
         if old_phase != PodPhase.FAILED:
-            return msgspec.structs.replace(base, event=Event.POD_FAILED, exit_code=pod.exit_code)
-        return base
+            return Event.POD_FAILED, pod.exit_code
+        return Event.OUT_OF_SYNC, None
     if pod.phase == PodPhase.SUCCEEDED:
         if old_phase != PodPhase.SUCCEEDED and _task_completed(job, pod.task):
-            return msgspec.structs.replace(base, event=Event.TASK_COMPLETED)
-        return base
+            return Event.TASK_COMPLETED, None
+        return Event.OUT_OF_SYNC, None
     if pod.phase in (PodPhase.PENDING, PodPhase.RUNNING):
         old_restarts = old.restart_count if old is not None else 0
         if _restarts_exhausted(job, pod.task, old_restarts, pod.restart_count):
-            return msgspec.structs.replace(base, event=Event.TASK_FAILED)
+            return Event.TASK_FAILED, None
         if pod.phase != old_phase:
-            event = Event.POD_PENDING if pod.phase == PodPhase.PENDING else Event.POD_RUNNING
-            return msgspec.structs.replace(base, event=event)
-    return base
+            return (Event.POD_PENDING if pod.phase == PodPhase.PENDING else Event.POD_RUNNING), None
+    return Event.OUT_OF_SYNC, None
 
 
 def _pod_gone(old: PodRecord | None, pod: PodDeleted) -> Trigger:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from msgspec.structs import replace
 
 from controller.decider import replay
@@ -116,3 +117,25 @@ def test_controlled_resources_name_the_plugins_and_claims():
         "volume-pvc-shared-data": "shared-data",
     }
 
+
+
+def test_pod_counts_by_phase_as_volcano_counts_them():
+    """A pod being deleted is terminating whatever its phase and leaves taskStatusCount; a
+    phase Volcano has no total for is unknown; each task's phases are written in the order
+    its pods were first seen in them."""
+    tasks = [
+        {"name": "ps", "replicas": 1, "template": {"spec": CONTAINER}},
+        {"name": "worker", "replicas": 3, "template": {"spec": CONTAINER}},
+    ]
+    script = JobScript("counted", {"minAvailable": 4, "tasks": tasks}).submit()
+    script.podgroup("Inqueue").pods("ps", 1, "Pending").pods("worker", 3, "Pending")
+    script.pod("worker", 0, "Running").pod("worker", 1, "Unknown")
+    script.pod("worker", 2, "Running", deleting=True)
+
+    last = statuses(script)[-1]
+
+    totals = (last.pending, last.running, last.succeeded, last.failed, last.terminating)
+    assert (*totals, last.unknown) == (1, 1, 0, 0, 1, 1)
+    assert msgspec.json.encode(last.task_status_count) == (
+        b'{"ps":{"phase":{"Pending":1}},"worker":{"phase":{"Running":1,"Unknown":1}}}'
+    )

@@ -223,7 +223,7 @@ class WatcherService:
                 await asyncio.sleep(backoff.next_delay())
 
     async def _publish_listing(self, inventory: PodInventory, publisher: Publisher) -> None:
-        jobs, _ = await watch.list_all(
+        jobs = await watch.list_all_retried(
             self._kube, watch.JOBS, self._namespace, self._watch_settings, _JOB_LIST
         )
         listing = inventory.listing(jobs, time.time())

@@ -390,12 +390,32 @@ async def watch(
                 bound.info("history expired, listing again", error=str(exc))
                 version = ""
             else:
-                await _pause(bound, backoff, exc)
+                await pause(bound, backoff, exc)
 
 
-async def _pause(
+async def list_all_retried(
+    kube: Kube,
+    resource: Resource[T],
+    namespace: str | None,
+    settings: WatchSettings,
+    decoder: msgspec.json.Decoder[List[T]],
+) -> list[T]:
+    """`list_all`, retried as a watch retries its list: a list made beside the watches
+    (the Jobs a pod listing is matched with) must not stop the watchers on a 500 either."""
+    backoff = Backoff(settings.backoff_initial, settings.backoff_max)
+    bound = log.bind(resource=resource.plural)
+    while True:
+        try:
+            objects, _ = await list_all(kube, resource, namespace, settings, decoder)
+            return objects
+        except RETRYABLE as exc:
+            await pause(bound, backoff, exc)
+
+
+async def pause(
     bound: structlog.typing.FilteringBoundLogger, backoff: Backoff, exc: Exception
 ) -> None:
+    """Log a failed list or watch and wait the backoff's next delay."""
     delay = backoff.next_delay()
     temporary = not isinstance(exc, KubeError) or exc.temporary
     (bound.warning if temporary else bound.error)(

@@ -15,10 +15,11 @@ import msgspec
 import pytest
 
 from controller.kafka import KafkaSettings
-from controller.kube import Kube
-from controller.watchers import translate
-from controller.watchers.objects import Pod
+from controller.kube import Kube, KubeError
+from controller.watchers import translate, watch
+from controller.watchers.objects import Job, List, Pod
 from controller.watchers.translate import PodFacts
+from controller.watchers.watch import WatchSettings
 from events.observations import AnyObservation, PodDeleted, PodObserved
 from simulator import registry
 from simulator.server import SimulatedCluster
@@ -151,3 +152,36 @@ async def test_api_errors_are_retried_until_nothing_is_missing(
         seen = await observed.settle()
     assert published(seen) == truth
     assert len({o.id for o in seen}) == len(seen)
+
+
+class FailedListCounter(Kube):
+    """Counts the lists of Jobs that failed."""
+
+    failed_job_lists = 0
+
+    async def request(self, method: str, path: str, **options: Any) -> bytes:
+        try:
+            return await super().request(method, path, **options)
+        except KubeError:
+            if method == "GET" and path.endswith("/jobs"):
+                self.failed_job_lists += 1
+            raise
+
+
+async def test_a_list_beside_the_watches_is_retried_through_server_errors(
+    cluster: SimulatedCluster, kube: Kube
+) -> None:
+    """The Jobs a pod listing is matched with are listed outside the watches' own retry
+    loop; a 500 there stopped the watchers (and `lavalog run`) in the chaos run."""
+    await create_job(kube, "listed")
+    counting = FailedListCounter(kube.api)
+    settings = WatchSettings(backoff_initial=0.01, backoff_max=0.05)
+    decoder = msgspec.json.Decoder(List[Job])
+    cluster.admin.set_api_faults(error_rate=1.0)
+    listing = asyncio.create_task(
+        watch.list_all_retried(counting, watch.JOBS, None, settings, decoder)
+    )
+    await until(lambda: counting.failed_job_lists >= 2 or listing.done())
+    cluster.admin.set_api_faults(error_rate=0.0)
+    jobs = await listing
+    assert [j.metadata.name for j in jobs] == ["listed"]

@@ -5,7 +5,8 @@ Pods naming another scheduler are left alone, as on a real cluster. Gangs follow
 Volcano: a PodGroup is Pending until its `minResources` (or its `minMember` pods'
 requests) fit the queue's `capability` and the cluster (then Inqueue); its pods are
 bound only when at least `minMember` of them can be placed at once (then Running);
-a gang of which some pods run but too few can be placed is Unknown. Failures are
+a gang of which some pods run but too few can be placed is Unknown, and one with no pod
+placed any more (all deleted) is Pending again, to be admitted anew. Failures are
 reported as an `Unschedulable` condition with the reason, and on pods as
 `PodScheduled=False`, with the Events the real schedulers write: `Scheduled` and
 `FailedScheduling` on pods, `Unschedulable` and `Scheduled` on PodGroups. Work is
@@ -42,6 +43,13 @@ def group_of(pod: Obj) -> str | None:
     return (meta.get("annotations") or {}).get(GROUP_ANNOTATION) or (meta.get("labels") or {}).get(
         GROUP_ANNOTATION
     )
+
+
+def _unplaced(phase: str) -> str:
+    """The phase of a gang none of whose members is placed: Volcano's `jobStatus` keeps
+    Inqueue (the gang holds its admission) and makes anything else Pending, so a gang
+    whose pods were all deleted must be admitted again before it is placed."""
+    return phase if phase == "Inqueue" else "Pending"
 
 
 class Scheduler:
@@ -399,7 +407,7 @@ class Scheduler:
             why = self._nowhere(claim_problem) if claim_problem else self._why(left_out, trial)
             message = f"{unplaced}/{min_member} tasks in gang unschedulable: {why}"
             self._gang_status(
-                gkey, "Unknown" if alive else phase, False, "NotEnoughResources", message
+                gkey, "Unknown" if alive else _unplaced(phase), False, "NotEnoughResources", message
             )
             for pod in pods:
                 self._mark_unschedulable(pod, why)
@@ -463,7 +471,7 @@ class Scheduler:
         elif alive:
             phase, scheduled = "Unknown", None
         else:
-            scheduled = None
+            phase, scheduled = _unplaced(phase), None
         self._gang_status(gkey, phase, scheduled, "", "", counts=counts)
 
     def _gang_status(

@@ -10,6 +10,7 @@ from kubernetes_asyncio.client import ApiClient
 
 from simulator import registry
 from simulator.server import SimulatedCluster
+from simulator.store import Change
 from simulator.testing import api_client
 from tests.simulator.kube import SCHED, core_api, custom_api, eventually
 
@@ -255,6 +256,42 @@ async def test_gang_that_loses_a_member_it_cannot_replace_is_unknown() -> None:
             )
 
         await eventually(unknown)
+
+
+async def test_gang_that_loses_every_member_is_pending_again() -> None:
+    """Volcano's `jobStatus`: a gang with nothing placed (and not Inqueue) is Pending, so it
+    must be admitted again (Inqueue); queue_job_status.go "Transform from running to
+    pending"."""
+    async with (
+        SimulatedCluster(nodes=1, node_capacity={"nvidia.com/gpu": "2"}, time_scale=50) as cluster,
+        api_client(cluster) as api,
+    ):
+        phases: list[str] = []
+
+        def follow(change: Change) -> None:
+            if change.resource is registry.PODGROUP and change.type != "DELETED":
+                phase = change.entry.obj.get("status", {}).get("phase", "")
+                if phase and phases[-1:] != [phase]:
+                    phases.append(phase)
+
+        cluster.store.subscribe(follow)
+        core = core_api(api)
+        forever = ["sleep", "infinity"]
+        await custom_api(api).create_namespaced_custom_object(
+            *SCHED, "default", "podgroups", podgroup("p", 2)
+        )
+        for i in range(2):
+            await core.create_namespaced_pod("default", worker("p", i, forever, gang=True))
+
+        async def phase_is(phase: str) -> bool:
+            return (await pg_status(api, "p")).get("phase") == phase
+
+        await eventually(lambda: phase_is("Running"))
+        for i in range(2):
+            await core.delete_namespaced_pod(f"p-worker-{i}", "default", grace_period_seconds=0)
+
+        await eventually(lambda: phase_is("Inqueue"))
+        assert phases == ["Pending", "Inqueue", "Running", "Pending", "Inqueue"]
 
 
 async def test_binding_subresource_assigns_a_node_once(kube_api: ApiClient) -> None:

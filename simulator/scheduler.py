@@ -45,6 +45,16 @@ def group_of(pod: Obj) -> str | None:
     )
 
 
+def _min_capacity(spec: Obj) -> Resources:
+    """A PodGroup's minResources that nodes provide: without the names under which it
+    repeats them for quotas (`requests.cpu`, `count/pods`), which no node has."""
+    return {
+        name: value
+        for name, value in quantity.parse_map(spec.get("minResources")).items()
+        if not name.startswith(_QUOTA_PREFIXES)
+    }
+
+
 def _unplaced(phase: str) -> str:
     """The phase of a gang none of whose members is placed: Volcano's `jobStatus` keeps
     Inqueue (the gang holds its admission) and makes anything else Pending, so a gang
@@ -212,11 +222,7 @@ class Scheduler:
             if any(k in self._pending for k in self._groups.get(gkey, ())):
                 continue  # pods exist: the gang step admits it with them
             spec = pg.get("spec", {})
-            minimum = {
-                name: value
-                for name, value in quantity.parse_map(spec.get("minResources")).items()
-                if not name.startswith(_QUOTA_PREFIXES)  # quota bookkeeping, not capacity
-            }
+            minimum = _min_capacity(spec)
             queue_name = str(spec.get("queue") or "default")
             queue = self.objects.find(registry.QUEUE, "", queue_name)
             capability = quantity.parse_map((queue or {}).get("spec", {}).get("capability"))
@@ -368,7 +374,7 @@ class Scheduler:
         queue = self.objects.find(registry.QUEUE, "", queue_name)
         capability = quantity.parse_map((queue or {}).get("spec", {}).get("capability"))
         used = dict(self._queue_usage.get(queue_name, {}))
-        minimum = quantity.parse_map(spec.get("minResources")) or quantity.total(requests[:need])
+        minimum = _min_capacity(spec) or quantity.total(requests[:need])
         if phase == "Pending" and need:
             # gangs admitted before this one keep what they reserved, pods or not
             idle, held_by_queue = self._unreserved(free, besides=gkey)

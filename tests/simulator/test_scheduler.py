@@ -294,6 +294,27 @@ async def test_gang_that_loses_every_member_is_pending_again() -> None:
         assert phases == ["Pending", "Inqueue", "Running", "Pending", "Inqueue"]
 
 
+async def test_quota_names_in_min_resources_ask_no_node_for_them() -> None:
+    """Volcano's controller repeats minResources under ResourceQuota names (`count/pods`,
+    `requests.<r>`); no node has those, so admitting a gang whose pods already wait must
+    not ask for them (as admitting one before its pods does not)."""
+    async with (
+        SimulatedCluster(nodes=1, node_capacity={"nvidia.com/gpu": "2"}, time_scale=50) as cluster,
+        api_client(cluster) as api,
+    ):
+        core = core_api(api)
+        for i in range(2):
+            await core.create_namespaced_pod("default", worker("q", i, ["sleep", "9"], gang=True))
+        group = podgroup("q", 2, gpus=2)
+        group["spec"]["minResources"].update({"requests.nvidia.com/gpu": "2", "count/pods": "2"})
+        await custom_api(api).create_namespaced_custom_object(*SCHED, "default", "podgroups", group)
+
+        async def running() -> bool:
+            return (await pg_status(api, "q")).get("phase") == "Running"
+
+        await eventually(running)
+
+
 async def test_binding_subresource_assigns_a_node_once(kube_api: ApiClient) -> None:
     core = core_api(kube_api)
     await core.create_namespaced_pod(

@@ -196,7 +196,7 @@ async def ready(world: World, name: str) -> None:
     )
 
     def all_running() -> bool:
-        return sum(pod_phase(p) == R for p in system.log.pods_of(name)) == wanted
+        return [pod_phase(p) for p in system.log.pods_of(name)].count(R) == wanted
 
     await system.log.until(all_running, 30, f"{wanted} pods of {name} running")
 

@@ -188,8 +188,8 @@ async def ready(world: World, name: str) -> None:
     """e2eutil.WaitJobReady: the job Running with every pod of it running."""
     system = world.system
     await system.until_phase(name, [R], 30)
-    wanted = sum(
-        t["replicas"]
+    wanted: int = sum(
+        int(t["replicas"])
         for m in MANIFESTS
         if m["metadata"]["name"] == name
         for t in m["spec"]["tasks"]

@@ -115,11 +115,26 @@ class Written:
         return [w.stored for w in self.lavalogs(resource) if w.method == "POST"]
 
     def job_of_owner(self, obj: dict[str, Any]) -> str:
-        """The name of the Job that controls `obj`, found by uid (not by lavalog's labels)."""
-        owners = [r for r in obj["metadata"].get("ownerReferences") or () if r.get("controller")]
+        """The name of the Job that controls `obj`, found by uid (not by lavalog's labels);
+        the reference is `metav1.NewControllerRef(job, helpers.JobKind)`, as Volcano's
+        controller and vcctl (pkg/cli/util/util.go) set it."""
+        owners = obj["metadata"].get("ownerReferences") or []
         assert len(owners) == 1, obj["metadata"]
         by_uid = {uid: name for name, uid in self.uids.items()}
-        return by_uid[owners[0]["uid"]]
+        name = by_uid[owners[0]["uid"]]
+        assert owners[0] == controller_ref(name, self.uids[name])
+        return name
+
+
+def controller_ref(name: str, uid: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "name": name,
+        "uid": uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
 
 
 def events_of(system: System, name: str, reason: str) -> list[dict[str, Any]]:
@@ -334,6 +349,16 @@ def check_claim(w: Written, claim: dict[str, Any]) -> None:
     assert claim["spec"]["accessModes"] == CLAIM_SPEC["accessModes"]
 
 
+def check_command(w: Written, command: dict[str, Any]) -> None:
+    """pkg/cli/util/util.go `CreateJobCommand` (what `vcctl job` writes): generateName
+    `<job>-<action in lower case>-`, the controller reference as owner and `target`."""
+    name = w.job_of_owner(command)
+    action = command["action"]
+    assert action in ("AbortJob", "RestartJob")
+    assert command["metadata"]["generateName"] == f"{name}-{action.lower()}-"
+    assert command["target"] == controller_ref(name, w.uids[name])
+
+
 #: job_controller.go: `EventSource{Component: "vc-controller-manager"}`; reasons:
 #: volcano-sh/apis batch/v1alpha1/job.go `JobEvent`s and constant.go's pod reasons, and
 #: the Events lavalog records where Volcano has none (docs/semantics.md, "Events"): a
@@ -425,6 +450,7 @@ ROWS = [
     pytest.param(Row(registry.NETWORK_POLICY, check_networkpolicy, jobs=frozenset({"plugins", "aborted", "tensorflow", "pytorch", "mpi"})), id="NetworkPolicy"),
     pytest.param(Row(registry.SECRET, check_secret, jobs=frozenset({"plugins", "mpi"})), id="Secret"),
     pytest.param(Row(registry.PVC, check_claim, jobs=frozenset({"plugins"})), id="PersistentVolumeClaim"),
+    pytest.param(Row(registry.COMMAND, check_command, jobs=frozenset({"plugins", "aborted"})), id="Command"),
     pytest.param(Row(registry.EVENT, check_event, jobs=frozenset({"too-big", "aborted", "retried", "plugins"})), id="Event"),
 ]  # fmt: skip
 

@@ -265,7 +265,11 @@ async def scaled(system: System, name: str, replicas: int) -> None:
         return f"{name}: running {running(system, name)}, hosts {(config or {}).get('data')}"
 
     await system.log.until(ready, 30, f"{replicas} pods and their hosts ({state()})")
-    assert job_phase(system.log.job(name)) == R
+    found = system.log.job(name)
+    assert found is not None and job_phase(found) == R
+    # job_controller_actions.go `createOrUpdatePodGroup` follows spec.minAvailable
+    group = podgroup_of(system, found)
+    assert group is not None and group["spec"]["minMember"] == found["spec"]["minAvailable"]
 
 
 async def test_scale_up_adds_pods_and_their_hosts(world: System) -> None:

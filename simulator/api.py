@@ -22,6 +22,7 @@ from simulator.objects import Objects
 from simulator.registry import ResourceType
 from simulator.selectors import parse as parse_selector
 from simulator.store import Entry, Obj, decode, encode
+from simulator.writes import Write, WriteLog
 
 JSON = "application/json"
 
@@ -127,8 +128,10 @@ class KubeApi:
         logs: Callable[[Obj], str],
         bookmark_interval: float = 1.0,
         calls: Counter[str],
+        writes: WriteLog | None = None,
     ) -> None:
         self.objects = objects
+        self.writes = writes or WriteLog()
         #: requests served, by "verb resource[/subresource]" (`GET /sim/state`, benchmarks)
         self.calls = calls
         self.logs = logs
@@ -189,6 +192,7 @@ class KubeApi:
                 return self._list(request, target)
             if method == "POST":
                 body = await _body(request)
+                sent = self.writes.sent_copy(body)
                 warnings: list[str] = []
                 created = self.objects.create(
                     target.resource,
@@ -197,6 +201,7 @@ class KubeApi:
                     validation=fields.directive(request.query.get("fieldValidation")),
                     warnings=warnings,
                 )
+                self._written(request, target, sent, created, warnings)
                 return _entry_response(created, 201, warnings)
             if method == "DELETE":
                 return await self._delete_collection(request, target)
@@ -227,6 +232,7 @@ class KubeApi:
     ) -> web.Response:
         """PUT or PATCH of an object or its status."""
         body = await _body(request)
+        sent = self.writes.sent_copy(body)
         validation = fields.directive(request.query.get("fieldValidation"))
         warnings: list[str] = []
         if request.method == "PUT":
@@ -250,7 +256,24 @@ class KubeApi:
                 validation=validation,
                 warnings=warnings,
             )
+        self._written(request, target, sent, entry, warnings)
         return _entry_response(entry, 200, warnings)
+
+    def _written(
+        self, request: web.Request, target: Target, sent: Any, entry: Entry, warnings: list[str]
+    ) -> None:
+        if self.writes.listeners:
+            self.writes.record(
+                Write(
+                    method=request.method,
+                    resource=target.resource,
+                    subresource=target.subresource,
+                    sent=sent,
+                    stored=entry.obj,
+                    warnings=tuple(warnings),
+                    user_agent=request.headers.get("User-Agent", ""),
+                )
+            )
 
     def _list(self, request: web.Request, target: Target) -> web.Response:
         q = request.query

@@ -2,8 +2,9 @@
 
 `sleep N`, `exit N`, `true`, `false`, `echo ...` and sequences joined by `;`, `&&` or
 `||` (directly or under `sh -c "..."`) behave as in a shell. An executable path
-(`/app/train`, `./run.sh`) or no command at all (the image's entrypoint) runs for the
-cluster's default time and succeeds; any other word is not found, as in a shell: exit
+(`/app/train`, `./run.sh`, also as a script: `sh ./run.sh`) or no command at all (the
+image's entrypoint) runs for the cluster's default time and succeeds; any other word (or
+script name: `sh fake.sh`) is not found, as in a shell: exit
 code 127 and "sh: WORD: not found" in the log, so a typo fails the pod instead of
 passing silently. That is enough to script every lifecycle a controller must handle:
 success, failure with a chosen exit code, and timing.
@@ -69,6 +70,26 @@ def _duration(text: str) -> float:
     return float(text[:-1]) * unit if unit else float(text)
 
 
+async def _script(
+    argv: tuple[str, ...],
+    *,
+    sleep: Callable[[float], Awaitable[None]],
+    log: Callable[[str], None],
+    default_seconds: float,
+) -> int:
+    """`sh FILE`: a script file is read as an executable path is (a path exists and runs
+    for the default time, a bare name does not exist: bash and dash say so with 127); a
+    shell with no file reads an empty stdin and ends."""
+    script = next((a for a in argv[1:] if not a.startswith("-")), None)
+    if script is None:
+        return 0
+    if "/" not in script:
+        log(f"{argv[0]}: {script}: No such file or directory")
+        return NOT_FOUND
+    await sleep(default_seconds)
+    return 0
+
+
 class Exit(Exception):
     """`exit N`: ends the whole program."""
 
@@ -127,7 +148,7 @@ async def _step(
         log(" ".join(argv[1:]))
         return 0
     if name in _SHELLS:
-        return 0  # a shell without a script reads an empty stdin and ends
+        return await _script(argv, sleep=sleep, log=log, default_seconds=default_seconds)
     if argv and "/" not in argv[0]:
         log(f"sh: {argv[0]}: not found")
         return NOT_FOUND

@@ -5,7 +5,8 @@ Pods naming another scheduler are left alone, as on a real cluster. Gangs follow
 Volcano: a PodGroup is Pending until its `minResources` (or its `minMember` pods'
 requests) fit the queue's `capability` and the cluster (then Inqueue); its pods are
 bound only when at least `minMember` of them can be placed at once (then Running);
-a gang of which some pods run but too few can be placed is Unknown. Failures are
+a gang of which some pods run but too few can be placed is Unknown, and one with no pod
+placed any more (all deleted) is Pending again, to be admitted anew. Failures are
 reported as an `Unschedulable` condition with the reason, and on pods as
 `PodScheduled=False`, with the Events the real schedulers write: `Scheduled` and
 `FailedScheduling` on pods, `Unschedulable` and `Scheduled` on PodGroups. Work is
@@ -42,6 +43,23 @@ def group_of(pod: Obj) -> str | None:
     return (meta.get("annotations") or {}).get(GROUP_ANNOTATION) or (meta.get("labels") or {}).get(
         GROUP_ANNOTATION
     )
+
+
+def _min_capacity(spec: Obj) -> Resources:
+    """A PodGroup's minResources that nodes provide: without the names under which it
+    repeats them for quotas (`requests.cpu`, `count/pods`), which no node has."""
+    return {
+        name: value
+        for name, value in quantity.parse_map(spec.get("minResources")).items()
+        if not name.startswith(_QUOTA_PREFIXES)
+    }
+
+
+def _unplaced(phase: str) -> str:
+    """The phase of a gang none of whose members is placed: Volcano's `jobStatus` keeps
+    Inqueue (the gang holds its admission) and makes anything else Pending, so a gang
+    whose pods were all deleted must be admitted again before it is placed."""
+    return phase if phase == "Inqueue" else "Pending"
 
 
 class Scheduler:
@@ -204,11 +222,7 @@ class Scheduler:
             if any(k in self._pending for k in self._groups.get(gkey, ())):
                 continue  # pods exist: the gang step admits it with them
             spec = pg.get("spec", {})
-            minimum = {
-                name: value
-                for name, value in quantity.parse_map(spec.get("minResources")).items()
-                if not name.startswith(_QUOTA_PREFIXES)  # quota bookkeeping, not capacity
-            }
+            minimum = _min_capacity(spec)
             queue_name = str(spec.get("queue") or "default")
             queue = self.objects.find(registry.QUEUE, "", queue_name)
             capability = quantity.parse_map((queue or {}).get("spec", {}).get("capability"))
@@ -360,7 +374,7 @@ class Scheduler:
         queue = self.objects.find(registry.QUEUE, "", queue_name)
         capability = quantity.parse_map((queue or {}).get("spec", {}).get("capability"))
         used = dict(self._queue_usage.get(queue_name, {}))
-        minimum = quantity.parse_map(spec.get("minResources")) or quantity.total(requests[:need])
+        minimum = _min_capacity(spec) or quantity.total(requests[:need])
         if phase == "Pending" and need:
             # gangs admitted before this one keep what they reserved, pods or not
             idle, held_by_queue = self._unreserved(free, besides=gkey)
@@ -399,7 +413,7 @@ class Scheduler:
             why = self._nowhere(claim_problem) if claim_problem else self._why(left_out, trial)
             message = f"{unplaced}/{min_member} tasks in gang unschedulable: {why}"
             self._gang_status(
-                gkey, "Unknown" if alive else phase, False, "NotEnoughResources", message
+                gkey, "Unknown" if alive else _unplaced(phase), False, "NotEnoughResources", message
             )
             for pod in pods:
                 self._mark_unschedulable(pod, why)
@@ -463,7 +477,7 @@ class Scheduler:
         elif alive:
             phase, scheduled = "Unknown", None
         else:
-            scheduled = None
+            phase, scheduled = _unplaced(phase), None
         self._gang_status(gkey, phase, scheduled, "", "", counts=counts)
 
     def _gang_status(

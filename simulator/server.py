@@ -27,6 +27,7 @@ from simulator.objects import Objects
 from simulator.scheduler import Scheduler
 from simulator.store import Store
 from simulator.volumes import VolumeBinder
+from simulator.writes import WriteListener, WriteLog
 
 DEFAULT_CAPACITY = {"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": "8", "pods": "110"}
 NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease", "volcano-system")
@@ -57,6 +58,7 @@ class SimulatedCluster:
         self._gc = GarbageCollector(self.objects)
         self._volumes = VolumeBinder(self.objects)
         self.api_calls: Counter[str] = Counter()
+        self._writes = WriteLog()
         self.admin = Admin(self.objects, self.kubelet, self.faults, self.api_calls)
         self._nodes = nodes
         self._capacity = {**DEFAULT_CAPACITY, **(node_capacity or {})}
@@ -83,6 +85,7 @@ class SimulatedCluster:
             logs=self.kubelet.logs,
             bookmark_interval=self._bookmark_interval,
             calls=self.api_calls,
+            writes=self._writes,
         )
         app = web.Application(
             middlewares=[errors_middleware, self.faults.middleware], client_max_size=64 * 2**20
@@ -104,6 +107,11 @@ class SimulatedCluster:
         self._volumes.start()
         self.scheduler.start()
         self.kubelet.start()
+
+    def on_write(self, listener: WriteListener) -> None:
+        """Call `listener` with every create, update and patch served over HTTP, as sent
+        and as stored (see `simulator.writes`)."""
+        self._writes.listeners.append(listener)
 
     async def stop(self) -> None:
         await self.kubelet.stop()

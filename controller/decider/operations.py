@@ -98,6 +98,8 @@ def sync_job(step: Step, update: UpdateStatus | None) -> None:
     lost = step.before.podgroup is not None  # deleted under it (Volcano recreates it)
     if state.podgroup is None and (lost or state.phase in ("", JobPhase.PENDING)):
         _initiate(step)
+    elif state.podgroup is not None and _gang_changed(step):
+        _emit_podgroup(step)  # Volcano's createOrUpdatePodGroup: a scaled gang's new size
     spec = step.spec
     replicas = step.state.replicas.by_task
     if spec.plugins and step.state.resources_for != replicas:
@@ -127,6 +129,28 @@ def podgroup_name(state: JobState) -> str:
 def _initiate(step: Step) -> None:
     if not step.state.phase:
         enter_phase(step, Transition(JobPhase.PENDING, reason="JobAccepted"))
+    _emit_podgroup(step)
+
+
+def _gang_changed(step: Step) -> bool:
+    """This step admitted a spec that sizes or places the gang differently (replicas,
+    minAvailable, queue, priority): the existing PodGroup must follow it."""
+    before, now = step.before.spec, step.state.spec
+    if before is None or now is None or before is now:
+        return False
+    return _podgroup_fields(before) != _podgroup_fields(now)
+
+
+def _podgroup_fields(spec: JobSpec) -> tuple[object, ...]:
+    return (
+        spec.min_available,
+        spec.queue,
+        spec.priority_class_name,
+        [(t.name, t.replicas, t.min_available, t.partition_policy, t.template) for t in spec.tasks],
+    )
+
+
+def _emit_podgroup(step: Step) -> None:
     spec = step.spec
     step.emit(
         PodGroupCreate,

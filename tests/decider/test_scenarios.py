@@ -13,6 +13,7 @@ from events.decisions import (
     JobRejected,
     PhaseChanged,
     PluginResourcesEnsure,
+    PodGroupCreate,
     PodGroupDelete,
     TimerCancelled,
     TimerScheduled,
@@ -337,6 +338,33 @@ def test_scale_up_and_down():
     assert killed(decisions) == ["scale-worker-1", "scale-worker-2"]
 
 
+def test_a_scaled_gang_resizes_its_podgroup():
+    """Volcano's `createOrUpdatePodGroup`: the existing PodGroup follows minAvailable and
+    the tasks' minimums (job_scale_up_down.go); an update that does not touch the gang
+    (a policy) leaves it alone."""
+    spec = job(task("worker", 2), minAvailable=2)
+    script = JobScript("resize", spec).submit().podgroup("Inqueue")
+    running(script, "worker", 2)
+    script.submit(job(task("worker", 4), minAvailable=4))
+    _, decisions = run(script)
+    groups = [d for d in decisions if isinstance(d, PodGroupCreate)]
+    assert [(g.min_member, g.min_task_member) for g in groups] == [
+        (2, {"worker": 2}),
+        (4, {"worker": 4}),
+    ]
+    assert len({g.podgroup for g in groups}) == 1
+
+    script.submit(
+        job(
+            task("worker", 4),
+            minAvailable=4,
+            policies=[{"event": "PodFailed", "action": "RestartJob"}],
+        )
+    )
+    _, decisions = run(script)
+    assert len([d for d in decisions if isinstance(d, PodGroupCreate)]) == 2
+
+
 def test_ttl_after_finished_deletes_the_job():
     spec = job(task("worker", 1), ttlSecondsAfterFinished=60)
     script = JobScript("ttl", spec).submit().podgroup("Inqueue")
@@ -427,7 +455,9 @@ def test_a_command_seen_twice_acts_once():
 def test_a_restarting_job_creates_no_pod_until_the_old_ones_are_gone():
     """One killed pod goes at once, another takes its grace period: the new version's
     pods come together once both are gone, never beside an old one."""
-    spec = job(task("ps", 1), task("worker", 1), policies=[{"event": "PodFailed", "action": "RestartJob"}])
+    spec = job(
+        task("ps", 1), task("worker", 1), policies=[{"event": "PodFailed", "action": "RestartJob"}]
+    )
     script = JobScript("graceful", spec).submit().podgroup("Inqueue")
     running(script, "ps", 1)
     running(script, "worker", 1)

@@ -68,6 +68,17 @@ async def run(
             ["sh", "-c", "sleep 4; /opt/train.py; exit 2"], None, 2, 4 + DEFAULT, [], id="mixed"
         ),
         pytest.param(["sleep", "nope"], None, 1, 0, [], id="bad-sleep"),
+        # Volcano's job_restart.go fails a pod with `sh fake.sh`
+        pytest.param(
+            ["sh", "-c", "sh fake.sh"],
+            None,
+            127,
+            0,
+            ["sh: fake.sh: No such file or directory"],
+            id="missing-script-127",
+        ),
+        pytest.param(["bash", "-x", "./run.sh"], None, 0, DEFAULT, [], id="script-path-runs"),
+        pytest.param(["sh", "-c", "sh"], None, 0, 0, [], id="shell-reads-empty-stdin"),
     ],
 )
 async def test_command_interpretation(

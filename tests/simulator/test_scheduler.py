@@ -10,6 +10,7 @@ from kubernetes_asyncio.client import ApiClient
 
 from simulator import registry
 from simulator.server import SimulatedCluster
+from simulator.store import Change
 from simulator.testing import api_client
 from tests.simulator.kube import SCHED, core_api, custom_api, eventually
 
@@ -255,6 +256,63 @@ async def test_gang_that_loses_a_member_it_cannot_replace_is_unknown() -> None:
             )
 
         await eventually(unknown)
+
+
+async def test_gang_that_loses_every_member_is_pending_again() -> None:
+    """Volcano's `jobStatus`: a gang with nothing placed (and not Inqueue) is Pending, so it
+    must be admitted again (Inqueue); queue_job_status.go "Transform from running to
+    pending"."""
+    async with (
+        SimulatedCluster(nodes=1, node_capacity={"nvidia.com/gpu": "2"}, time_scale=50) as cluster,
+        api_client(cluster) as api,
+    ):
+        phases: list[str] = []
+
+        def follow(change: Change) -> None:
+            if change.resource is registry.PODGROUP and change.type != "DELETED":
+                phase = change.entry.obj.get("status", {}).get("phase", "")
+                if phase and phases[-1:] != [phase]:
+                    phases.append(phase)
+
+        cluster.store.subscribe(follow)
+        core = core_api(api)
+        forever = ["sleep", "infinity"]
+        await custom_api(api).create_namespaced_custom_object(
+            *SCHED, "default", "podgroups", podgroup("p", 2)
+        )
+        for i in range(2):
+            await core.create_namespaced_pod("default", worker("p", i, forever, gang=True))
+
+        async def phase_is(phase: str) -> bool:
+            return (await pg_status(api, "p")).get("phase") == phase
+
+        await eventually(lambda: phase_is("Running"))
+        for i in range(2):
+            await core.delete_namespaced_pod(f"p-worker-{i}", "default", grace_period_seconds=0)
+
+        await eventually(lambda: phase_is("Inqueue"))
+        assert phases == ["Pending", "Inqueue", "Running", "Pending", "Inqueue"]
+
+
+async def test_quota_names_in_min_resources_ask_no_node_for_them() -> None:
+    """Volcano's controller repeats minResources under ResourceQuota names (`count/pods`,
+    `requests.<r>`); no node has those, so admitting a gang whose pods already wait must
+    not ask for them (as admitting one before its pods does not)."""
+    async with (
+        SimulatedCluster(nodes=1, node_capacity={"nvidia.com/gpu": "2"}, time_scale=50) as cluster,
+        api_client(cluster) as api,
+    ):
+        core = core_api(api)
+        for i in range(2):
+            await core.create_namespaced_pod("default", worker("q", i, ["sleep", "9"], gang=True))
+        group = podgroup("q", 2, gpus=2)
+        group["spec"]["minResources"].update({"requests.nvidia.com/gpu": "2", "count/pods": "2"})
+        await custom_api(api).create_namespaced_custom_object(*SCHED, "default", "podgroups", group)
+
+        async def running() -> bool:
+            return (await pg_status(api, "q")).get("phase") == "Running"
+
+        await eventually(running)
 
 
 async def test_binding_subresource_assigns_a_node_once(kube_api: ApiClient) -> None:

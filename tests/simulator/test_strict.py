@@ -362,3 +362,23 @@ async def test_podgroup_has_no_status_subresource(sim_cluster) -> None:
         **{"Content-Type": "application/merge-patch+json"},
     )
     assert status == 200 and updated["status"]["phase"] == "Completed"
+
+
+async def test_listeners_see_each_write_as_sent_and_what_it_lost(sim_cluster) -> None:
+    """`on_write`: what the wire-format tests read (tests/e2e/test_written_objects.py)."""
+    seen: list[Any] = []
+    sim_cluster.on_write(seen.append)
+    body = with_spec(bogus=1)
+    assert (await send(sim_cluster, "POST", JOBS, body))[0] == 201
+    merge = {"Content-Type": "application/merge-patch+json"}
+    patch = {"spec": {"maxRetries": 5}}
+    assert (await send(sim_cluster, "PATCH", f"{JOBS}/tf", patch, **merge))[0] == 200
+    assert (await send(sim_cluster, "GET", f"{JOBS}/tf"))[0] == 200
+
+    assert [(w.method, w.resource, w.subresource) for w in seen] == [
+        ("POST", registry.JOB, None),
+        ("PATCH", registry.JOB, None),
+    ]
+    assert seen[0].sent["spec"]["bogus"] == 1 and "bogus" not in seen[0].stored["spec"]
+    assert seen[0].warnings == ('unknown field "spec.bogus"',)
+    assert seen[1].sent == patch and seen[1].warnings == ('unknown field "spec.maxRetries"',)

@@ -47,10 +47,31 @@ class _Counters(Collector):
                 f"lavalog_{name}_ready", f"1 when the {name} is ready", value=int(component.ready)
             )
             yield ready
+            is_leader = getattr(component, "is_leader", None)
+            if is_leader is not None:
+                yield GaugeMetricFamily(
+                    f"lavalog_{name}_leader",
+                    "1 while this replica holds the leader Lease",
+                    value=int(is_leader),
+                )
+            lag = getattr(component, "lag", None)
+            if callable(lag):
+                yield _lag_family(name, lag())
             for counter, value in _counters(getattr(component, "counters", {})).items():
                 yield CounterMetricFamily(
                     f"lavalog_{name}_{counter}", f"{name}: {counter}", value=value
                 )
+
+
+def _lag_family(name: str, lag: Mapping[int, int]) -> GaugeMetricFamily:
+    family = GaugeMetricFamily(
+        f"lavalog_{name}_lag",
+        f"{name}: messages published and not yet processed, per partition",
+        labels=["partition"],
+    )
+    for partition, behind in sorted(lag.items()):
+        family.add_metric([str(partition)], behind)
+    return family
 
 
 def _counters(counters: Any) -> Mapping[str, int]:

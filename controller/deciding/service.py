@@ -307,6 +307,17 @@ class DeciderService:
         assert self._producer is not None, "the service is not running"
         return self._producer
 
+    def lag(self) -> dict[int, int]:
+        """Per owned partition, the facts in `lavalog.observed` not yet decided (`/metrics`)."""
+        if self._consumer is None:
+            return {}
+        behind = {}
+        for number, position in self._positions.items():
+            highwater = self._consumer.highwater(TopicPartition(self._observed, number))
+            if highwater is not None:
+                behind[number] = max(0, highwater - position)
+        return behind
+
     def _require_consumer(self) -> AIOKafkaConsumer:
         assert self._consumer is not None, "the service is not running"
         return self._consumer

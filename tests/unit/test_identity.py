@@ -33,7 +33,7 @@ def test_outside_a_cluster_each_process_has_its_own(monkeypatch: pytest.MonkeyPa
 def test_the_deployment_names_each_replica_after_its_pod() -> None:
     [deployment] = [
         doc
-        for doc in yaml.safe_load_all((DEPLOY / "controller.yaml").read_text())
+        for doc in yaml.safe_load_all((DEPLOY / "base" / "controller.yaml").read_text())
         if doc and doc["kind"] == "Deployment"
     ]
     [container] = deployment["spec"]["template"]["spec"]["containers"]

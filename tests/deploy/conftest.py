@@ -1,0 +1,49 @@
+"""kubectl for rendering the Kustomize overlays: the one on PATH, else Debian's `kubectl`
+package installed once (dl.k8s.io is out of reach where CI runs; the package registry is not)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+OVERLAYS = ("base", "overlays/dev", "overlays/production")
+
+
+def _install_kubectl() -> str | None:
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        return None
+    for argv in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "kubectl"]):
+        if subprocess.run(argv, capture_output=True, check=False).returncode != 0:
+            return None
+    return shutil.which("kubectl")
+
+
+@pytest.fixture(scope="session")
+def kubectl() -> str:
+    found = shutil.which("kubectl") or _install_kubectl()
+    if found is None:
+        pytest.skip("kubectl is not on PATH and could not be installed with apt-get")
+    return found
+
+
+@pytest.fixture(scope="session")
+def rendered(kubectl: str) -> dict[str, list[dict[str, Any]]]:
+    """Each overlay as `kubectl kustomize` renders it."""
+    out = {}
+    for overlay in OVERLAYS:
+        result = subprocess.run(
+            [kubectl, "kustomize", str(DEPLOY / overlay)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert result.returncode == 0, result.stderr
+        out[overlay] = [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+    return out

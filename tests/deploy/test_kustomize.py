@@ -1,0 +1,119 @@
+"""The Kustomize base and overlays render, every object is valid by its schema, and every
+container runs locked down with probes on the health endpoints the code serves."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from simulator import kube_schema, schema
+from tests.deploy.conftest import OVERLAYS
+
+
+def objects(
+    rendered: dict[str, list[dict[str, Any]]], overlay: str, kind: str
+) -> list[dict[str, Any]]:
+    return [doc for doc in rendered[overlay] if doc["kind"] == kind]
+
+
+def by_name(docs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {doc["metadata"]["name"]: doc for doc in docs}
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_core_objects_are_valid_by_the_kubernetes_schema(rendered, overlay):
+    """Unknown fields and wrong types, as the API server's pruning would find them."""
+    checked = 0
+    for doc in rendered[overlay]:
+        group_version = doc["apiVersion"]
+        if not group_version.endswith("/v1") and group_version != "v1":
+            continue
+        if group_version.split("/")[0] in ("apiextensions.k8s.io", "monitoring.coreos.com"):
+            continue  # CRDs: checked by tests/simulator/test_strict.py; Prometheus Operator kinds below
+        findings = schema.apply(kube_schema.of("V1" + doc["kind"]), doc, defaults=False)
+        assert (findings.unknown, findings.invalid) == ([], []), doc["metadata"]["name"]
+        checked += 1
+    assert checked >= 8
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_container_is_locked_down(rendered, overlay):
+    for deployment in objects(rendered, overlay, "Deployment"):
+        pod = deployment["spec"]["template"]["spec"]
+        assert pod["securityContext"]["runAsNonRoot"] is True
+        assert pod["securityContext"]["runAsUser"] != 0
+        for container in pod["containers"]:
+            context = container["securityContext"]
+            assert context["readOnlyRootFilesystem"] is True
+            assert context["allowPrivilegeEscalation"] is False
+            assert context["capabilities"]["drop"] == ["ALL"]
+            assert {"cpu", "memory"} <= container["resources"]["requests"].keys()
+            assert {"cpu", "memory"} <= container["resources"]["limits"].keys()
+            assert "livenessProbe" in container and "readinessProbe" in container
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_lavalog_probes_use_the_health_endpoints(rendered, overlay):
+    for name in ("lavalog-controller", "lavalog-projections"):
+        container = by_name(objects(rendered, overlay, "Deployment"))[name]["spec"]["template"][
+            "spec"
+        ]["containers"][0]
+        assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+        assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+        env = {e["name"]: e for e in container["env"]}
+        if name == "lavalog-controller":
+            # the kubelet and Prometheus reach the pod's address, not its loopback
+            assert env["LAVALOG_HTTP_HOST"]["value"] == "0.0.0.0"
+
+
+def test_dev_runs_one_controller_against_the_in_namespace_broker(rendered):
+    deployments = by_name(objects(rendered, "overlays/dev", "Deployment"))
+    assert deployments["lavalog-controller"]["spec"]["replicas"] == 1
+    assert "lavalog-kafka" in deployments
+    assert objects(rendered, "overlays/dev", "KafkaTopic") == []
+    for name in ("lavalog-controller", "lavalog-projections"):
+        env = {
+            e["name"]: e
+            for e in deployments[name]["spec"]["template"]["spec"]["containers"][0]["env"]
+        }
+        assert env["LAVALOG_BOOTSTRAP_SERVERS"]["value"] == "lavalog-kafka:9092"
+
+
+def test_production_uses_tls_sasl_from_a_secret_and_postgresql(rendered):
+    deployments = by_name(objects(rendered, "overlays/production", "Deployment"))
+    assert deployments["lavalog-controller"]["spec"]["replicas"] == 2
+    assert deployments["lavalog-projections"]["spec"]["replicas"] == 2
+    for name in ("lavalog-controller", "lavalog-projections"):
+        pod = deployments[name]["spec"]["template"]["spec"]
+        env = {e["name"]: e for e in pod["containers"][0]["env"]}
+        assert env["LAVALOG_KAFKA_SECURITY_PROTOCOL"]["value"] == "SASL_SSL"
+        for key in ("LAVALOG_KAFKA_SASL_USERNAME", "LAVALOG_KAFKA_SASL_PASSWORD"):
+            assert env[key]["valueFrom"]["secretKeyRef"]["name"] == "lavalog-kafka"
+        mounted = {m["mountPath"] for m in pod["containers"][0]["volumeMounts"]}
+        assert env["LAVALOG_KAFKA_SSL_CAFILE"]["value"].rpartition("/")[0] in mounted
+    projections = deployments["lavalog-projections"]["spec"]["template"]["spec"]
+    assert (
+        "secretKeyRef"
+        in {e["name"]: e for e in projections["containers"][0]["env"]}["LAVALOG_STORE"]["valueFrom"]
+    )
+    # two replicas cannot share a ReadWriteOnce claim
+    assert objects(rendered, "overlays/production", "PersistentVolumeClaim") == []
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_monitoring_objects_select_both_components(rendered, overlay):
+    (monitor,) = objects(rendered, overlay, "ServiceMonitor")
+    selector = monitor["spec"]["selector"]["matchLabels"]
+    services = [
+        s
+        for s in objects(rendered, overlay, "Service")
+        if selector.items() <= s["metadata"].get("labels", {}).items()
+    ]
+    assert {s["metadata"]["name"] for s in services} >= {
+        "lavalog-controller-metrics",
+        "lavalog-projections",
+    }
+    assert all(p["name"] == "http" for s in services for p in s["spec"]["ports"])
+    (budget,) = objects(rendered, overlay, "PodDisruptionBudget")
+    assert budget["spec"]["maxUnavailable"] == 1

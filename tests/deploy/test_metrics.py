@@ -1,0 +1,83 @@
+"""Every metric the Grafana dashboard and the PrometheusRules query is one a running
+controller and the projections export on `/metrics`."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import yaml
+from aiohttp.test_utils import TestClient, TestServer
+
+from controller.health import health_app
+from controller.kafka import KafkaSettings
+from projections.app import create_app
+from projections.database import SqliteLocation
+from projections.file_source import read_file
+from projections.live import LiveHub
+from projections.queries import Queries
+from projections.store import Store, load
+from tests.deploy.conftest import DEPLOY
+from tests.e2e.conftest import e2e_kafka as e2e_kafka  # the fixture
+from tests.e2e.conftest import poll_until, running_system
+from tests.projections.helpers import write_events
+from tests.projections.test_api import Status, many_jobs
+
+METRIC = re.compile(r"\blavalog_[a-z_]+")
+
+
+def expressions() -> Iterator[str]:
+    dashboard = json.loads((DEPLOY / "grafana-dashboard.json").read_text())
+    for panel in dashboard["panels"]:
+        for target in panel["targets"]:
+            yield target["expr"]
+    for doc in yaml.safe_load_all((DEPLOY / "base" / "alerts.yaml").read_text()):
+        for group in doc["spec"]["groups"]:
+            for rule in group["rules"]:
+                yield rule["expr"]
+
+
+def exported(text: str) -> set[str]:
+    return {
+        re.split(r"[{ ]", line, maxsplit=1)[0]
+        for line in text.splitlines()
+        if line and not line.startswith("#")
+    }
+
+
+async def scrape(app: Any) -> str:
+    async with TestClient(TestServer(app)) as http:
+        response = await http.get("/metrics")
+        assert response.status == 200
+        return await response.text()
+
+
+async def test_every_queried_metric_is_exported(e2e_kafka: KafkaSettings, tmp_path):
+    queried = {name for expr in expressions() for name in METRIC.findall(expr)}
+    assert {
+        "lavalog_decider_lag",
+        "lavalog_watchers_leader",
+        "lavalog_decider_deadletters_total",
+    } <= queried
+
+    async with running_system(e2e_kafka) as system:
+        (replica,) = system.replicas
+        assert replica.health is not None
+        decider = replica.component("decider")
+        # the decider reports a partition's lag once it has adopted it and fetched from it
+        await poll_until(lambda: bool(decider.lag()), within=20, what="the decider's lag")
+        controller = await scrape(health_app(replica.health))
+
+    location = SqliteLocation(tmp_path / "projections.sqlite")
+    load(Store(location), read_file(write_events(tmp_path / "log.jsonl", many_jobs())))
+    queries = Queries(location)
+    try:
+        status = Status()
+        status.lags[("lavalog.observed", 0)] = 0  # what the feed reports once it has read
+        projections = await scrape(create_app(queries=queries, hub=LiveHub(), status=status))
+    finally:
+        queries.close()
+
+    assert queried - exported(controller + projections) == set()

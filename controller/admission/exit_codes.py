@@ -6,7 +6,7 @@ stays plain Volcano YAML (Volcano ignores the annotation and keeps matching the 
 code):
 
     lavalog.io/exit-codes.<index>:        "In 1,2,137"   # spec.policies[<index>]
-    lavalog.io/exit-codes.<task>.<index>: "NotIn 0,3"    # tasks[<task>].policies[<index>]
+    lavalog.io/exit-codes.<task>.<index>: "NotIn 0,3"    # spec.tasks[<task>].policies[<index>]
 
 The addressed policy must have an `exitCode`, which the set must agree with (`In`
 contains it, `NotIn` does not), so Volcano's behaviour is always a subset of lavalog's.
@@ -108,7 +108,7 @@ def _policy(spec: JobSpec, key: str) -> LifecyclePolicy | str:
         task = spec.task(task_name)
         if task is None:
             return f"the job has no task {task_name!r}"
-        policies, where = task.policies, f"tasks[{task_name}].policies"
+        policies, where = task.policies, f"spec.tasks[{task_name}].policies"
     else:
         policies, where = spec.policies, "spec.policies"
     if index >= len(policies):

@@ -87,7 +87,7 @@ def _change(args: argparse.Namespace) -> SpecChange:
     changes = [parse_set(text) for text in args.set]
     if args.spec is not None:
         whole = json.loads(args.spec.read_text())
-        changes.insert(0, lambda _spec: dict(whole))
+        changes.insert(0, lambda manifest: {**manifest, "spec": dict(whole)})
     if not changes:
         raise UsageError("give --set or --spec")
     return compose(changes)

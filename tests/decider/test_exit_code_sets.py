@@ -22,7 +22,7 @@ def failed(code: int) -> Trigger:
 
 
 # fmt: off
-@pytest.mark.parametrize(("text", "expected"), [
+PARSING = [
     ("In 1,2,137", ExitCodeSet("In", frozenset({1, 2, 137}))),
     ("NotIn 0,3", ExitCodeSet("NotIn", frozenset({0, 3}))),
     ("  In 1, 2 ", ExitCodeSet("In", frozenset({1, 2}))),
@@ -33,14 +33,17 @@ def failed(code: int) -> Trigger:
     ("In -1", "'-1' is not an exit code: use whole numbers 0 to 255"),
     ("In 1,1", "'In 1,1' lists an exit code twice"),
     ("In 0,1", "In may not contain 0: exit code 0 is success, not a failure"),
-])
+]
 # fmt: on
+
+
+@pytest.mark.parametrize(("text", "expected"), PARSING)
 def test_parse_set(text: str, expected: ExitCodeSet | str) -> None:
     assert parse_set(text) == expected
 
 
 # fmt: off
-@pytest.mark.parametrize(("annotations", "job_policies", "task_policies", "expected"), [
+ADMISSION = [
     ({"lavalog.io/exit-codes.0": "In 1,137"}, RESTART_ON_137, [], None),
     ({"lavalog.io/exit-codes.worker.0": "NotIn 0,3"}, [], RESTART_ON_137, None),
     ({"lavalog.io/other": "x"}, [], [], None),
@@ -52,8 +55,11 @@ def test_parse_set(text: str, expected: ExitCodeSet | str) -> None:
     ({"lavalog.io/exit-codes.0": "In 1,2"}, RESTART_ON_137, [], "the set must match the policy's own exitCode 137 (so Volcano, which reads only exitCode, does a subset of what lavalog does)"),
     ({"lavalog.io/exit-codes.0": "NotIn 137"}, RESTART_ON_137, [], "the set must match the policy's own exitCode 137 (so Volcano, which reads only exitCode, does a subset of what lavalog does)"),
     ({"lavalog.io/exit-codes.0": "Out 1"}, RESTART_ON_137, [], "'Out 1' must start with \"In\" or \"NotIn\", e.g. \"In 1,2,137\""),
-])
+]
 # fmt: on
+
+
+@pytest.mark.parametrize(("annotations", "job_policies", "task_policies", "expected"), ADMISSION)
 def test_admission(
     annotations: dict[str, str],
     job_policies: list[dict[str, Any]],
@@ -75,7 +81,7 @@ def test_admission(
 
 
 # fmt: off
-@pytest.mark.parametrize(("annotations", "job_policies", "task_policies", "code", "expected"), [
+MATCHING = [
     ({}, RESTART_ON_137, [], 137, ("RestartJob", ("job", 0))),
     ({}, RESTART_ON_137, [], 1, ("SyncJob", None)),
     ({"lavalog.io/exit-codes.0": "In 1,137"}, RESTART_ON_137, [], 1, ("RestartJob", ("job", 0))),
@@ -85,8 +91,11 @@ def test_admission(
     ({"lavalog.io/exit-codes.0": "NotIn 3"}, RESTART_ON_137, [], 0, ("SyncJob", None)),
     ({"lavalog.io/exit-codes.worker.0": "In 1,137"}, [{"exitCode": 1, "action": "AbortJob"}], [{"exitCode": 137, "action": "RestartTask"}], 1, ("RestartTask", ("task", 0))),
     ({"lavalog.io/exit-codes.0": "In 1,137"}, [{"exitCode": 137, "action": "AbortJob"}], [{"exitCode": 137, "action": "RestartTask"}], 1, ("AbortJob", ("job", 0))),
-])
+]
 # fmt: on
+
+
+@pytest.mark.parametrize(("annotations", "job_policies", "task_policies", "code", "expected"), MATCHING)
 def test_matching(
     annotations: dict[str, str],
     job_policies: list[dict[str, Any]],

@@ -172,5 +172,5 @@ def test_a_bad_exit_code_set_is_rejected_in_the_what_if_too() -> None:
 
 
 def test_only_lavalog_annotations_can_be_set() -> None:
-    with pytest.raises(ValueError, match="only lavalog.io/ annotations"):
+    with pytest.raises(ValueError, match=r"only lavalog\.io/ annotations"):
         parse_set("metadata.annotations.team=ml")

@@ -17,6 +17,8 @@ from events.volcano import JobStatus
 
 #: Version of the envelope and payload layout; bumped only with an upcaster in `codec`.
 SCHEMA_VERSION = 1
+#: annotations that carry lavalog's extensions (docs/semantics.md, "Extensions")
+EXTENSION_PREFIX = "lavalog.io/"
 
 
 class Observation(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
@@ -42,6 +44,9 @@ class JobObserved(Observation, frozen=True, kw_only=True, tag="JobObserved"):
     status: JobStatus | None = None
     #: `metadata.creationTimestamp`: `status.runningDuration` counts from it
     created: float | None = None
+    #: the Job's `lavalog.io/` annotations (lavalog's extensions, read at admission);
+    #: unset, and so absent from the log, when it has none
+    extensions: dict[str, str] | msgspec.UnsetType = msgspec.UNSET
 
 
 class JobDeleted(Observation, frozen=True, kw_only=True, tag="JobDeleted"):

@@ -22,6 +22,7 @@ from controller.decider import replay
 from events.codec import LogEvent, decode_event, to_builtins
 from events.decisions import Decision
 from events.observations import (
+    EXTENSION_PREFIX,
     AnyObservation,
     JobObserved,
     Observation,
@@ -34,7 +35,10 @@ from projections.wire import Time
 #: phases after which a job runs no pods (Volcano's finished states)
 TERMINAL = frozenset({"Completed", "Failed", "Aborted", "Terminated"})
 
+#: a change to a Job manifest: `{"spec": ..., "metadata": {"annotations": ...}}`, where the
+#: annotations are the job's `lavalog.io/` extensions (the only ones the log keeps)
 SpecChange = Callable[[dict[str, Any]], dict[str, Any]]
+_ANNOTATION = "metadata.annotations."
 
 _STEP = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\[(?P<select>[^\]]+)\])?")
 
@@ -105,25 +109,30 @@ class Summary(msgspec.Struct, kw_only=True):
 
 
 def parse_set(assignment: str) -> SpecChange:
-    """`spec.maxRetry=5` or `spec.tasks[worker].policies=[...]` (value as JSON, else text)."""
+    """`spec.maxRetry=5` or `spec.tasks[worker].policies=[...]` (value as JSON, else text),
+    or `metadata.annotations.lavalog.io/exit-codes.0=In 1,137` (value as text)."""
     path, sep, raw = assignment.partition("=")
+    if sep and path.strip().startswith(_ANNOTATION):
+        return _set_annotation(assignment, path.strip().removeprefix(_ANNOTATION), raw)
     steps = path.strip().split(".")
     if not sep or steps[0] != "spec" or len(steps) < 2:
-        raise ValueError(f"--set {assignment!r}: expected spec.FIELD=VALUE")
+        raise ValueError(
+            f"--set {assignment!r}: expected spec.FIELD=VALUE or metadata.annotations.NAME=VALUE"
+        )
     try:
         value: Any = json.loads(raw)
     except json.JSONDecodeError:
         value = raw
     parsed = []
-    for text in steps[1:]:
+    for text in steps:
         match = _STEP.fullmatch(text)
         if match is None:
             raise ValueError(f"--set {assignment!r}: bad path element {text!r}")
         parsed.append((match["name"], match["select"]))
 
-    def change(spec: dict[str, Any]) -> dict[str, Any]:
-        spec = copy.deepcopy(spec)
-        node: Any = spec
+    def change(manifest: dict[str, Any]) -> dict[str, Any]:
+        manifest = copy.deepcopy(manifest)
+        node: Any = manifest
         for position, (name, select) in enumerate(parsed):
             last = position == len(parsed) - 1
             if select is None:
@@ -140,7 +149,21 @@ def parse_set(assignment: str) -> SpecChange:
                 items[items.index(found[0])] = value
             else:
                 node = found[0]
-        return spec
+        return manifest
+
+    return change
+
+
+def _set_annotation(assignment: str, name: str, value: str) -> SpecChange:
+    if not name.startswith(EXTENSION_PREFIX):
+        raise ValueError(
+            f"--set {assignment!r}: only {EXTENSION_PREFIX} annotations change decisions"
+        )
+
+    def change(manifest: dict[str, Any]) -> dict[str, Any]:
+        metadata = manifest.get("metadata", {})
+        annotations = {**metadata.get("annotations", {}), name: value}
+        return {**manifest, "metadata": {**metadata, "annotations": annotations}}
 
     return change
 
@@ -148,10 +171,10 @@ def parse_set(assignment: str) -> SpecChange:
 def compose(changes: Iterable[SpecChange]) -> SpecChange:
     chain = list(changes)
 
-    def change(spec: dict[str, Any]) -> dict[str, Any]:
+    def change(manifest: dict[str, Any]) -> dict[str, Any]:
         for one in chain:
-            spec = one(spec)
-        return spec
+            manifest = one(manifest)
+        return manifest
 
     return change
 
@@ -173,10 +196,7 @@ def whatif(events: Iterable[LogEvent], replay: Replay, change: SpecChange) -> Wh
     if not recorded_by_cause:
         for observation, decisions in replay(observations):
             recorded_by_cause[observation.id] = [to_builtins(d) for d in decisions]
-    changed = [
-        msgspec.structs.replace(o, spec=change(o.spec)) if isinstance(o, JobObserved) else o
-        for o in observations
-    ]
+    changed = [_changed(o, change) if isinstance(o, JobObserved) else o for o in observations]
     steps: list[Step] = []
     divergence: str | None = None
     alternative_all: list[dict[str, Any]] = []
@@ -234,6 +254,21 @@ def whatif_from_sets(bodies: Iterable[bytes], sets: Iterable[str]) -> WhatIf:
     """The what-if of a job's stored events (raw bodies) under `--set`-style changes."""
     events = [decode_event(body) for body in bodies]
     return whatif(events, replay, compose(parse_set(text) for text in sets))
+
+
+def _changed(observation: JobObserved, change: SpecChange) -> JobObserved:
+    """The observation of the Job as if its manifest had been `change`d."""
+    manifest = change(
+        {
+            "spec": observation.spec,
+            "metadata": {"annotations": dict(observation.extensions or {})},
+        }
+    )
+    annotations = manifest.get("metadata", {}).get("annotations", {})
+    extensions = {k: v for k, v in annotations.items() if k.startswith(EXTENSION_PREFIX)}
+    return msgspec.structs.replace(
+        observation, spec=manifest["spec"], extensions=extensions or msgspec.UNSET
+    )
 
 
 def _fact(observation: AnyObservation) -> str:

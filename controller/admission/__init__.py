@@ -16,6 +16,7 @@ import msgspec
 
 from controller.admission.decoding import decode_spec
 from controller.admission.defaults import with_defaults
+from controller.admission.exit_codes import ExitCodeSet, exit_code_sets
 from controller.admission.rules import check_new_job
 from controller.admission.update import check_update
 from events.volcano import FieldError, JobSpec
@@ -27,6 +28,8 @@ class Admitted(msgspec.Struct, frozen=True):
     """The job may run as `spec`: decoded, with Volcano's defaults applied."""
 
     spec: JobSpec
+    #: lavalog's exit-code sets (an extension), keyed by `exit_codes.policy_key`
+    exit_codes: dict[str, ExitCodeSet] = {}
 
 
 class Rejected(msgspec.Struct, frozen=True):
@@ -35,18 +38,22 @@ class Rejected(msgspec.Struct, frozen=True):
     errors: tuple[FieldError, ...]
 
 
-def admit_job(raw_spec: Mapping[str, Any]) -> Admitted | Rejected:
+def admit_job(
+    raw_spec: Mapping[str, Any], annotations: Mapping[str, str] | None = None
+) -> Admitted | Rejected:
     """Decode the raw `spec` of a Job as a user gave it, apply Volcano's defaults, validate
-    with Volcano's admission rules. Never raises on bad input: that is a Rejected."""
+    with Volcano's admission rules, then lavalog's extension `annotations`. Never raises on
+    bad input: that is a Rejected."""
     given, errors = decode_spec(raw_spec)
     if given is None:
         return Rejected(errors)
     spec = with_defaults(given)
-    problems = check_new_job(spec, given)
-    return Rejected(tuple(problems)) if problems else Admitted(spec)
+    return _with_extensions(spec, check_new_job(spec, given), annotations or {})
 
 
-def admit_update(old: JobSpec, raw_new_spec: Mapping[str, Any]) -> Admitted | Rejected:
+def admit_update(
+    old: JobSpec, raw_new_spec: Mapping[str, Any], annotations: Mapping[str, str] | None = None
+) -> Admitted | Rejected:
     """Volcano's rules for updating an admitted job: only scaling (replicas, minAvailable,
     maxRetry) and priorityClassName may change. `old` is the spec admitted before."""
     given, errors = decode_spec(raw_new_spec)
@@ -55,5 +62,12 @@ def admit_update(old: JobSpec, raw_new_spec: Mapping[str, Any]) -> Admitted | Re
     # Volcano stores defaults on create; lavalog sees the raw spec again, so it defaults
     # both sides the same way (a no-op on a spec that is already defaulted)
     new = with_defaults(given)
-    problems = check_update(with_defaults(old), new, given)
-    return Rejected(tuple(problems)) if problems else Admitted(new)
+    return _with_extensions(new, check_update(with_defaults(old), new, given), annotations or {})
+
+
+def _with_extensions(
+    spec: JobSpec, problems: list[FieldError], annotations: Mapping[str, str]
+) -> Admitted | Rejected:
+    sets, extension_problems = exit_code_sets(spec, annotations)
+    problems = [*problems, *extension_problems]
+    return Rejected(tuple(problems)) if problems else Admitted(spec, exit_codes=sets)

@@ -82,13 +82,19 @@ def _job_observed(state: JobState, event: JobObserved) -> JobState:
         state = replace(state, created=event.created)
     if event.generation <= state.generation:
         return replace(state, deleting=True) if event.deleting else state
-    result = admit_job(event.spec) if state.spec is None else admit_update(state.spec, event.spec)
+    extensions = event.extensions or {}
+    result = (
+        admit_job(event.spec, extensions)
+        if state.spec is None
+        else admit_update(state.spec, event.spec, extensions)
+    )
     if isinstance(result, Admitted):
         return replace(
             state,
             generation=event.generation,
             spec=result.spec,
             replicas=Replicas.of(result.spec),
+            exit_codes=result.exit_codes,
             rejected=(),
             deleting=event.deleting,
         )

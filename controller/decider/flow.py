@@ -76,7 +76,7 @@ def _decide(step: Step) -> None:
 def _act(step: Step, trigger: Trigger) -> None:
     """Volcano's job worker for one event: policies, then the phase handler."""
     cancel_resolved_timers(step)
-    resolution = apply_policies(step.spec, step.state.version, trigger)
+    resolution = apply_policies(step.spec, step.state.version, trigger, step.state.exit_codes)
     if resolution.delay > 0:
         schedule_delayed(step, trigger, resolution)
         resolution = SYNC

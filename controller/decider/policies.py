@@ -9,8 +9,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import msgspec
 
+from controller.admission.exit_codes import ExitCodeSet, policy_key
 from controller.decider.triggers import Trigger
 from events.decisions import PolicyRef
 from events.durations import parse_duration
@@ -34,7 +37,14 @@ class Resolution(msgspec.Struct, frozen=True):
 SYNC = Resolution(action=Action.SYNC_JOB)
 
 
-def apply_policies(spec: JobSpec, job_version: int, trigger: Trigger) -> Resolution:
+def apply_policies(
+    spec: JobSpec,
+    job_version: int,
+    trigger: Trigger,
+    exit_codes: Mapping[str, ExitCodeSet] | None = None,
+) -> Resolution:
+    """`exit_codes`: lavalog's exit-code sets, which widen a policy's `exitCode`."""
+    sets = exit_codes or {}
     if trigger.action:
         return Resolution(action=trigger.action, policy=trigger.policy)
     if trigger.event in _NEVER_MATCHED:
@@ -44,11 +54,11 @@ def apply_policies(spec: JobSpec, job_version: int, trigger: Trigger) -> Resolut
     if trigger.task:
         task = spec.task(trigger.task)
         if task is not None:
-            found = _first_match(task.policies, trigger)
+            found = _first_match(task.policies, trigger, sets, task.name)
             if found is not None:
                 index, policy = found
                 return _resolution(policy, PolicyRef(level="task", index=index, task=task.name))
-    found = _first_match(spec.policies, trigger)
+    found = _first_match(spec.policies, trigger, sets, None)
     if found is not None:
         index, policy = found
         return _resolution(policy, PolicyRef(level="job", index=index))
@@ -56,27 +66,29 @@ def apply_policies(spec: JobSpec, job_version: int, trigger: Trigger) -> Resolut
 
 
 def _first_match(
-    policies: tuple[LifecyclePolicy, ...], trigger: Trigger
+    policies: tuple[LifecyclePolicy, ...],
+    trigger: Trigger,
+    exit_codes: Mapping[str, ExitCodeSet],
+    task: str | None,
 ) -> tuple[int, LifecyclePolicy] | None:
     for index, policy in enumerate(policies):
-        if _matches(policy, trigger):
+        if _matches(policy, trigger, exit_codes.get(policy_key(task, index))):
             return index, policy
     return None
 
 
-def _matches(policy: LifecyclePolicy, trigger: Trigger) -> bool:
+def _matches(policy: LifecyclePolicy, trigger: Trigger, codes: ExitCodeSet | None) -> bool:
     names = policy.event_names()
     if names and (
         trigger.event in names or (Event.ANY in names and trigger.event in WILDCARD_EVENTS)
     ):
         return True
     # exit code 0 is not an error code and is refused by admission
-    return (
-        policy.exit_code is not None
-        and trigger.exit_code is not None
-        and trigger.event == Event.POD_FAILED
-        and policy.exit_code == trigger.exit_code
-    )
+    if policy.exit_code is None or trigger.exit_code is None or trigger.event != Event.POD_FAILED:
+        return False
+    if codes is not None:
+        return codes.matches(trigger.exit_code)
+    return policy.exit_code == trigger.exit_code
 
 
 def _resolution(policy: LifecyclePolicy, ref: PolicyRef) -> Resolution:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import msgspec
 
+from controller.admission.exit_codes import ExitCodeSet
 from events.decisions import TimerScheduled
 from events.observations import CommandIssued, PodGroupObserved, PodObserved, PodsListed
 from events.volcano import FieldError, JobCondition, JobSpec, JobStatus
@@ -69,6 +70,8 @@ class JobState(msgspec.Struct, frozen=True):
     #: the admitted spec, defaults applied; None until a valid spec was seen
     spec: JobSpec | None = None
     replicas: Replicas = Replicas()
+    #: lavalog's exit-code sets for the admitted spec (an extension); usually empty
+    exit_codes: dict[str, ExitCodeSet] = {}
     #: admission errors of the latest generation, if it was rejected
     rejected: tuple[FieldError, ...] = ()
     deleting: bool = False

@@ -28,6 +28,8 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Generic, NamedTuple, TypeVar
 
+import msgspec
+
 from controller.actuator import labels
 from controller.watchers.objects import (
     Command,
@@ -42,6 +44,7 @@ from controller.watchers.objects import (
     Terminated,
 )
 from events.observations import (
+    EXTENSION_PREFIX,
     AnyObservation,
     CommandIssued,
     JobDeleted,
@@ -250,7 +253,15 @@ def observe_job(job: Job, time: float) -> JobObserved:
         deleting=deleting,
         status=job.status if job.status is not None and job.status.state.phase else None,
         created=_time(meta.creation_timestamp),
+        extensions=_extensions(meta) or msgspec.UNSET,
     )
+
+
+def _extensions(meta: ObjectMeta) -> dict[str, str]:
+    """lavalog's own annotations; other annotations do not reach the log."""
+    return {
+        name: value for name, value in meta.annotations.items() if name.startswith(EXTENSION_PREFIX)
+    }
 
 
 def job_deleted(job: Job, time: float) -> JobDeleted:

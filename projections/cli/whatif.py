@@ -33,7 +33,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="spec.PATH=VALUE",
-        help="change one spec field (JSON value), e.g. spec.maxRetry=5; repeatable",
+        help=(
+            "change one spec field (JSON value), e.g. spec.maxRetry=5, or one lavalog.io/"
+            "annotation (text), e.g. 'metadata.annotations.lavalog.io/exit-codes.0=In 1,137';"
+            " repeatable"
+        ),
     )
     parser.add_argument("--spec", type=Path, help="a JSON file with the whole alternative spec")
     parser.add_argument("--namespace", help="with --all: only this namespace")
@@ -87,7 +91,7 @@ def _change(args: argparse.Namespace) -> SpecChange:
     changes = [parse_set(text) for text in args.set]
     if args.spec is not None:
         whole = json.loads(args.spec.read_text())
-        changes.insert(0, lambda _spec: dict(whole))
+        changes.insert(0, lambda manifest: {**manifest, "spec": dict(whole)})
     if not changes:
         raise UsageError("give --set or --spec")
     return compose(changes)

@@ -38,11 +38,16 @@ def task(
     return spec
 
 
-def job(name: str, *tasks: dict[str, Any], **spec: Any) -> dict[str, Any]:
+def job(
+    name: str, *tasks: dict[str, Any], annotations: dict[str, str] | None = None, **spec: Any
+) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": name, "namespace": "default"}
+    if annotations:
+        metadata["annotations"] = annotations
     return {
         "apiVersion": "batch.volcano.sh/v1alpha1",
         "kind": "Job",
-        "metadata": {"name": name, "namespace": "default"},
+        "metadata": metadata,
         "spec": {"schedulerName": "volcano", "queue": "default", "tasks": list(tasks), **spec},
     }
 

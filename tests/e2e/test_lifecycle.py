@@ -170,6 +170,16 @@ SCENARIOS = [
         id="maxRetry-2-exhausted-fails",
     ),
     pytest.param(
+        # lavalog extension: exit 137 matches the policy only through the exit-code set
+        job(
+            "exit-code-set", task("ps", 1), task("worker", 1, "sleep 20; exit 137"), maxRetry=2,
+            policies=[{"exitCode": 1, "action": "RestartJob"}],
+            annotations={"lavalog.io/exit-codes.0": "In 1,137"},
+        ),
+        [], "Failed", 2, [P, R, RS, P, R, RS, "Failed"],
+        id="exit-code-set-137-restarts-job",
+    ),
+    pytest.param(
         job("suspend-resume", task("worker", 2, "sleep 150")),
         [Issue("suspend", when=R), Issue("resume", when="Aborted")], "Completed", 0,
         [P, R, "Aborting", "Aborted", RS, P, R, "Completed"],

@@ -325,3 +325,18 @@ def test_only_commands_whose_target_is_a_volcano_job_are_taken(command) -> None:
     and kind Job; a Command with anything else is not the job controller's."""
     assert Translator(translate.COMMANDS).changed(decode(Command, command), 1.0) is None
     assert not translate.command_for_a_job(decode(Command, command))
+
+
+def test_only_lavalogs_annotations_reach_the_log() -> None:
+    """Extensions are read from `lavalog.io/` annotations; a Job without them encodes as
+    before (no field), and other annotations never reach the log."""
+    plain = translate.observe_job(decode(Job, m.vcjob()), 1.0)
+    assert b"extensions" not in msgspec.json.encode(plain)
+
+    obj = m.vcjob()
+    obj["metadata"]["annotations"] = {
+        "lavalog.io/exit-codes.0": "In 1,137",
+        "kubectl.kubernetes.io/last-applied-configuration": "{}",
+    }
+    observed = translate.observe_job(decode(Job, obj), 1.0)
+    assert observed.extensions == {"lavalog.io/exit-codes.0": "In 1,137"}

@@ -49,11 +49,11 @@ def test_a_task_selector_changes_only_that_task() -> None:
     changed = parse_set(
         'spec.tasks[worker].policies=[{"event":"PodFailed","action":"RestartTask"}]'
     )
-    result = changed(spec)
+    result = changed({"spec": spec})["spec"]
     assert result["tasks"][1]["policies"] == [{"event": "PodFailed", "action": "RestartTask"}]
     assert "policies" not in result["tasks"][0] and "policies" not in spec["tasks"][1]
     with pytest.raises(ValueError, match="no tasks named 'chief'"):
-        parse_set("spec.tasks[chief].replicas=2")(spec)
+        parse_set("spec.tasks[chief].replicas=2")({"spec": spec})
 
 
 def test_the_command_prints_json_and_exits_one_on_divergence() -> None:
@@ -145,3 +145,32 @@ def test_all_history_summarises_phase_restarts_and_pod_hours(tmp_path: Path) -> 
 def test_more_retries_spend_an_attempt_where_the_record_gave_up() -> None:
     report = whatif(_events("max-retry-exhausted.jsonl"), replay, parse_set("spec.maxRetry=5"))
     assert report.pod_seconds_spent > 0 and report.pod_seconds_saved == 0
+
+
+POLICY_ON_1 = 'spec.policies=[{"exitCode":1,"action":"RestartJob"}]'
+
+
+def test_an_exit_code_set_annotation_keeps_the_restart_a_narrower_policy_loses() -> None:
+    """The recorded worker exits 3 and the job restarts (policy exitCode 3). Matching exit
+    code 1 alone loses that restart; widening it with an exit-code set keeps it."""
+    narrower = whatif(_events("mpi-exit-code-restart.jsonl"), replay, parse_set(POLICY_ON_1))
+    assert not narrower.identical
+    assert narrower.alternative_restarts < narrower.recorded_restarts
+
+    widened = compose(
+        [parse_set(POLICY_ON_1), parse_set("metadata.annotations.lavalog.io/exit-codes.0=In 1,3")]
+    )
+    report = whatif(_events("mpi-exit-code-restart.jsonl"), replay, widened)
+    assert report.identical
+
+
+def test_a_bad_exit_code_set_is_rejected_in_the_what_if_too() -> None:
+    bad = parse_set("metadata.annotations.lavalog.io/exit-codes.0=NotIn 3")
+    report = whatif(_events("mpi-exit-code-restart.jsonl"), replay, bad)
+    assert report.divergence == "hpc/mpi-allreduce@0"
+    assert any("JobRejected" in kind for kind in report.steps[-1].alternative)
+
+
+def test_only_lavalog_annotations_can_be_set() -> None:
+    with pytest.raises(ValueError, match=r"only lavalog\.io/ annotations"):
+        parse_set("metadata.annotations.team=ml")

@@ -33,6 +33,7 @@ from simulator.selectors import Selector
 from simulator.writes import Write
 from tests.e2e.conftest import NAMESPACE, System, job_phase, make_kafka, running_system
 from tests.e2e.jobs import FOREVER, job, on, task
+from tests.watchers.manifests import job_owner
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 
@@ -122,19 +123,8 @@ class Written:
         assert len(owners) == 1, obj["metadata"]
         by_uid = {uid: name for name, uid in self.uids.items()}
         name = by_uid[owners[0]["uid"]]
-        assert owners[0] == controller_ref(name, self.uids[name])
+        assert owners[0] == job_owner(name, self.uids[name])
         return name
-
-
-def controller_ref(name: str, uid: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "batch.volcano.sh/v1alpha1",
-        "kind": "Job",
-        "name": name,
-        "uid": uid,
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
 
 
 def events_of(system: System, name: str, reason: str) -> list[dict[str, Any]]:
@@ -356,7 +346,7 @@ def check_command(w: Written, command: dict[str, Any]) -> None:
     action = command["action"]
     assert action in ("AbortJob", "RestartJob")
     assert command["metadata"]["generateName"] == f"{name}-{action.lower()}-"
-    assert command["target"] == controller_ref(name, w.uids[name])
+    assert command["target"] == job_owner(name, w.uids[name])
 
 
 #: job_controller.go: `EventSource{Component: "vc-controller-manager"}`; reasons:

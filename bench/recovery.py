@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import signal
 import statistics
 import sys
 import tempfile
@@ -28,14 +27,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import aiohttp
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.harness import ENV, ROOT, kafka_settings, say, table
+from bench.harness import LavalogRun, kafka_settings, say, table
 from bench.reaction import JOBS_PATH, job, percentile
-from controller.broker import DevelopmentBroker, free_port
-from controller.kafka import KafkaSettings, ensure_topics
+from controller.broker import DevelopmentBroker
+from controller.kafka import ensure_topics
 from controller.kube import Kube, connect
 from simulator import registry
 from simulator.server import SimulatedCluster
@@ -75,70 +72,8 @@ class Milestones:
                 recovery.carried_out.set_result(time.time())
 
 
-class Controller:
-    """`lavalog run` in a child process, killed and started again under an identity."""
-
-    def __init__(self, settings: KafkaSettings, kubeconfig: Path, log: Path) -> None:
-        self.settings = settings
-        self.kubeconfig = kubeconfig
-        self.log = log
-        self.process: asyncio.subprocess.Process | None = None
-        self.port = 0
-
-    async def start(self, identity: str) -> None:
-        settings = self.settings
-        env = {
-            **ENV,
-            "LAVALOG_TOPIC_PREFIX": settings.topic_prefix,
-            "LAVALOG_OBSERVED_PARTITIONS": str(settings.observed_partitions),
-            "LAVALOG_DECISIONS_PARTITIONS": str(settings.decisions_partitions),
-            "LAVALOG_STATE_PARTITIONS": str(settings.state_partitions),
-            "LAVALOG_SESSION_TIMEOUT_MS": str(settings.session_timeout_ms),
-            "LAVALOG_HEARTBEAT_INTERVAL_MS": str(settings.heartbeat_interval_ms),
-            "LAVALOG_LOG_LEVEL": "warning",
-        }
-        self.port = free_port()
-        with self.log.open("ab") as out:
-            self.process = await asyncio.create_subprocess_exec(
-                *(sys.executable, "-m", "controller.cli", "run", "--identity", identity),
-                *("--kubeconfig", str(self.kubeconfig), "--http-port", str(self.port)),
-                *("--bootstrap-servers", settings.bootstrap_servers, "--log-json"),
-                cwd=ROOT,
-                env=env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=out,
-                stderr=out,
-            )
-
-    async def ready(self) -> None:
-        url = f"http://127.0.0.1:{self.port}/readyz"
-        async with aiohttp.ClientSession() as http, asyncio.timeout(120):
-            while True:
-                assert self.process is not None and self.process.returncode is None, "it died"
-                try:
-                    async with http.get(url) as answer:
-                        if answer.status == 200:
-                            return
-                except aiohttp.ClientError:
-                    pass
-                await asyncio.sleep(0.05)
-
-    async def kill(self) -> float:
-        """SIGKILL; when it was sent (wall clock, as the store listener's times)."""
-        assert self.process is not None
-        killed = time.time()
-        self.process.send_signal(signal.SIGKILL)
-        await self.process.wait()
-        return killed
-
-    async def stop(self) -> None:
-        if self.process is not None and self.process.returncode is None:
-            self.process.terminate()
-            await self.process.wait()
-
-
 async def kills(
-    controller: Controller,
+    controller: LavalogRun,
     kube: Kube,
     milestones: Milestones,
     count: int,
@@ -148,17 +83,20 @@ async def kills(
     """Start the controller, then `count` times: kill it once ready, start it again under
     `identity_after(n)`, submit a Job, wait for its first decision to be carried out."""
     recoveries = []
-    await controller.start(identity_after(0))
+    controller.identity = identity_after(0)
+    await controller.start()
     try:
         for number in range(1, count + 1):
-            await controller.ready()
+            await controller.ready(within=120)
             await asyncio.sleep(0.5)  # a heartbeat or two, a Lease renewal: steady state
             manifest = job(number, 1)
             manifest["metadata"]["name"] = f"{name}-{number}"
             identity = identity_after(number)
-            killed = await controller.kill()
+            killed = time.time()  # wall clock, as the store listener's times
+            controller.kill()
             recovery = milestones.current = Recovery(manifest["metadata"]["name"], identity, killed)
-            await controller.start(identity)
+            controller.identity = identity
+            await controller.restart()  # waits for the killed process, starts it again
             await kube.request("POST", JOBS_PATH, body=manifest)
             await asyncio.wait_for(recovery.carried_out, timeout=120)
             recoveries.append(recovery)
@@ -202,7 +140,7 @@ async def main(args: argparse.Namespace) -> None:
         settings = kafka_settings(broker.bootstrap_servers, args.partitions)
         await ensure_topics(settings)
         with tempfile.TemporaryDirectory(prefix="lavalog-recovery-") as tmp:
-            controller = Controller(settings, cluster.kubeconfig_path, Path(tmp) / "run.log")
+            controller = LavalogRun(settings, cluster.kubeconfig_path, Path(tmp) / "run.log", "")
             say(f"{args.kills} kills with the same identity (the pod name)")
             same = await kills(
                 controller, kube, milestones, args.kills, "same", lambda _: "recovery-pod"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import msgspec
 
+from events.durations import format_duration
 from events.observations import SCHEMA_VERSION
 from events.volcano import FieldError, JobStatus
 
@@ -124,6 +125,17 @@ class StatusWrite(Decision, frozen=True, kw_only=True, tag="StatusWrite"):
     status: JobStatus
 
 
+class Backoff(msgspec.Struct, frozen=True, kw_only=True):
+    """Why a restart waits longer: lavalog's restart backoff (an extension) added `delay`
+    seconds to it, the job's `restart`-th restart (1 for the first)."""
+
+    delay: float
+    restart: int
+
+    def __str__(self) -> str:
+        return f"delayed {format_duration(self.delay)} by restart backoff (restart {self.restart})"
+
+
 class TimerScheduled(Decision, frozen=True, kw_only=True, tag="TimerScheduled"):
     """A durable timer: at `fire_at` the decider service observes TimerFired(timer_id)."""
 
@@ -135,6 +147,9 @@ class TimerScheduled(Decision, frozen=True, kw_only=True, tag="TimerScheduled"):
     pod: str = ""
     exit_code: int | None = None
     policy: PolicyRef | None = None
+    #: set when the restart backoff extension delayed the action (part of `fire_at`);
+    #: unset, and so absent from the log, otherwise
+    backoff: Backoff | msgspec.UnsetType = msgspec.UNSET
 
 
 class TimerCancelled(Decision, frozen=True, kw_only=True, tag="TimerCancelled"):

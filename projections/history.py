@@ -24,6 +24,7 @@ from events.codec import LogEvent
 from events.decisions import (
     ActionDecided,
     AnyDecision,
+    Backoff,
     JobDelete,
     JobRejected,
     PhaseChanged,
@@ -430,7 +431,9 @@ def _action_decided(history: JobHistory, event: ActionDecided) -> None:
 
 
 def _timer_scheduled(history: JobHistory, event: TimerScheduled) -> None:
-    _mark(history, event, **_delayable(event), fire_at=event.fire_at)
+    """A timer the restart backoff set (or lengthened) says so: "delayed 40s by ..."."""
+    reason = str(event.backoff) if isinstance(event.backoff, Backoff) else ""
+    _mark(history, event, **_delayable(event), fire_at=event.fire_at, reason=reason)
 
 
 def _timer_cancelled(history: JobHistory, event: TimerCancelled) -> None:

@@ -17,6 +17,7 @@ import msgspec
 from controller.admission.decoding import decode_spec
 from controller.admission.defaults import with_defaults
 from controller.admission.exit_codes import ExitCodeSet, exit_code_sets
+from controller.admission.restart_backoff import RestartBackoff, restart_backoff
 from controller.admission.rules import check_new_job
 from controller.admission.update import check_update
 from events.volcano import FieldError, JobSpec
@@ -30,6 +31,8 @@ class Admitted(msgspec.Struct, frozen=True):
     spec: JobSpec
     #: lavalog's exit-code sets (an extension), keyed by `exit_codes.policy_key`
     exit_codes: dict[str, ExitCodeSet] = {}
+    #: lavalog's restart backoff (an extension), None without its annotation
+    restart_backoff: RestartBackoff | None = None
 
 
 class Rejected(msgspec.Struct, frozen=True):
@@ -68,6 +71,9 @@ def admit_update(
 def _with_extensions(
     spec: JobSpec, problems: list[FieldError], annotations: Mapping[str, str]
 ) -> Admitted | Rejected:
-    sets, extension_problems = exit_code_sets(spec, annotations)
-    problems = [*problems, *extension_problems]
-    return Rejected(tuple(problems)) if problems else Admitted(spec, exit_codes=sets)
+    sets, set_problems = exit_code_sets(spec, annotations)
+    backoff, backoff_problems = restart_backoff(annotations)
+    problems = [*problems, *set_problems, *backoff_problems]
+    if problems:
+        return Rejected(tuple(problems))
+    return Admitted(spec, exit_codes=sets, restart_backoff=backoff)

@@ -19,9 +19,10 @@ from collections.abc import Mapping
 
 import msgspec
 
+from controller.admission.annotations import annotation, annotation_error
 from events.volcano import FieldError, JobSpec, LifecyclePolicy
 
-PREFIX = "lavalog.io/exit-codes."
+PREFIX = annotation("exit-codes.")
 OPERATORS = ("In", "NotIn")
 #: container exit codes are one byte
 MAX_CODE = 255
@@ -75,7 +76,7 @@ def exit_code_sets(
         if name.startswith(PREFIX):
             problem = _check(spec, name, annotations[name], sets)
             if problem is not None:
-                errors.append(FieldError(f"metadata.annotations[{name}]", problem))
+                errors.append(annotation_error(name, problem))
     return sets, errors
 
 

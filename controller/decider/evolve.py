@@ -95,6 +95,7 @@ def _job_observed(state: JobState, event: JobObserved) -> JobState:
             spec=result.spec,
             replicas=Replicas.of(result.spec),
             exit_codes=result.exit_codes,
+            restart_backoff=result.restart_backoff,
             rejected=(),
             deleting=event.deleting,
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
+from controller.decider.backoff import with_backoff
 from controller.decider.counts import job_status
 from controller.decider.gang import report_unschedulable
 from controller.decider.phases import HANDLERS
@@ -76,7 +77,9 @@ def _decide(step: Step) -> None:
 def _act(step: Step, trigger: Trigger) -> None:
     """Volcano's job worker for one event: policies, then the phase handler."""
     cancel_resolved_timers(step)
-    resolution = apply_policies(step.spec, step.state.version, trigger, step.state.exit_codes)
+    state = step.state
+    resolution = apply_policies(step.spec, state.version, trigger, state.exit_codes)
+    resolution = with_backoff(state, trigger, resolution)
     if resolution.delay > 0:
         schedule_delayed(step, trigger, resolution)
         resolution = SYNC

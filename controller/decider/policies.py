@@ -15,7 +15,7 @@ import msgspec
 
 from controller.admission.exit_codes import ExitCodeSet, policy_key
 from controller.decider.triggers import Trigger
-from events.decisions import PolicyRef
+from events.decisions import Backoff, PolicyRef
 from events.durations import parse_duration
 from events.volcano import Action, Event, JobSpec, LifecyclePolicy
 
@@ -32,6 +32,8 @@ class Resolution(msgspec.Struct, frozen=True):
     action: str
     policy: PolicyRef | None = None
     delay: float = 0.0
+    #: the part of `delay` the restart backoff extension added (`backoff.with_backoff`)
+    backoff: Backoff | None = None
 
 
 SYNC = Resolution(action=Action.SYNC_JOB)

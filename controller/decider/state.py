@@ -10,6 +10,7 @@ from __future__ import annotations
 import msgspec
 
 from controller.admission.exit_codes import ExitCodeSet
+from controller.admission.restart_backoff import RestartBackoff
 from events.decisions import TimerScheduled
 from events.observations import CommandIssued, PodGroupObserved, PodObserved, PodsListed
 from events.volcano import FieldError, JobCondition, JobSpec, JobStatus
@@ -72,6 +73,8 @@ class JobState(msgspec.Struct, frozen=True):
     replicas: Replicas = Replicas()
     #: lavalog's exit-code sets for the admitted spec (an extension); usually empty
     exit_codes: dict[str, ExitCodeSet] = {}
+    #: lavalog's restart backoff for the admitted spec (an extension); usually None
+    restart_backoff: RestartBackoff | None = None
     #: admission errors of the latest generation, if it was rejected
     rejected: tuple[FieldError, ...] = ()
     deleting: bool = False

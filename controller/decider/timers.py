@@ -1,6 +1,7 @@
 """Durable timers: delayed policy actions and the TTL after a job finishes.
 
-A policy with `timeout` does not act at once: it schedules a timer (a decision), and
+A policy with `timeout`, or a restart under lavalog's restart backoff (`backoff`), does
+not act at once: it schedules a timer (a decision), and
 the decider service later observes TimerFired. A delayed action is cancelled when its
 cause has gone (the pod it was about is Running or Succeeded again, the PodGroup is
 Running again) or when the job leaves Pending/Running. This works the same for every
@@ -8,6 +9,8 @@ action, RestartTask and RestartPod included (volcano#4743).
 """
 
 from __future__ import annotations
+
+import msgspec
 
 from controller.decider.policies import Resolution
 from controller.decider.step import Step
@@ -39,6 +42,7 @@ def schedule_delayed(step: Step, trigger: Trigger, resolution: Resolution) -> No
         pod=trigger.pod,
         exit_code=trigger.exit_code,
         policy=resolution.policy,
+        backoff=resolution.backoff or msgspec.UNSET,
     )
 
 

@@ -156,7 +156,8 @@ function decisionText(d, t0) {
   if (d.policy) parts.push(`policy ${d.policy}`);
   if (d.exit_code != null) parts.push(`exit code ${d.exit_code}`);
   if (d.pod) parts.push(`pod ${d.pod}`);
-  if (d.reason) parts.push(d.reason);
+  if (d.reason) parts.push(d.reason);  // a restart backoff's "delayed 4s by restart backoff (restart 2)"
+  if (d.fire_at != null) parts.push(`due +${seconds(d.fire_at - t0)}`);
   return `+${seconds(d.time - t0)}  ${parts.join(", ")}\n${when(d.time)}  ${d.id}`;
 }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from controller.decider.backoff import restart_pending
 from controller.decider.counts import PodCounts
 from controller.decider.operations import sync_job
 from controller.decider.phases.common import start_kill
@@ -18,7 +19,8 @@ def handle(step: Step, request: ActionRequest) -> None:
 
 def _update(step: Step, counts: PodCounts) -> Transition | None:
     """Volcano's rules, in its order: minSuccess reached; else, once every pod has finished,
-    a task below its minAvailable, minSuccess missed or too few successes fail the job."""
+    a task below its minAvailable, minSuccess missed or too few successes fail the job.
+    (Not while a restart waits out its backoff: it replaces the finished pods.)"""
     spec = step.spec
     replicas = step.state.replicas.total
     if replicas == 0:
@@ -29,8 +31,8 @@ def _update(step: Step, counts: PodCounts) -> Transition | None:
             reason="MinSuccessReached",
             message=f"{counts.succeeded} pods succeeded, minSuccess is {spec.min_success}",
         )
-    if counts.succeeded + counts.failed != replicas:
-        return None
+    if counts.succeeded + counts.failed != replicas or restart_pending(step.state):
+        return None  # pods still run, or a restart under backoff will replace finished ones
     task_min_total = sum(
         task.replicas if task.min_available is None else task.min_available for task in spec.tasks
     )

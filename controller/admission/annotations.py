@@ -1,0 +1,21 @@
+"""What lavalog's extension annotations share: their names and how a bad one is reported.
+
+Each extension reads its own `lavalog.io/` annotation (`exit_codes`, `restart_backoff`)
+and answers with the values it found and a FieldError per bad annotation, which
+admission reports like a bad spec field (docs/semantics.md, "Extensions").
+"""
+
+from __future__ import annotations
+
+from events.observations import EXTENSION_PREFIX
+from events.volcano import FieldError
+
+
+def annotation(name: str) -> str:
+    """The full name of lavalog's annotation `name` (`lavalog.io/<name>`)."""
+    return EXTENSION_PREFIX + name
+
+
+def annotation_error(name: str, problem: str) -> FieldError:
+    """A bad annotation, named by its field path as admission names spec fields."""
+    return FieldError(f"metadata.annotations[{name}]", problem)

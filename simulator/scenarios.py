@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Self
 
+import msgspec
+
 from events.observations import (
     AnyObservation,
     CommandIssued,
@@ -57,12 +59,18 @@ class JobScript:
         self.time = time
         return self
 
-    def submit(self, spec: dict[str, Any] | None = None) -> Self:
-        """The job is created, or (given a new spec) updated to a new generation."""
+    def submit(
+        self, spec: dict[str, Any] | None = None, *, annotations: dict[str, str] | None = None
+    ) -> Self:
+        """The job is created, or (given a new spec) updated to a new generation;
+        `annotations` are its `lavalog.io/` extension annotations, if any."""
         if spec is not None:
             self.spec = spec
         self._generation += 1
-        return self._add(JobObserved, generation=self._generation, spec=self.spec)
+        extensions = annotations or msgspec.UNSET
+        return self._add(
+            JobObserved, generation=self._generation, spec=self.spec, extensions=extensions
+        )
 
     def delete(self) -> Self:
         return self._add(JobDeleted)

@@ -10,7 +10,9 @@ not keep, and a job whose pods take turns failing would never back off.)
 
 What is not delayed: an action already chosen, i.e. a Command (a person asked for the
 restart now) or a delayed action coming due (it has waited: a fired timer is never
-backed off again). A policy `timeout` and the backoff add up in one durable timer.
+backed off again); and a restart decided outside Pending/Running, where a job's pending
+timers are cancelled anyway (a Restarting job is restarting already, a finished one
+ignores it). A policy `timeout` and the backoff add up in one durable timer.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from msgspec.structs import replace
 from controller.admission.restart_backoff import RESTART_ACTIONS
 from controller.decider.policies import Resolution
 from controller.decider.state import JobState
+from controller.decider.transitions import ACTIVE_PHASES
 from controller.decider.triggers import Trigger
 from events.decisions import Backoff
 
@@ -27,7 +30,12 @@ from events.decisions import Backoff
 def with_backoff(state: JobState, trigger: Trigger, resolution: Resolution) -> Resolution:
     """`resolution`, delayed by the job's restart backoff if it has one and it applies."""
     backoff = state.restart_backoff
-    if backoff is None or trigger.action or resolution.action not in RESTART_ACTIONS:
+    if (
+        backoff is None
+        or trigger.action
+        or resolution.action not in RESTART_ACTIONS
+        or state.phase not in ACTIVE_PHASES
+    ):
         return resolution
     delay = backoff.delay(state.retry_count)
     return replace(

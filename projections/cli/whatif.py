@@ -35,8 +35,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="spec.PATH=VALUE",
         help=(
             "change one spec field (JSON value), e.g. spec.maxRetry=5, or one lavalog.io/"
-            "annotation (text), e.g. 'metadata.annotations.lavalog.io/exit-codes.0=In 1,137';"
-            " repeatable"
+            "annotation (text), e.g. 'metadata.annotations.lavalog.io/exit-codes.0=In 1,137'"
+            " or metadata.annotations.lavalog.io/restart-backoff=10s,2,5m; repeatable"
         ),
     )
     parser.add_argument("--spec", type=Path, help="a JSON file with the whole alternative spec")

@@ -174,3 +174,24 @@ def test_a_bad_exit_code_set_is_rejected_in_the_what_if_too() -> None:
 def test_only_lavalog_annotations_can_be_set() -> None:
     with pytest.raises(ValueError, match=r"only lavalog\.io/ annotations"):
         parse_set("metadata.annotations.team=ml")
+
+
+BACKOFF = "metadata.annotations.lavalog.io/restart-backoff"
+
+
+def test_a_restart_backoff_annotation_delays_the_recorded_restart() -> None:
+    """The recorded worker fails and the job restarts at once; with a backoff the restart
+    waits for a timer, which the recorded facts never fired: the runs part there."""
+    report = whatif(_events("max-retry-exhausted.jsonl"), replay, parse_set(f"{BACKOFF}=10s,2,5m"))
+
+    assert report.divergence == "ml/flaky-train@6"  # the worker's first failure
+    last = report.steps[-1]
+    assert "ActionDecided" in last.recorded and "TimerScheduled" in last.alternative
+    assert "ActionDecided" not in last.alternative
+    assert report.alternative_phase == "Running"  # waiting, not restarting
+
+
+def test_a_bad_restart_backoff_is_rejected_in_the_what_if_too() -> None:
+    report = whatif(_events("max-retry-exhausted.jsonl"), replay, parse_set(f"{BACKOFF}=10s"))
+    assert report.divergence == "ml/flaky-train@0"
+    assert "JobRejected" in report.steps[-1].alternative

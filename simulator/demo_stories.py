@@ -13,6 +13,7 @@ from itertools import pairwise
 
 import msgspec
 
+from events.durations import format_duration
 from projections.timeline import AttemptView, Timeline
 from simulator.demo_display import JobRow
 
@@ -29,15 +30,18 @@ class Crash(msgspec.Struct, frozen=True, kw_only=True):
 
 class Decided(msgspec.Struct, frozen=True):
     """An action the controller must decide on `trigger` (from a pod that exited with
-    `exit_code`, when one is given)."""
+    `exit_code`, when one is given), after a timer of `waited` seconds when one is given
+    (a restart backoff)."""
 
     action: str
     trigger: str
     exit_code: int | None = None
+    waited: float | None = None
 
     def __str__(self) -> str:
         code = f" (exit {self.exit_code})" if self.exit_code is not None else ""
-        return f"{self.trigger}{code} → {self.action}"
+        wait = f" after {format_duration(self.waited)}" if self.waited is not None else ""
+        return f"{self.trigger}{code} → {self.action}{wait}"
 
 
 class Ending(msgspec.Struct, frozen=True, kw_only=True):
@@ -133,6 +137,25 @@ STORIES: tuple[Story, ...] = (
             ),
         ),
     ),
+    Story(
+        jobs=("backoff-train",),
+        what_happens=(
+            "flaky-train with a restart backoff (`lavalog.io/restart-backoff: \"1s,2,4s\"`,"
+            " a lavalog extension): each restart waits longer, 1s, 2s, 4s, on a durable timer"
+            " the timeline shows; the third restart exhausts `maxRetry: 3`"
+        ),
+        ending=Ending(
+            phase="Failed",
+            reason="RetriesExhausted",
+            retries=3,
+            version=3,
+            decisions=(
+                Decided("RestartJob", "PodFailed", exit_code=1, waited=1.0),
+                Decided("RestartJob", "PodFailed", exit_code=1, waited=2.0),
+                Decided("RestartJob", "PodFailed", exit_code=1, waited=4.0),
+            ),
+        ),
+    ),
 )
 
 
@@ -189,19 +212,33 @@ def _timeline_problems(end: Ending, timeline: Timeline) -> list[str]:
         end, phase=t.phase, reason=t.reason, retries=t.retry_count, version=t.version
     )
     decided = [mark for mark in timeline.decisions if mark.type == "ActionDecided"]
+    waited = _waits(timeline)
     matches = len(decided) == len(end.decisions) and all(
-        (mark.action, mark.trigger) == (want.action, want.trigger)
+        (mark.action, mark.trigger, waited.get(mark.timer_id))
+        == (want.action, want.trigger, want.waited)
         and (want.exit_code is None or mark.exit_code == want.exit_code)
         for mark, want in zip(decided, end.decisions, strict=False)
     )
     if not matches:
-        seen = [str(Decided(m.action, m.trigger, m.exit_code)) for m in decided]
+        seen = [
+            str(Decided(m.action, m.trigger, m.exit_code, waited.get(m.timer_id)))
+            for m in decided
+        ]
         want = [str(d) for d in end.decisions]
         problems.append(f"decisions {seen or 'none'}, expected {want or 'none'}")
     alive = [a.name for a in _attempts(timeline) if a.finished is None and a.deleted is None]
     if alive:
         problems.append(f"pods not ended: {', '.join(alive)}")
     return problems
+
+
+def _waits(timeline: Timeline) -> dict[str, float]:
+    """Seconds each timer made its action wait, by timer id (to the millisecond)."""
+    return {
+        mark.timer_id: round(mark.fire_at - mark.time, 3)
+        for mark in timeline.decisions
+        if mark.type == "TimerScheduled" and mark.fire_at is not None
+    }
 
 
 def _attempts(timeline: Timeline) -> list[AttemptView]:

@@ -187,3 +187,36 @@ def test_two_gangs_that_ran_at_once_did_not():
     b = gpu_job("gpu-train-b", runs_at=120.0, ends_at=165.0)
 
     assert gang_check(a, b) == ["gpu-train-b's pods started 28.000s before gpu-train-a's finished"]
+
+
+def backoff_job(*, backoff: bool) -> JobScript:
+    """backoff-train on a cluster: the worker fails in each of its four runs; with the
+    annotation each restart comes when its timer fires, without it at once."""
+    job = manifest("backoff-train")
+    annotations = job["metadata"]["annotations"] if backoff else None
+    script = JobScript("backoff-train", job["spec"]).submit(annotations=annotations)
+    script.podgroup("Inqueue")
+    for version in range(3):
+        for phase in ("Pending", "Running"):
+            script.pod("ps", 0, phase, version=version).pod("worker", 0, phase, version=version)
+        script.pod("worker", 0, "Failed", exit_code=1, version=version)
+        failure = script.events[-1]
+        if backoff:
+            script.at(failure.time + 2.0**version).timer(f"{failure.id}#timer")
+        script.pod_deleted("ps", 0, version=version).pod_deleted("worker", 0, version=version)
+    return script
+
+
+def test_the_backoff_story_needs_each_restart_to_wait_its_turn():
+    played = timeline_of(backoff_job(backoff=True))
+    at_once = timeline_of(backoff_job(backoff=False))
+    s = story("backoff-train")
+
+    assert check(s, {"backoff-train": played}, {"backoff-train": status_of(played)}) == []
+    problems = check(s, {"backoff-train": at_once}, {"backoff-train": status_of(at_once)})
+    assert problems == [
+        "backoff-train: decisions ['PodFailed (exit 1) → RestartJob', 'PodFailed (exit 1) →"
+        " RestartJob', 'PodFailed (exit 1) → RestartJob'], expected ['PodFailed (exit 1) →"
+        " RestartJob after 1s', 'PodFailed (exit 1) → RestartJob after 2s', 'PodFailed"
+        " (exit 1) → RestartJob after 4s']"
+    ]

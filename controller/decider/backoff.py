@@ -10,9 +10,11 @@ not keep, and a job whose pods take turns failing would never back off.)
 
 What is not delayed: an action already chosen, i.e. a Command (a person asked for the
 restart now) or a delayed action coming due (it has waited: a fired timer is never
-backed off again); and a restart decided outside Pending/Running, where a job's pending
+backed off again); a restart decided outside Pending/Running, where a job's pending
 timers are cancelled anyway (a Restarting job is restarting already, a finished one
-ignores it). A policy `timeout` and the backoff add up in one durable timer.
+ignores it); and the restart that exhausts `maxRetry`, which fails the job instead of
+restarting it (waiting would only hold a failed job Running). A policy `timeout` and the
+backoff add up in one durable timer.
 """
 
 from __future__ import annotations
@@ -32,9 +34,11 @@ def with_backoff(state: JobState, trigger: Trigger, resolution: Resolution) -> R
     backoff = state.restart_backoff
     if (
         backoff is None
+        or state.spec is None
         or trigger.action
         or resolution.action not in RESTART_ACTIONS
         or state.phase not in ACTIVE_PHASES
+        or state.retry_count + 1 >= state.spec.max_retry
     ):
         return resolution
     delay = backoff.delay(state.retry_count)

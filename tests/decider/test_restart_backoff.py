@@ -25,7 +25,7 @@ from events.decisions import (
     TimerScheduled,
 )
 from simulator.scenarios import JobScript
-from tests.decider.support import created, worker_spec
+from tests.decider.support import admitted, created, worker_spec
 
 ANNOTATION = "lavalog.io/restart-backoff"
 CONTAINER = {"containers": [{"name": "main", "image": "busybox"}]}
@@ -132,6 +132,7 @@ DUE = Trigger(
     event="PodFailed", task="worker", pod="job-worker-0", action="RestartJob", timer_id="t"
 )
 TEN_S = RestartBackoff(10.0, 2.0, 300.0)
+SPEC = admitted(worker_spec(maxRetry=5))
 
 # fmt: off
 WHICH = [
@@ -159,7 +160,9 @@ def test_which_restarts_wait_and_how_long(
     chosen: tuple[str, float],
     expected: tuple[float, Backoff | None],
 ) -> None:
-    state = JobState(key="k", phase="Running", restart_backoff=backoff, retry_count=retries)
+    state = JobState(
+        key="k", phase="Running", spec=SPEC, restart_backoff=backoff, retry_count=retries
+    )
     action, timeout = chosen
 
     resolution = with_backoff(state, trigger, Resolution(action=action, delay=timeout))
@@ -172,11 +175,24 @@ def test_which_restarts_wait_and_how_long(
     [("Pending", True), ("Running", True), ("Restarting", False), ("Failed", False)],
 )
 def test_only_a_pending_or_running_job_backs_off(phase: str, waits: bool) -> None:
-    state = JobState(key="k", phase=phase, restart_backoff=TEN_S)
+    state = JobState(key="k", phase=phase, spec=SPEC, restart_backoff=TEN_S)
 
     resolution = with_backoff(state, FAILED, Resolution(action="RestartTask"))
 
     assert resolution.delay == (10.0 if waits else 0.0)
+
+
+@pytest.mark.parametrize(("retries", "waits"), [(0, True), (1, True), (2, False)])
+def test_the_restart_that_exhausts_max_retry_does_not_wait(retries: int, waits: bool) -> None:
+    """maxRetry 3: the third restart fails the job; waiting would only hold it Running."""
+    spec = admitted(worker_spec(maxRetry=3))
+    state = JobState(
+        key="k", phase="Running", spec=spec, restart_backoff=TEN_S, retry_count=retries
+    )
+
+    resolution = with_backoff(state, FAILED, Resolution(action="RestartJob"))
+
+    assert (resolution.delay > 0) == waits
 
 
 # --- through the decider --------------------------------------------------------------------
@@ -241,21 +257,19 @@ def test_a_restart_waits_for_its_timer_and_happens_only_when_it_fires() -> None:
     assert (state.phase, state.retry_count, state.version) == ("Restarting", 1, 1)
 
 
-def test_each_restart_waits_longer() -> None:
-    """maxRetry 3: the third restart ends the job (RetriesExhausted), after its wait too."""
-    script = ps_and_worker().pod("worker", 0, "Failed", exit_code=1)
-    for version in range(1, 3):
+def test_each_restart_waits_longer_but_the_one_that_exhausts_max_retry() -> None:
+    """maxRetry 4: three restarts wait 10 s, 20 s, 40 s; the fourth fails the job
+    (RetriesExhausted) at once, as nothing is left to restart."""
+    script = ps_and_worker(maxRetry=4).pod("worker", 0, "Failed", exit_code=1)
+    for version in range(1, 4):
         timer = of(TimerScheduled, run(script)[1])[-1]
         script.at(timer.fire_at).timer(timer.timer_id)
-        script.pod_deleted("ps", 0, version=version - 1).pod_deleted(
-            "worker", 0, version=version - 1
-        )
+        script.pod_deleted("ps", 0, version=version - 1)
+        script.pod_deleted("worker", 0, version=version - 1)
         for phase in ("Pending", "Running"):
             script.pod("ps", 0, phase, version=version).pod("worker", 0, phase, version=version)
         script.pod("worker", 0, "Failed", exit_code=1, version=version)
-    timer = of(TimerScheduled, run(script)[1])[-1]
-    script.at(timer.fire_at).timer(timer.timer_id)
-    script.pod("worker", 0, "Failed", exit_code=1, version=3)  # late news: no timer for it
+    last_failure = script.events[-1]
 
     state, decisions = run(script)
 
@@ -265,8 +279,9 @@ def test_each_restart_waits_longer() -> None:
         (20.0, 2),
         (40.0, 3),
     ]
-    assert [d.time for d in of(ActionDecided, decisions)] == [t.fire_at for t in timers]
-    assert (state.phase, state.reason, state.retry_count) == ("Failed", "RetriesExhausted", 3)
+    restarts = [(d.time, d.timer_id) for d in of(ActionDecided, decisions)]
+    assert restarts == [(t.fire_at, t.timer_id) for t in timers] + [(last_failure.time, "")]
+    assert (state.phase, state.reason, state.retry_count) == ("Failed", "RetriesExhausted", 4)
 
 
 def test_a_policy_timeout_and_the_backoff_add_up_in_one_timer() -> None:

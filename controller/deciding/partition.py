@@ -2,7 +2,9 @@
 
 Offsets below `committed` were already decided before a restart: they rebuild state but
 their decisions are not produced again. Offsets below a job's `reflects` offset are
-already in its restored state and are skipped.
+already in its restored state and are skipped. The timers such a rebuilt state holds
+were scheduled by decisions not produced again, so `rebuilt_timers` hands them over
+once the rebuild has caught up (a timer must not be lost to a restart).
 """
 
 from __future__ import annotations
@@ -30,9 +32,14 @@ class PartitionDecider:
         self.replay_from = restored.checkpoint
         self.committed = max(committed, restored.checkpoint)
         self._dirty: set[str] = set()
+        #: offsets below `committed` are still to be replayed silently
+        self._rebuilding = restored.checkpoint < self.committed
+        self._rebuilt = False
 
     def apply(self, offset: int, observation: AnyObservation) -> list[AnyDecision]:
         """Decide one observation at `offset`; [] for one already decided or reflected."""
+        if self._rebuilding and offset + 1 >= self.committed:
+            self._rebuilding, self._rebuilt = False, True
         key = observation.key
         if offset < self._reflects.get(key, 0):
             return []
@@ -65,6 +72,14 @@ class PartitionDecider:
     @property
     def dirty(self) -> int:
         return len(self._dirty)
+
+    def rebuilt_timers(self) -> list[DueTimer]:
+        """Once, after the last already-decided offset was applied: the timers pending in
+        the rebuilt states. Empty before that, after that, and when nothing was replayed."""
+        if not self._rebuilt:
+            return []
+        self._rebuilt = False
+        return list(self.timers())
 
     def timers(self) -> Iterator[DueTimer]:
         for key, state in self.states.items():

@@ -146,6 +146,9 @@ class DeciderService:
             except Exception as exc:  # a poison message must not stall its partition
                 deliveries.append(await self._dead_letter(message, exc))
                 continue
+            finally:
+                for timer in partition.rebuilt_timers():
+                    self._add_timer(timer)
             for decision in decisions:
                 log.info("decided", **decision_fields(decision))
                 key = decision.key.encode()

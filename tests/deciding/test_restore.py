@@ -16,8 +16,11 @@ from hypothesis import strategies as st
 
 from controller.deciding.partition import PartitionDecider
 from controller.deciding.snapshots import Restored, encode_record, restore
+from controller.deciding.timers import DueTimer
+from events.decisions import TimerScheduled
 from events.observations import AnyObservation
 from simulator.examples import EXAMPLES
+from simulator.scenarios import JobScript
 
 LOG: list[AnyObservation] = sorted(
     (event for script in EXAMPLES.values() for event in script()), key=lambda e: e.time
@@ -105,3 +108,30 @@ def test_events_before_the_committed_offset_rebuild_state_silently():
 
     assert all(decisions == [] for decisions in produced[:10])
     assert partition.states  # the state was rebuilt all the same
+
+
+def test_timers_of_a_silently_rebuilt_state_are_handed_over_once_it_caught_up():
+    """Restarted without a snapshot, the decider rebuilds a job's state from offsets it
+    decided before; the restart backoff timer scheduled there is not produced again, so
+    the partition hands it over once the rebuild reaches the committed offset."""
+    spec = {
+        "tasks": [{"name": "w", "replicas": 2, "template": {}}],
+        "policies": [{"event": "PodFailed", "action": "RestartJob"}],
+    }
+    script = JobScript("bo", spec).submit(annotations={"lavalog.io/restart-backoff": "5s,2,1m"})
+    script.podgroup("Inqueue").pods("w", 2, "Running").pod("w", 0, "Failed", exit_code=1)
+    log = [*script.events, *JobScript("other", spec).submit().events]
+    decided = PartitionDecider(Restored(), committed=0)
+    [timer] = [
+        d for i, e in enumerate(log) for d in decided.apply(i, e) if isinstance(d, TimerScheduled)
+    ]
+    committed = len(script.events)  # the crash came after the failure was decided
+
+    partition = PartitionDecider(Restored(), committed=committed)
+    handed: list[list[DueTimer]] = []
+    for offset, event in enumerate(log):
+        assert partition.apply(offset, event) == [] or offset >= committed
+        handed.append(partition.rebuilt_timers())
+
+    due = DueTimer(timer.fire_at, "default/bo", script.uid, timer.timer_id)
+    assert handed == [[]] * (committed - 1) + [[due]] + [[]] * (len(log) - committed)

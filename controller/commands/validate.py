@@ -201,12 +201,22 @@ def judge(document: object, *, strict: bool) -> Verdict:
     if not isinstance(spec, Mapping):
         errors.append(FieldError("spec", "required: the job's tasks and policies"))
         return Verdict(tuple(errors), unknown, None)
-    result = admit_job(spec)
+    result = admit_job(spec, _annotations(document))
     if not isinstance(result, Admitted):
         return Verdict((*errors, *result.errors), unknown, None)
     if errors:
         return Verdict(tuple(errors), unknown, None)
     return Verdict((), unknown, {**document, "spec": msgspec.to_builtins(result.spec)})
+
+
+def _annotations(document: Mapping[str, Any]) -> dict[str, str]:
+    """The Job's annotations: admission reads lavalog's extensions (`lavalog.io/...`)
+    from them, as the controller does."""
+    metadata = document.get("metadata")
+    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
+    if not isinstance(annotations, Mapping):
+        return {}
+    return {str(name): value for name, value in annotations.items() if isinstance(value, str)}
 
 
 def _print_verdict(label: str, document: object, verdict: Verdict, out: TextIO) -> None:

@@ -238,3 +238,20 @@ def test_manifests_are_read_with_libyaml_when_available(
     monkeypatch.setattr(yaml, "load_all", spy)
     assert main(["validate", write(tmp_path, "good.yaml", GOOD)]) == 0
     assert loaders == [yaml.CSafeLoader]
+
+
+def test_extension_annotations_are_validated_as_the_controller_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    annotated = GOOD.replace(
+        "metadata: {name: tf-train, namespace: ml}",
+        'metadata: {name: tf-train, namespace: ml, annotations: {lavalog.io/restart-backoff: "1m,2,10s"}}',
+    )
+    path = write(tmp_path, "annotated.yaml", annotated)
+    assert main(["validate", path]) == 1
+    assert capsys.readouterr().out.splitlines()[1] == (
+        "  metadata.annotations[lavalog.io/restart-backoff]: CAP 10s is shorter than INITIAL 1m:"
+        " no delay could reach it"
+    )
+    good = annotated.replace("1m,2,10s", "10s,2,1m")
+    assert main(["validate", write(tmp_path, "good.yaml", good)]) == 0

@@ -94,5 +94,19 @@ def _matches(policy: LifecyclePolicy, trigger: Trigger, codes: ExitCodeSet | Non
 
 
 def _resolution(policy: LifecyclePolicy, ref: PolicyRef) -> Resolution:
+    return Resolution(action=policy.action, policy=ref, delay=_timeout(policy))
+
+
+def policy_timeout(spec: JobSpec, ref: PolicyRef | None) -> float:
+    """Seconds of the `timeout` of the policy `ref` names; 0 without one. (A job's
+    policies cannot change once admitted, so a reference stays good.)"""
+    if ref is None:
+        return 0.0
+    task = spec.task(ref.task) if ref.level == "task" else None
+    policies = task.policies if task is not None else spec.policies
+    return _timeout(policies[ref.index]) if ref.index < len(policies) else 0.0
+
+
+def _timeout(policy: LifecyclePolicy) -> float:
     delay = parse_duration(policy.timeout) if policy.timeout else 0.0
-    return Resolution(action=policy.action, policy=ref, delay=max(delay, 0.0))
+    return max(delay, 0.0)

@@ -1,21 +1,23 @@
 """Durable timers: delayed policy actions and the TTL after a job finishes.
 
 A policy with `timeout`, or a restart under lavalog's restart backoff (`backoff`), does
-not act at once: it schedules a timer (a decision), and
-the decider service later observes TimerFired. A delayed action is cancelled when its
-cause has gone (the pod it was about is Running or Succeeded again, the PodGroup is
-Running again) or when the job leaves Pending/Running. This works the same for every
-action, RestartTask and RestartPod included (volcano#4743).
+not act at once: it schedules a timer (a decision), and the decider service later
+observes TimerFired. A delayed action is cancelled when the job leaves Pending/Running,
+and a timeout's also when its cause has gone (the pod it was about is Running or
+Succeeded again, the PodGroup is Running again): a timeout is a grace period. A backoff
+alone only postpones a restart the policy chose at once, which recovery does not undo.
+This works the same for every action, RestartTask and RestartPod included
+(volcano#4743).
 """
 
 from __future__ import annotations
 
 import msgspec
 
-from controller.decider.policies import Resolution
+from controller.decider.policies import Resolution, policy_timeout
 from controller.decider.step import Step
 from controller.decider.triggers import Trigger
-from events.decisions import TimerCancelled, TimerScheduled
+from events.decisions import Backoff, TimerCancelled, TimerScheduled
 from events.volcano import Action, Event, PodPhase
 
 _POD_CAUSES = frozenset({Event.POD_FAILED, Event.POD_EVICTED, Event.POD_PENDING, Event.TASK_FAILED})
@@ -47,9 +49,11 @@ def schedule_delayed(step: Step, trigger: Trigger, resolution: Resolution) -> No
 
 
 def cancel_resolved_timers(step: Step) -> None:
-    """Cancel delayed actions whose cause has gone away."""
+    """Cancel delayed actions whose cause has gone away, if they wait for it to."""
     state = step.state
     for timer in list(state.timers.values()):
+        if isinstance(timer.backoff, Backoff) and not policy_timeout(step.spec, timer.policy):
+            continue  # postponed by the restart backoff only: no grace period
         reason = ""
         if timer.trigger in _POD_CAUSES and timer.pod:
             pod = state.pods.get(timer.pod)

@@ -362,3 +362,42 @@ def test_without_the_annotation_a_timer_is_written_as_before() -> None:
     assert timer.backoff is msgspec.UNSET
     assert b"backoff" not in encode(timer)
     assert timer.fire_at - timer.time == 30.0
+
+
+def evicted_and_replaced(policy: dict[str, Any]) -> JobScript:
+    """Two workers; worker 0 is evicted, its replacement (created at once) runs."""
+    manifest = {"maxRetry": 3, "tasks": [task("worker", 2)], "policies": [policy]}
+    script = JobScript("ev", manifest).submit(annotations={ANNOTATION: "10s,2,5m"})
+    script.podgroup("Inqueue").pods("worker", 2, "Pending").pods("worker", 2, "Running")
+    script.pod("worker", 0, "Running", deleting=True).pod_deleted("worker", 0)
+    return script.pod("worker", 0, "Pending").pod("worker", 0, "Running")
+
+
+def test_a_backed_off_restart_is_not_undone_when_its_cause_goes_away() -> None:
+    """The policy restarts the job on an eviction; the backoff only postpones that, so the
+    replacement pod running meanwhile does not cancel it (a timeout would: see below)."""
+    script = evicted_and_replaced({"event": "PodEvicted", "action": "RestartJob"})
+    [timer] = of(TimerScheduled, run(script)[1])
+    script.at(timer.fire_at).timer(timer.timer_id)
+
+    state, decisions = run(script)
+
+    assert of(TimerCancelled, decisions) == []
+    assert [(d.action, d.timer_id) for d in of(ActionDecided, decisions)] == [
+        ("RestartJob", timer.timer_id)
+    ]
+    assert (state.phase, state.retry_count) == ("Restarting", 1)
+
+
+def test_with_a_policy_timeout_the_grace_period_still_cancels_it() -> None:
+    policy = {"event": "PodEvicted", "action": "RestartJob", "timeout": "30s"}
+    script = evicted_and_replaced(policy)
+    [timer] = of(TimerScheduled, run(script)[1])
+    script.at(timer.fire_at).timer(timer.timer_id)
+
+    state, decisions = run(script)
+
+    assert timer.fire_at - timer.time == 40.0
+    assert [c.reason for c in of(TimerCancelled, decisions)] == ["pod ev-worker-0 is Running again"]
+    assert of(ActionDecided, decisions) == []
+    assert (state.phase, state.retry_count) == ("Running", 0)

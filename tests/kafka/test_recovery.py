@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from types import SimpleNamespace
 
 import pytest
 from aiokafka import AIOKafkaConsumer
@@ -42,7 +43,7 @@ def test_members_are_named_after_the_identity_and_recognised_exactly() -> None:
 
 @asynccontextmanager
 async def member_process(
-    settings: KafkaSettings, group: str, identity: str
+    settings: KafkaSettings, group: str, identity: str, session_ms: int = SESSION_MS
 ) -> AsyncIterator[tuple[asyncio.subprocess.Process, str]]:
     """`tests.kafka.member` in a child process; yields it with its member id once joined."""
     process = await asyncio.create_subprocess_exec(
@@ -54,7 +55,7 @@ async def member_process(
             settings.client_id,
             settings.topic_prefix,
         ),
-        *(topic_name(settings, OBSERVED), group, identity, str(SESSION_MS), str(HEARTBEAT_MS)),
+        *(topic_name(settings, OBSERVED), group, identity, str(session_ms), str(HEARTBEAT_MS)),
         stdout=asyncio.subprocess.PIPE,
     )
     try:
@@ -129,3 +130,72 @@ async def test_an_eviction_the_coordinator_holds_gives_way_to_a_normal_join(
     settings = KafkaSettings(group_instance_id="replica-a")
     async with asyncio.timeout(5):
         assert await groups.evict_predecessors(settings, "decider") == []
+
+
+@pytest.mark.integration
+async def test_two_identities_restarted_one_after_the_other_both_get_in(
+    kafka_settings: KafkaSettings,
+) -> None:
+    """Both replicas killed, then restarted in turn (`kill-both` in the chaos run): the
+    first successor's LeaveGroup starts a rebalance, which the second must not stall."""
+    session_ms = 3_000
+    settings = dataclasses.replace(kafka_settings, session_timeout_ms=session_ms)
+    group = "decider"
+    # b joins first and so leads the group on tansu
+    async with (
+        member_process(settings, group, "replica-b", session_ms) as (process_b, _),
+        member_process(settings, group, "replica-a", session_ms) as (process_a, _),
+    ):
+        for process in (process_a, process_b):
+            process.send_signal(signal.SIGKILL)
+            await process.wait()
+    killed = time.monotonic()
+
+    successors = []
+    for identity in ("replica-a", "replica-b"):
+        successor = create_consumer(
+            dataclasses.replace(settings, group_instance_id=identity), group_id=group
+        )
+        successor.subscribe([topic_name(settings, OBSERVED)])
+        await successor.start()
+        successors.append(successor)
+    try:
+        async with asyncio.timeout(60):
+            while sum(len(s.assignment()) for s in successors) < settings.observed_partitions:
+                await asyncio.gather(*(s.getmany(timeout_ms=100) for s in successors))
+        # a few sessions at most, not the minutes of a group without a leader
+        assert time.monotonic() - killed < 5 * session_ms / 1000
+    finally:
+        for successor in successors:
+            await successor.stop()
+
+
+class _DescribingClient:
+    """Answers DescribeGroups with the next of `states`, the same members each time."""
+
+    def __init__(self, states: list[str], members: list[str]) -> None:
+        self.states = states
+        self.members = members
+        self.described = 0
+
+    async def send(self, node: int, request: object) -> object:
+        state = self.states[min(self.described, len(self.states) - 1)]
+        self.described += 1
+        group = (0, "decider", state, "consumer", "", [(m, "", b"", b"") for m in self.members])
+        return SimpleNamespace(groups=[group])
+
+
+async def test_no_member_is_removed_while_a_rebalance_has_a_leader(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """tansu does not forget a rebalance's leader that leaves by LeaveGroup; it reports
+    such a group as `Unknown`, and members are only listed for removal once it is not."""
+    monkeypatch.setattr(groups, "RECHECK_SECONDS", 0.0)
+    client = _DescribingClient(["Unknown", "Unknown", "Assigning"], ["lavalog@a-1"])
+    members = await groups._settled_members(client, 1, "decider")
+    assert (members, client.described) == (["lavalog@a-1"], 3)
+    # Apache Kafka's rebalancing states are left to Kafka, which handles a leaving leader
+    for state in ("Stable", "PreparingRebalance", "CompletingRebalance", "Empty"):
+        client = _DescribingClient([state], ["lavalog@a-1"])
+        members = await groups._settled_members(client, 1, "decider")
+        assert (members, client.described) == (["lavalog@a-1"], 1)

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import os
 import random
 import signal
@@ -531,13 +530,7 @@ async def run(
     output: Path,
 ) -> Outcome:
     """The workload once, with `faults` faults (none: the reference run)."""
-    kafka = dataclasses.replace(
-        kafka_settings(broker.bootstrap_servers, 3, prefix=f"chaos-{uuid.uuid4().hex[:8]}."),
-        # tansu can leave a group without a leader for minutes when both replicas' killed
-        # members are removed by their successors (docs/kafka.md, "Restarts"); static
-        # members are not removed but taken over
-        static_membership=True,
-    )
+    kafka = kafka_settings(broker.bootstrap_servers, 3, prefix=f"chaos-{uuid.uuid4().hex[:8]}.")
     await ensure_topics(kafka)
     async with AsyncExitStack() as stack:
         cluster = await stack.enter_async_context(

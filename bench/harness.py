@@ -177,7 +177,6 @@ class LavalogRun:
             "LAVALOG_STATE_PARTITIONS": str(kafka.state_partitions),
             "LAVALOG_SESSION_TIMEOUT_MS": str(kafka.session_timeout_ms),
             "LAVALOG_HEARTBEAT_INTERVAL_MS": str(kafka.heartbeat_interval_ms),
-            "LAVALOG_STATIC_MEMBERSHIP": str(kafka.static_membership).lower(),
         }
         self.port = free_port()
         with self.output.open("ab") as out:

@@ -22,7 +22,7 @@ from projections.timeline import build_timeline
 from simulator.scenarios import JobScript
 from tests.projections.helpers import write_events
 from tests.projections.test_api import Status
-from tests.projections.test_browser import CHROMIUM_ARGS, chromium  # noqa: F401 (a fixture)
+from tests.projections.test_browser import browser_page, chromium  # noqa: F401 (a fixture)
 
 CONTAINER = {"containers": [{"name": "main", "image": "busybox"}]}
 SPEC = {
@@ -100,19 +100,12 @@ async def served(tmp_path: Path) -> AsyncIterator[str]:
 @pytest.mark.browser
 @pytest.mark.timeout(120)
 async def test_the_web_ui_shows_the_cause_on_the_timer_mark(chromium, served):  # noqa: F811
-    from playwright.async_api import async_playwright
-
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=str(chromium), args=CHROMIUM_ARGS
-        )
-        page = await browser.new_page(viewport={"width": 1280, "height": 800})
+    async with browser_page(chromium) as page:
         await page.goto(served + "#/jobs/default/bo")
         await page.wait_for_selector("#gantt g.decision-mark")
         marks = await page.eval_on_selector_all(
             "#gantt g.decision-mark[data-type=TimerScheduled] title",
             "titles => titles.map(t => t.textContent)",
         )
-        await browser.close()
     assert len(marks) == 2
     assert DELAYED in marks[1] and "due +" in marks[1]

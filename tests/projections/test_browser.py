@@ -10,7 +10,9 @@ import os
 import shutil
 import subprocess
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiohttp import web
@@ -56,6 +58,21 @@ def chromium() -> Path:
     return CHROMIUM
 
 
+@asynccontextmanager
+async def browser_page(chromium: Path) -> AsyncIterator[Any]:
+    """A 1280x800 page of a headless Chromium, closed on exit."""
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=str(chromium), args=CHROMIUM_ARGS
+        )
+        try:
+            yield await browser.new_page(viewport={"width": 1280, "height": 800})
+        finally:
+            await browser.close()
+
+
 @pytest.fixture
 async def served(tmp_path) -> AsyncIterator[tuple[str, Store, LiveHub, list[Sourced]]]:
     """The recorded examples and the first 40 s of tf-mnist, served on a free port; the rest
@@ -79,15 +96,9 @@ async def served(tmp_path) -> AsyncIterator[tuple[str, Store, LiveHub, list[Sour
 
 
 async def test_job_list_and_gantt_render_and_follow_the_stream(chromium, served):
-    from playwright.async_api import async_playwright
-
     url, store, hub, rest = served
     ARTIFACTS.mkdir(exist_ok=True)
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=str(chromium), args=CHROMIUM_ARGS
-        )
-        page = await browser.new_page(viewport={"width": 1280, "height": 800})
+    async with browser_page(chromium) as page:
         await page.goto(url)
         await page.wait_for_selector("tr.job-row")
         rows = await page.eval_on_selector_all(
@@ -160,7 +171,6 @@ async def test_job_list_and_gantt_render_and_follow_the_stream(chromium, served)
         assert outcomes == ["killed", "killed", "succeeded", "failed", "succeeded"]
         assert await page.locator("h2 .badge").text_content() == "Completed"
         await page.screenshot(path=str(ARTIFACTS / "projections-live.png"), full_page=True)
-        await browser.close()
     assert not any(
         isinstance(item.event, Observation) and item.event.key != "team-a/tf-mnist" for item in rest
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import aiohttp
 import pytest
 
-from tests.projections.test_browser import CHROMIUM_ARGS, chromium, served
+from tests.projections.test_browser import browser_page, chromium, served
 
 __all__ = ["chromium", "served"]  # fixtures shared with the UI's own browser test
 
@@ -36,14 +36,8 @@ async def test_the_api_replays_a_job_under_more_retries(served) -> None:
 @pytest.mark.browser
 @pytest.mark.timeout(120)
 async def test_the_what_if_page_edits_the_policy_and_shows_the_divergence(chromium, served) -> None:
-    from playwright.async_api import async_playwright
-
     url, *_ = served
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=str(chromium), args=CHROMIUM_ARGS
-        )
-        page = await browser.new_page(viewport={"width": 1280, "height": 800})
+    async with browser_page(chromium) as page:
         await page.goto(url + "#/jobs/ml/flaky-train")
         await page.click("#whatif-link")
         await page.wait_for_selector("#whatif-verdict")
@@ -57,4 +51,3 @@ async def test_the_what_if_page_edits_the_policy_and_shows_the_divergence(chromi
         await page.wait_for_function(
             "document.querySelector('#whatif-verdict').textContent.startsWith('Identical')"
         )
-        await browser.close()

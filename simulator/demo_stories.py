@@ -156,6 +156,24 @@ STORIES: tuple[Story, ...] = (
             ),
         ),
     ),
+    Story(
+        jobs=("preempted-train",),
+        what_happens=(
+            "the worker is preempted once (injected, exit 143, SIGTERM); the policy's"
+            " `exitCode: 137` widened by an exit-code set (`lavalog.io/exit-codes.0: \"In"
+            " 137,143\"`, a lavalog extension) restarts the whole job, which then completes"
+        ),
+        crash=Crash(pod="preempted-train-worker-0", exit_code=143),
+        ending=Ending(
+            phase="Completed",
+            retries=1,
+            version=2,
+            decisions=(
+                Decided("RestartJob", "PodFailed", exit_code=143),
+                Decided("CompleteJob", "TaskCompleted"),
+            ),
+        ),
+    ),
 )
 
 

@@ -220,3 +220,34 @@ def test_the_backoff_story_needs_each_restart_to_wait_its_turn():
         " RestartJob after 1s', 'PodFailed (exit 1) → RestartJob after 2s', 'PodFailed"
         " (exit 1) → RestartJob']"
     ]
+
+
+def preempted_job(*, exit_code_set: bool) -> JobScript:
+    """preempted-train on a cluster: the worker exits 143 once, then succeeds; with the
+    annotation the job restarts, without it the policy's single `exitCode: 137` misses."""
+    job = manifest("preempted-train")
+    annotations = job["metadata"]["annotations"] if exit_code_set else None
+    script = JobScript("preempted-train", job["spec"]).submit(annotations=annotations)
+    script.podgroup("Inqueue")
+    for version in range(2 if exit_code_set else 1):
+        script.pod("ps", 0, "Running", version=version).pod("worker", 0, "Running", version=version)
+        if version == 0:
+            script.pod("worker", 0, "Failed", exit_code=143, version=version)
+        else:
+            script.pod("worker", 0, "Succeeded", exit_code=0, version=version)
+        script.pod_deleted("ps", 0, version=version).pod_deleted("worker", 0, version=version)
+    return script
+
+
+def test_the_preempted_story_needs_the_exit_code_set():
+    played = timeline_of(preempted_job(exit_code_set=True))
+    missed = timeline_of(preempted_job(exit_code_set=False))
+    s = story("preempted-train")
+
+    assert check(s, {"preempted-train": played}, {"preempted-train": status_of(played)}) == []
+    problems = check(s, {"preempted-train": missed}, {"preempted-train": status_of(missed)})
+    assert (
+        "preempted-train: decisions none, expected ['PodFailed (exit 143) → RestartJob',"
+        " 'TaskCompleted → CompleteJob']"
+    ) in problems
+    assert "preempted-train: phase Running, expected Completed" in problems

@@ -24,7 +24,7 @@ from controller.deciding.service import DeciderService
 from controller.health import Component, Health, health_app
 from controller.kafka import KafkaSettings, ensure_topics
 from controller.kafka.probe import check_connection
-from controller.kube import Kube, connect
+from controller.kube import CONTROLLER, Kube, connect
 from controller.watchers.service import WatcherService
 
 log = structlog.get_logger("lavalog")
@@ -77,7 +77,9 @@ async def run_controller(
     unknown = set(config.components) - set(COMPONENTS)
     if unknown:
         raise ValueError(f"unknown components {sorted(unknown)}; choose from {COMPONENTS}")
-    async with connect(config.kubeconfig, origin=config.kubeconfig_origin) as kube:
+    async with connect(
+        config.kubeconfig, origin=config.kubeconfig_origin, client=CONTROLLER
+    ) as kube:
         await check_connection(config.kafka)
         await ensure_topics(config.kafka)
         health = Health()

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.metadata
 import os
 import sys
 from collections.abc import Sequence
 from typing import Protocol, cast
+
+from controller.version import version
 
 #: command name -> module implementing it. `sim` and `demo` are development tools and
 #: live with the simulated cluster; the product itself never imports it.
@@ -78,13 +79,6 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         if "default" in text.lower() or nothing or action.default in ([], argparse.SUPPRESS):
             return text
         return super()._get_help_string(action) or text
-
-
-def version() -> str:
-    try:
-        return importlib.metadata.version("lavalog")
-    except importlib.metadata.PackageNotFoundError:  # run from a source tree, not installed
-        return "unknown"
 
 
 def _usage(commands: dict[str, SubcommandModule]) -> str:

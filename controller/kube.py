@@ -23,8 +23,14 @@ from kubernetes_asyncio.config.config_exception import ConfigException
 from yaml import YAMLError
 from yarl import URL
 
+from controller.version import version
+
 JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
+#: the User-Agent names the client (`lavalog-controller/0.1.0`), as kubectl's does, so an
+#: API server's audit log tells the controller's requests from a person's `lavalog job`
+CONTROLLER = "lavalog-controller"
+CLI = "lavalog"
 
 
 class KubeError(Exception):
@@ -171,8 +177,11 @@ def choose_kubeconfig(
 
 
 @asynccontextmanager
-async def connect(kubeconfig: str | None, *, origin: str = "--kubeconfig") -> AsyncIterator[Kube]:
-    """A client from a kubeconfig file, or from the in-cluster service account (None).
+async def connect(
+    kubeconfig: str | None, *, origin: str = "--kubeconfig", client: str = CLI
+) -> AsyncIterator[Kube]:
+    """A client from a kubeconfig file, or from the in-cluster service account (None),
+    that introduces itself as `client` (CONTROLLER or CLI).
 
     KubeConfigError, in one sentence, when neither works; `origin` names who chose the file.
     """
@@ -181,6 +190,7 @@ async def connect(kubeconfig: str | None, *, origin: str = "--kubeconfig") -> As
     _proxy_from_environment(configuration)
     async with ApiClient(configuration) as api:
         _no_lookups_per_request(api)
+        api.user_agent = f"{client}/{version()}"
         yield Kube(api)
 
 

@@ -17,6 +17,7 @@ import msgspec
 from aiohttp import web
 
 from simulator import discovery, fields, pods, registry, watch
+from simulator.access import Access, AccessListener
 from simulator.errors import ApiError, bad_request, not_found
 from simulator.objects import Objects
 from simulator.registry import ResourceType
@@ -51,15 +52,15 @@ def _resolve(group: str, version: str, parts: list[str]) -> Target:
     return Target(resource, None, _at(parts, 1), _at(parts, 2))
 
 
-def _call_name(request: web.Request, target: Target) -> str:
-    """Kubernetes' name for the request: its verb and resource, e.g. "update jobs/status"."""
+def _verb_and_resource(request: web.Request, target: Target) -> tuple[str, str]:
+    """Kubernetes' names for the request, as RBAC checks it: ("update", "jobs/status")."""
     verb = _VERBS.get(request.method, request.method.lower())
     if request.method == "GET" and target.name is None:
         verb = "watch" if _truthy(request.query.get("watch")) else "list"
     elif request.method == "DELETE" and target.name is None:
         verb = "deletecollection"
     resource = target.resource.plural
-    return f"{verb} {resource}/{target.subresource}" if target.subresource else f"{verb} {resource}"
+    return verb, f"{resource}/{target.subresource}" if target.subresource else resource
 
 
 _VERBS = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
@@ -129,9 +130,12 @@ class KubeApi:
         bookmark_interval: float = 1.0,
         calls: Counter[str],
         writes: WriteLog | None = None,
+        access: list[AccessListener] | None = None,
     ) -> None:
         self.objects = objects
         self.writes = writes or WriteLog()
+        #: called with every request to a resource (`simulator.access`)
+        self.access = access if access is not None else []
         #: requests served, by "verb resource[/subresource]" (`GET /sim/state`, benchmarks)
         self.calls = calls
         self.logs = logs
@@ -184,7 +188,14 @@ class KubeApi:
 
     async def _serve(self, request: web.Request, target: Target) -> web.StreamResponse:
         method = request.method
-        self.calls[_call_name(request, target)] += 1
+        verb, resource = _verb_and_resource(request, target)
+        self.calls[f"{verb} {resource}"] += 1
+        if self.access:
+            asked = Access(
+                request.headers.get("User-Agent", ""), verb, target.resource.group, resource
+            )
+            for listener in self.access:
+                listener(asked)
         if target.name is None:
             if method == "GET":
                 if _truthy(request.query.get("watch")):

@@ -17,6 +17,7 @@ from types import TracebackType
 from aiohttp import web
 
 from simulator import kubeconfig, openapi, registry
+from simulator.access import AccessListener
 from simulator.admin import Admin
 from simulator.api import KubeApi, errors_middleware
 from simulator.clock import SimClock
@@ -59,6 +60,7 @@ class SimulatedCluster:
         self._volumes = VolumeBinder(self.objects)
         self.api_calls: Counter[str] = Counter()
         self._writes = WriteLog()
+        self._access: list[AccessListener] = []
         self.admin = Admin(self.objects, self.kubelet, self.faults, self.api_calls)
         self._nodes = nodes
         self._capacity = {**DEFAULT_CAPACITY, **(node_capacity or {})}
@@ -86,6 +88,7 @@ class SimulatedCluster:
             bookmark_interval=self._bookmark_interval,
             calls=self.api_calls,
             writes=self._writes,
+            access=self._access,
         )
         app = web.Application(
             middlewares=[errors_middleware, self.faults.middleware], client_max_size=64 * 2**20
@@ -112,6 +115,11 @@ class SimulatedCluster:
         """Call `listener` with every create, update and patch served over HTTP, as sent
         and as stored (see `simulator.writes`)."""
         self._writes.listeners.append(listener)
+
+    def on_request(self, listener: AccessListener) -> None:
+        """Call `listener` with every request to a resource served over HTTP, in RBAC's
+        terms (see `simulator.access`)."""
+        self._access.append(listener)
 
     async def stop(self) -> None:
         await self.kubelet.stop()

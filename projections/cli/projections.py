@@ -17,7 +17,7 @@ from pathlib import Path
 
 from aiokafka.errors import KafkaConnectionError
 
-from controller.cli import version
+from controller.version import version
 from controller.commands.errors import kafka_unreachable
 from controller.commands.kafka_options import add_kafka_arguments, kafka_settings
 from controller.kafka import KafkaSettings

@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from controller.cli import COMMANDS, main, version
+from controller.cli import COMMANDS, main
+from controller.version import version
 
 
 def test_version_is_the_installed_packages() -> None:

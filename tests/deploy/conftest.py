@@ -1,5 +1,6 @@
 """kubectl for rendering the Kustomize overlays: the one on PATH, else Debian's `kubectl`
-package installed once (dl.k8s.io is out of reach where CI runs; the package registry is not)."""
+package installed once (dl.k8s.io is out of reach where CI runs; the package registry is not);
+the controller's ClusterRole as a set of grants."""
 
 from __future__ import annotations
 
@@ -14,6 +15,21 @@ import yaml
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 OVERLAYS = ("base", "overlays/dev", "overlays/production")
+#: (API group, resource, verb), as a ClusterRole rule grants and RBAC checks a request
+Grant = tuple[str, str, str]
+
+
+def cluster_role_grants() -> set[Grant]:
+    """Every grant of the controller's ClusterRole in deploy/base/rbac.yaml."""
+    documents = yaml.safe_load_all((DEPLOY / "base" / "rbac.yaml").read_text())
+    (role,) = [doc for doc in documents if doc and doc["kind"] == "ClusterRole"]
+    return {
+        (group, resource, verb)
+        for rule in role["rules"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
 
 
 def _install_kubectl() -> str | None:

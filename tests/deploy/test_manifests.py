@@ -1,5 +1,6 @@
 """deploy/ stays in step with the code: manifests parse, the Deployments' arguments are
-accepted by the CLI, and the ClusterRole grants every resource the controller uses."""
+accepted by the CLI, and the ClusterRole names each grant (that it grants exactly what the
+controller uses is tests/e2e/test_cluster_role.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from controller.actuator import paths
-from controller.watchers import watch
+from tests.deploy.conftest import cluster_role_grants
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "base"
 
@@ -51,57 +51,6 @@ def test_deployment_arguments_are_accepted_by_the_cli(deployment):
     parse_cli(container["args"])
 
 
-def granted() -> set[tuple[str, str, str]]:
-    (role,) = [doc for doc in documents("rbac.yaml") if doc["kind"] == "ClusterRole"]
-    return {
-        (group, resource, verb)
-        for rule in role["rules"]
-        for group in rule["apiGroups"]
-        for resource in rule["resources"]
-        for verb in rule["verbs"]
-    }
-
-
-def group_of(api_version: str) -> str:
-    return api_version.rpartition("/")[0]
-
-
-def needed() -> set[tuple[str, str, str]]:
-    """What the code itself names: watched kinds, written kinds, status, leases."""
-    wants = {
-        (
-            group_of(resource.prefix.removeprefix("/apis/").removeprefix("/api/")),
-            resource.plural,
-            verb,
-        )
-        for resource in (watch.PODS, watch.JOBS, watch.PODGROUPS, watch.COMMANDS)
-        for verb in ("list", "watch")
-    }
-    for (api_version, _kind), plural in paths._PLURALS.items():
-        group = group_of(api_version)
-        wants |= {(group, plural, "get"), (group, plural, "create")}
-    wants |= {
-        ("", "pods", "delete"),
-        ("bus.volcano.sh", "commands", "delete"),
-        ("scheduling.volcano.sh", "podgroups", "delete"),
-        ("scheduling.volcano.sh", "podgroups", "update"),
-        ("batch.volcano.sh", "jobs", "delete"),
-        ("batch.volcano.sh", "jobs", "update"),
-        ("batch.volcano.sh", "jobs/status", "update"),
-        ("scheduling.k8s.io", "priorityclasses", "get"),
-        ("coordination.k8s.io", "leases", "get"),
-        ("coordination.k8s.io", "leases", "create"),
-        ("coordination.k8s.io", "leases", "update"),
-    }
-    # the actuator never creates the Job it reconciles
-    wants.discard(("batch.volcano.sh", "jobs", "create"))
-    return wants
-
-
-def test_the_cluster_role_grants_what_the_controller_uses():
-    assert needed() - granted() == set()
-
-
 def test_the_cluster_role_spells_out_every_grant():
     """No wildcard: a new resource or verb is a reviewed change to rbac.yaml."""
-    assert not any("*" in part for grant in granted() for part in grant)
+    assert not any("*" in part for grant in cluster_role_grants() for part in grant)

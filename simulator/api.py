@@ -95,6 +95,15 @@ def _int(query: Any, name: str) -> int | None:
         raise bad_request(f"{name} must be an integer") from exc
 
 
+def _dry_run(value: str | None) -> bool:
+    """The `dryRun` parameter: absent, or "All" (the only value Kubernetes accepts)."""
+    if value is None:
+        return False
+    if value != "All":
+        raise bad_request(f'unsupported dryRun value "{value}": the only supported value is "All"')
+    return True
+
+
 def _truthy(value: str | None) -> bool:
     return value in ("true", "1", "True")
 
@@ -188,6 +197,9 @@ class KubeApi:
 
     async def _serve(self, request: web.Request, target: Target) -> web.StreamResponse:
         method = request.method
+        if "dryRun" in request.query and method != "POST":
+            # a write that must not happen is refused, never carried out
+            raise bad_request("the simulated API server supports dryRun on create only")
         verb, resource = _verb_and_resource(request, target)
         self.calls[f"{verb} {resource}"] += 1
         if self.access:
@@ -202,18 +214,7 @@ class KubeApi:
                     return await self._watch(request, target)
                 return self._list(request, target)
             if method == "POST":
-                body = await _body(request)
-                sent = self.writes.sent_copy(body)
-                warnings: list[str] = []
-                created = self.objects.create(
-                    target.resource,
-                    target.namespace or "",
-                    body,
-                    validation=fields.directive(request.query.get("fieldValidation")),
-                    warnings=warnings,
-                )
-                self._written(request, target, sent, created, warnings)
-                return _entry_response(created, 201, warnings)
+                return await self._create(request, target)
             if method == "DELETE":
                 return await self._delete_collection(request, target)
         elif target.subresource == "status" and not target.resource.has_status:
@@ -237,6 +238,24 @@ class KubeApi:
             "MethodNotAllowed",
             "the server does not allow this method on the requested resource",
         )
+
+    async def _create(self, request: web.Request, target: Target) -> web.Response:
+        """POST; with `dryRun=All`, checked and answered as created but not stored."""
+        dry_run = _dry_run(request.query.get("dryRun"))
+        body = await _body(request)
+        sent = self.writes.sent_copy(body)
+        warnings: list[str] = []
+        created = self.objects.create(
+            target.resource,
+            target.namespace or "",
+            body,
+            validation=fields.directive(request.query.get("fieldValidation")),
+            warnings=warnings,
+            dry_run=dry_run,
+        )
+        if not dry_run:
+            self._written(request, target, sent, created, warnings)
+        return _entry_response(created, 201, warnings)
 
     async def _write(
         self, request: web.Request, target: Target, namespace: str, name: str

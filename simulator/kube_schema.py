@@ -39,7 +39,12 @@ _QUANTITIES = frozenset(
 )
 #: (model, attribute) typed `object` in the models that hold arbitrary JSON; every
 #: other `object` of the core kinds is an IntOrString (ports, targetPort)
-_FREE_FORM = frozenset({("V1ManagedFieldsEntry", "fields_v1")})
+_FREE_FORM = frozenset(
+    {("V1ManagedFieldsEntry", "fields_v1"), ("V1CustomResourceSubresources", "status")}
+)
+#: models that contain themselves (a CRD's schema is a tree of JSONSchemaProps): inside
+#: another model they are free-form, as deep as the API server's structural check goes here
+_RECURSIVE = frozenset({"V1JSONSchemaProps"})
 
 _SCALARS: dict[str, Schema] = {
     "str": {"type": "string"},
@@ -114,4 +119,6 @@ def _type(type_name: str) -> Schema:
         return {"type": "array", "items": _type(found.group(1))}
     if found := _DICT.match(type_name):
         return {"type": "object", "additionalProperties": _type(found.group(1))}
+    if type_name in _RECURSIVE:
+        return {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
     return of(type_name)

@@ -111,9 +111,11 @@ class Objects:
         *,
         validation: str = fields.STRICT,
         warnings: fields.Warnings | None = None,
+        dry_run: bool = False,
     ) -> Entry:
         """POST. `validation` is the request's fieldValidation; in-process writers keep
-        the default Strict, so a field the simulator itself misspells fails loudly."""
+        the default Strict, so a field the simulator itself misspells fails loudly.
+        `dry_run` (dryRun=All): every check and default, then nothing stored."""
         obj = self._check_body(resource, body)
         if resource.has_status:
             obj.pop("status", None)  # not settable on create, so never validated either
@@ -155,6 +157,8 @@ class Objects:
         meta["creationTimestamp"] = self.clock.timestamp()
         meta["generation"] = 1
         defaults.apply(resource, obj)
+        if dry_run:
+            return Entry(obj, encode(obj))
         return self.store.put(resource, obj).entry
 
     def update(

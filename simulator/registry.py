@@ -160,6 +160,40 @@ PVC = _core(
     subresources=frozenset({"status"}),
 )
 
+
+def _installed(
+    group: str, kind: str, plural: str, *, namespaced: bool = True, model: str = ""
+) -> ResourceType:
+    """A kind an installation creates (deploy/): stored and served, with no behaviour."""
+    return ResourceType(
+        group,
+        "v1",
+        kind,
+        plural,
+        namespaced,
+        subresources=frozenset({"status"}) if kind in _WITH_STATUS else frozenset(),
+        schema_source=model or f"V1{kind}",
+    )
+
+
+_WITH_STATUS = frozenset({"Deployment", "PodDisruptionBudget", "CustomResourceDefinition"})
+#: what `kubectl apply -k deploy/...` creates besides the kinds above (tests dry-run it)
+SERVICE_ACCOUNT = _installed("", "ServiceAccount", "serviceaccounts")
+DEPLOYMENT = _installed("apps", "Deployment", "deployments")
+DISRUPTION_BUDGET = _installed("policy", "PodDisruptionBudget", "poddisruptionbudgets")
+CLUSTER_ROLE = _installed(
+    "rbac.authorization.k8s.io", "ClusterRole", "clusterroles", namespaced=False
+)
+CLUSTER_ROLE_BINDING = _installed(
+    "rbac.authorization.k8s.io", "ClusterRoleBinding", "clusterrolebindings", namespaced=False
+)
+CRD = _installed(
+    "apiextensions.k8s.io",
+    "CustomResourceDefinition",
+    "customresourcedefinitions",
+    namespaced=False,
+)
+
 RESOURCES: tuple[ResourceType, ...] = (
     NAMESPACE,
     NODE,
@@ -176,6 +210,12 @@ RESOURCES: tuple[ResourceType, ...] = (
     LEASE,
     NETWORK_POLICY,
     PRIORITY_CLASS,
+    SERVICE_ACCOUNT,
+    DEPLOYMENT,
+    DISRUPTION_BUDGET,
+    CLUSTER_ROLE,
+    CLUSTER_ROLE_BINDING,
+    CRD,
 )
 
 _BY_PATH: dict[tuple[str, str, str], ResourceType] = {

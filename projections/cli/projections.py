@@ -17,13 +17,13 @@ from pathlib import Path
 
 from aiokafka.errors import KafkaConnectionError
 
-from controller.version import version
 from controller.commands.errors import kafka_unreachable
 from controller.commands.kafka_options import add_kafka_arguments, kafka_settings
 from controller.kafka import KafkaSettings
 from controller.kafka.probe import KafkaUnavailable, check_connection
 from controller.kafka.security import connection_options
 from controller.logs import add_logging_arguments, configure_logging
+from controller.version import version
 from projections.app import serve
 from projections.auth import TokenFile
 from projections.cli.common import UsageError, add_state_dir, location

@@ -15,8 +15,15 @@ import yaml
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 OVERLAYS = ("base", "overlays/dev", "overlays/production")
+#: API groups whose kinds a cluster serves only once their operator is installed
+OPERATOR_GROUPS = ("kafka.strimzi.io", "monitoring.coreos.com")
 #: (API group, resource, verb), as a ClusterRole rule grants and RBAC checks a request
 Grant = tuple[str, str, str]
+
+
+def is_operators(doc: dict[str, Any]) -> bool:
+    """Whether `doc` is a Strimzi or Prometheus Operator kind."""
+    return str(doc["apiVersion"]).split("/")[0] in OPERATOR_GROUPS
 
 
 def cluster_role_grants() -> set[Grant]:

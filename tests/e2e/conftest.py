@@ -35,7 +35,7 @@ from controller.app import ControllerConfig, run_controller
 from controller.commands.job import ACTIONS, _issue
 from controller.health import Health
 from controller.kafka import KafkaSettings, ensure_topics
-from controller.kube import Kube, KubeError, connect
+from controller.kube import MERGE_PATCH, Kube, KubeError, connect
 from simulator import registry
 from simulator.selectors import Selector, parse_labels
 from simulator.server import SimulatedCluster
@@ -297,6 +297,20 @@ class System:
     async def command(self, name: str, verb: str) -> None:
         """`lavalog job VERB default/NAME`, as the CLI does it."""
         await _issue(str(self.cluster.kubeconfig_path), NAMESPACE, name, ACTIONS[verb])
+
+    async def scale(self, name: str, replicas: int, min_available: int | None = None) -> None:
+        """Volcano's e2eutil.UpdateJob as its scale tests use it: the first task's
+        replicas (and its minAvailable, when given) and the Job's minAvailable changed."""
+        tasks = (await self.job(name))["spec"]["tasks"]
+        tasks[0]["replicas"] = replicas
+        if min_available is not None:
+            tasks[0]["minAvailable"] = min_available
+        await self.kube.request(
+            "PATCH",
+            f"{JOBS}/{name}",
+            body={"spec": {"minAvailable": replicas, "tasks": tasks}},
+            content_type=MERGE_PATCH,
+        )
 
     async def until_phase(self, name: str, phases: Iterable[str], within: float) -> Obj:
         """Event-driven twin of `wait_for_phase`, on the in-process cluster."""

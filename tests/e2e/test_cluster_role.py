@@ -19,11 +19,11 @@ import pytest
 import pytest_asyncio
 
 from controller.kafka import ensure_topics
-from controller.kube import CONTROLLER, MERGE_PATCH
+from controller.kube import CONTROLLER
 from simulator import registry
 from simulator.access import Access
 from tests.deploy.conftest import Grant, cluster_role_grants
-from tests.e2e.conftest import JOBS, NAMESPACE, System, make_kafka, running_system
+from tests.e2e.conftest import NAMESPACE, make_kafka, running_system
 from tests.e2e.jobs import FOREVER, job, task
 
 pytestmark = pytest.mark.integration
@@ -49,17 +49,6 @@ EVERYTHING = job(
     ],
 )
 EXPIRING = job("expiring", task("worker", 1, "true"), ttlSecondsAfterFinished=0)
-
-
-async def scale_up(system: System, name: str, replicas: int) -> None:
-    tasks = (await system.job(name))["spec"]["tasks"]
-    tasks[0]["replicas"] = replicas
-    await system.kube.request(
-        "PATCH",
-        f"{JOBS}/{name}",
-        body={"spec": {"minAvailable": replicas, "tasks": tasks}},
-        content_type=MERGE_PATCH,
-    )
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -93,7 +82,7 @@ async def asked(kafka_broker: str) -> AsyncIterator[set[Grant]]:
         await system.until_phase("everything", ["Running"], 30)
         await log.until(lambda: len(log.live_pods("everything")) == 2, 30, "two workers")
 
-        await scale_up(system, "everything", 3)
+        await system.scale("everything", 3)
         await log.until(lambda: len(log.live_pods("everything")) == 3, 30, "three workers")
         hosts = system.cluster.objects.find(registry.CONFIGMAP, NAMESPACE, "everything-svc")
         assert hosts is not None and hosts["data"]["VC_WORKER_NUM"] == "3"

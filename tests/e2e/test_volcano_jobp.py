@@ -26,7 +26,6 @@ from controller.kafka import ensure_topics
 from simulator import quantity, registry
 from simulator.selectors import Selector
 from tests.e2e.conftest import (
-    JOBS,
     NAMESPACE,
     System,
     job_phase,
@@ -39,7 +38,6 @@ from tests.e2e.jobs import job, on, task
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 
 P, R = "Pending", "Running"
-MERGE = "application/merge-patch+json"
 EXISTING_CLAIM = "job-pvc-name-exist"
 CLAIM_SPEC = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
 #: the simulated nodes: 2 x 8 CPUs (SimulatedCluster's default capacity)
@@ -231,22 +229,6 @@ def hosts(name: str, replicas: int) -> dict[str, str]:
     }
 
 
-async def scale(system: System, name: str, replicas: int, min_available: int | None) -> None:
-    """e2eutil.UpdateJob with `minAvailable` and the task's replicas (and its
-    minAvailable, where the Volcano test sets it) changed."""
-    found = await system.job(name)
-    tasks = found["spec"]["tasks"]
-    tasks[0]["replicas"] = replicas
-    if min_available is not None:
-        tasks[0]["minAvailable"] = min_available
-    await system.kube.request(
-        "PATCH",
-        f"{JOBS}/{name}",
-        body={"spec": {"minAvailable": replicas, "tasks": tasks}},
-        content_type=MERGE,
-    )
-
-
 async def scaled(system: System, name: str, replicas: int) -> None:
     """e2eutil.WaitJobReady after a scale: `replicas` pods run (and no others are left),
     and the svc plugin's ConfigMap lists exactly their hosts."""
@@ -278,7 +260,7 @@ async def test_scale_up_adds_pods_and_their_hosts(world: System) -> None:
     await world.until_phase(name, [R], 30)
     await scaled(world, name, 2)
 
-    await scale(world, name, 4, None)
+    await world.scale(name, 4)
 
     await scaled(world, name, 4)
     assert running(world, name) == [f"{name}-default-{i}" for i in range(4)]
@@ -290,7 +272,7 @@ async def test_scale_down_removes_pods_and_their_hosts(world: System) -> None:
     await world.until_phase(name, [R], 30)
     await scaled(world, name, 2)
 
-    await scale(world, name, 1, 1)
+    await world.scale(name, 1, 1)
 
     await scaled(world, name, 1)
     assert running(world, name) == [f"{name}-default-0"]
@@ -303,9 +285,9 @@ async def test_scale_down_to_zero_and_up_again(world: System) -> None:
     await world.until_phase(name, [R], 30)
     await scaled(world, name, 2)
 
-    await scale(world, name, 0, 0)
+    await world.scale(name, 0, 0)
     await scaled(world, name, 0)
-    await scale(world, name, 2, None)
+    await world.scale(name, 2)
 
     await scaled(world, name, 2)
     assert running(world, name) == [f"{name}-default-0", f"{name}-default-1"]

@@ -52,7 +52,7 @@ from events.observations import (
     TimerFired,
 )
 from events.timestamps import to_rfc3339
-from events.volcano import Event, JobCondition, JobPhase
+from events.volcano import Event, JobCondition, JobPhase, PodPhase
 
 LogEvent = AnyObservation | AnyDecision
 
@@ -108,7 +108,31 @@ def _job_deleted(state: JobState, event: JobDeleted) -> JobState:
     return replace(state, deleted=True, deleting=True)
 
 
+#: a pod's phases in the only order Kubernetes moves one pod through them (Unknown, a
+#: node not reporting, can come and go at any time, so it has no place here)
+_PHASE_ORDER: dict[str, int] = {
+    PodPhase.PENDING: 0,
+    PodPhase.RUNNING: 1,
+    PodPhase.SUCCEEDED: 2,
+    PodPhase.FAILED: 2,
+}
+
+
+def is_stale(state: JobState, event: PodObserved) -> bool:
+    """Whether `event` shows a pod in a phase it has already left: a fact published
+    again late (a watcher that lost its Lease, a relist racing a watch). The pod keeps
+    its newer state and the observation decides nothing, so a late copy of an earlier
+    fact cannot undo the later one (nor differ from an audit that reads each fact once)."""
+    known = state.pods.get(event.pod)
+    if known is None or known.uid != event.pod_uid:
+        return False
+    then, now = _PHASE_ORDER.get(known.phase), _PHASE_ORDER.get(event.phase)
+    return then is not None and now is not None and now < then
+
+
 def _pod_observed(state: JobState, event: PodObserved) -> JobState:
+    if is_stale(state, event):
+        return state
     known = state.pods.get(event.pod)
     killed = known is not None and known.killed and known.uid in ("", event.pod_uid)
     record = PodRecord(

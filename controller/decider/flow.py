@@ -12,6 +12,7 @@ from msgspec.structs import replace
 
 from controller.decider.backoff import with_backoff
 from controller.decider.counts import job_status
+from controller.decider.evolve import is_stale
 from controller.decider.gang import report_unschedulable
 from controller.decider.phases import HANDLERS
 from controller.decider.policies import SYNC, apply_policies
@@ -27,6 +28,7 @@ from events.observations import (
     CommandIssued,
     JobDeleted,
     JobObserved,
+    PodObserved,
     TimerFired,
 )
 from events.volcano import Action, Event, JobPhase
@@ -40,6 +42,8 @@ def step(state: JobState, observation: AnyObservation) -> tuple[JobState, list[A
     if isinstance(observation, CommandIssued) and not observation.job_uid:
         # a Command naming its target without a uid: Volcano goes by the name alone
         observation = replace(observation, job_uid=state.uid)
+    if isinstance(observation, PodObserved) and is_stale(state, observation):
+        return state, []
     current = Step(state, observation)
     if current.state.uid != observation.job_uid:
         return current.state, []  # about another incarnation, or a Job not seen yet

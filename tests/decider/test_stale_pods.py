@@ -8,61 +8,56 @@ once, could not reproduce that decision.
 
 from __future__ import annotations
 
-from functools import reduce
+from controller.decider import JobState, evolve, initial_state, replay
+from events.decisions import AnyDecision
+from events.observations import AnyObservation
+from simulator.scenarios import JobScript
 
-from msgspec.structs import replace
+SPEC = {
+    "minAvailable": 1,
+    "tasks": [
+        {"name": "worker", "replicas": 1, "template": {"spec": {"containers": [{"name": "m"}]}}}
+    ],
+}
 
-from controller.decider import evolve
-from events.observations import PodObserved
-from tests.decider.support import KEY, T0, UID, given, pod, when, worker_spec
 
-
-def observed(phase: str, *, index: int = 0, at: float = T0) -> PodObserved:
-    name = f"job-worker-{index}"
-    return PodObserved(
-        id=f"pod/{name}-uid/{phase}",
-        key=KEY,
-        job_uid=UID,
-        time=at,
-        pod=name,
-        pod_uid=f"{name}-uid",
-        task="worker",
-        index=index,
-        job_version=0,
-        phase=phase,
+def completed() -> JobScript:
+    script = JobScript("late", SPEC).submit().podgroup("Inqueue")
+    return (
+        script.pod("worker", 0, "Pending").pod("worker", 0, "Running").pod("worker", 0, "Succeeded")
     )
 
 
-def one_pod_job() -> dict[str, object]:
-    return worker_spec(minAvailable=1, task={"replicas": 1})
+def decided(script: JobScript) -> tuple[JobState, list[tuple[AnyObservation, list[AnyDecision]]]]:
+    states: dict[str, JobState] = {}
+    steps = list(replay(script.events, states))
+    return states.get(script.key, initial_state(script.key)), steps
 
 
 def test_a_late_pending_after_the_pod_succeeded_decides_nothing() -> None:
-    completed = given("Completed", [pod("worker", 0, "Succeeded")], spec=one_pod_job())
-    after, decisions = when(completed, observed("Pending"))
-    assert decisions == []
-    assert after == completed
+    before, _ = decided(completed())
+    assert before.phase == "Completed"
+
+    after, steps = decided(completed().pod("worker", 0, "Pending"))
+
+    assert steps[-1][1] == []
+    assert after == before
 
 
-def test_the_state_rebuilt_from_the_log_skips_it_too() -> None:
-    running = given("Running", [pod("worker", 0, "Running")], spec=one_pod_job())
-    log = [observed("Succeeded", at=T0 + 1), observed("Running", at=T0 + 2)]
-    stepped = reduce(lambda state, o: when(state, o)[0], log, running)
-    assert stepped.pods["job-worker-0"].phase == "Succeeded"
-    # what projections and snapshots fold: the observations and the decisions made
-    decided = when(running, log[0])
-    folded = reduce(evolve, [log[0], *decided[1], log[1]], running)
+def test_the_state_folded_from_the_log_skips_it_too() -> None:
+    """What projections and snapshots rebuild: `evolve` over observations and decisions."""
+    script = completed().pod("worker", 0, "Running")
+    stepped, steps = decided(script)
+    folded = initial_state(script.key)
+    for observation, decisions in steps:
+        folded = evolve(folded, observation)
+        for decision in decisions:
+            folded = evolve(folded, decision)
     assert folded == stepped
+    assert stepped.pods["late-worker-0"].phase == "Succeeded"
 
 
-def test_a_newer_phase_and_another_incarnation_of_the_pod_are_not_stale() -> None:
-    pending = given("Running", [pod("worker", 0, "Pending")], spec=one_pod_job())
-    after, _ = when(pending, observed("Running"))
-    assert after.pods["job-worker-0"].phase == "Running"
-    succeeded = given("Running", [pod("worker", 0, "Succeeded")], spec=one_pod_job())
-    replaced = replace(observed("Pending"), pod_uid="new-uid", id="pod/new-uid/Pending")
-    after, _ = when(succeeded, replaced)
-    assert (after.pods["job-worker-0"].uid, after.pods["job-worker-0"].phase) == (
-        "new-uid",
-        "Pending",
-    )
+def test_a_newer_phase_and_a_new_pod_of_the_same_name_are_not_stale() -> None:
+    script = completed().pod_deleted("worker", 0, phase="Succeeded")
+    state, _ = decided(script.pod("worker", 0, "Pending"))
+    assert state.pods["late-worker-0"].phase == "Pending"  # a new uid: a new pod

@@ -67,9 +67,7 @@ class GroupConsumer(AIOKafkaConsumer):  # type: ignore[misc]
     async def start(self) -> None:
         await evict_predecessors(self._lavalog_settings, self._lavalog_group)
         await super().start()
-        repair = LeaderlessRepair(
-            self, connection_options(self._lavalog_settings), self._lavalog_group
-        )
+        repair = LeaderlessRepair(self, self._lavalog_settings, self._lavalog_group)
         self._lavalog_repair = asyncio.create_task(
             repair.run(), name=f"leaderless-{self._lavalog_group}"
         )

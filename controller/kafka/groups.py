@@ -92,7 +92,7 @@ async def evict_predecessors(settings: KafkaSettings, group_id: str) -> list[str
 
 async def _evict(settings: KafkaSettings, group_id: str) -> list[str]:
     client_id = member_client_id(settings)
-    client = AIOKafkaClient(**connection_options(settings), client_id=client_id)
+    client = group_client(settings)
     await client.bootstrap()
     try:
         coordinator = await client.coordinator_lookup(CoordinationType.GROUP, group_id)
@@ -114,15 +114,24 @@ async def _evict(settings: KafkaSettings, group_id: str) -> list[str]:
 async def _settled_members(client: AIOKafkaClient, coordinator: int, group_id: str) -> list[str]:
     """The group's member ids, once none of them may be a rebalance's leader."""
     while True:
-        described = await client.send(coordinator, DescribeGroupsRequest([group_id]))
-        members: list[str] = []
-        rebalancing = False
-        for group in described.groups:
-            error_code, _name, state, _protocol_type, _protocol, found, *_ = group
-            if error_code:
-                raise for_code(error_code)(f"cannot describe consumer group {group_id!r}")
-            rebalancing |= state == REBALANCING_WITH_LEADER
-            members += [member_id for member_id, *_ in found]
-        if not rebalancing:
-            return members
+        state, members = await describe_group(client, coordinator, group_id)
+        if state != REBALANCING_WITH_LEADER:
+            return sorted(members)
         await asyncio.sleep(RECHECK_SECONDS)
+
+
+def group_client(settings: KafkaSettings) -> AIOKafkaClient:
+    """An unstarted client for group requests, named as this process's members are."""
+    return AIOKafkaClient(**connection_options(settings), client_id=member_client_id(settings))
+
+
+async def describe_group(
+    client: AIOKafkaClient, coordinator: int, group_id: str
+) -> tuple[str, frozenset[str]]:
+    """The group's state, as its coordinator names it, and its member ids."""
+    described = await client.send(coordinator, DescribeGroupsRequest([group_id]))
+    (group,) = described.groups
+    error_code, _name, state, _protocol_type, _protocol, found, *_ = group
+    if error_code:
+        raise for_code(error_code)(f"cannot describe consumer group {group_id!r}")
+    return state, frozenset(member_id for member_id, *_ in found)

@@ -32,11 +32,11 @@ from typing import Any
 import structlog
 from aiokafka.client import AIOKafkaClient, CoordinationType
 from aiokafka.errors import IncompatibleBrokerVersion
-from aiokafka.protocol.admin import DescribeGroupsRequest
 from aiokafka.protocol.group import LeaveGroupRequest
 
 from controller.kafka.consumer_group_describe import ConsumerGroupDescribeRequest
-from controller.kafka.groups import REBALANCING_WITH_LEADER
+from controller.kafka.groups import REBALANCING_WITH_LEADER, describe_group, group_client
+from controller.kafka.settings import KafkaSettings
 
 log = structlog.get_logger("lavalog.kafka")
 
@@ -71,15 +71,15 @@ class LeaderlessRepair:
     group waits for a departed leader (seen twice in a row) and this member is the one to
     act, rejoin under the leader's member id."""
 
-    def __init__(self, consumer: Any, client_options: dict[str, Any], group_id: str) -> None:
+    def __init__(self, consumer: Any, settings: KafkaSettings, group_id: str) -> None:
         self._consumer = consumer
-        self._client_options = client_options
+        self._settings = settings
         self._group_id = group_id
         #: the departed leader whose member id this member has switched to
         self._taking: str | None = None
 
     async def run(self) -> None:
-        client = AIOKafkaClient(**self._client_options)
+        client = group_client(self._settings)
         try:
             await client.bootstrap()
             suspect: str | None = None
@@ -130,10 +130,7 @@ class LeaderlessRepair:
 
 
 async def _look(client: AIOKafkaClient, coordinator: int, group_id: str) -> GroupLook:
-    described = await client.send(coordinator, DescribeGroupsRequest([group_id]))
-    (group,) = described.groups
-    _error, _name, state, _protocol_type, _protocol, found, *_ = group
-    members = frozenset(member_id for member_id, *_ in found)
+    state, members = await describe_group(client, coordinator, group_id)
     if state != REBALANCING_WITH_LEADER:
         return GroupLook(state, "", members)
     answer = await client.send(coordinator, ConsumerGroupDescribeRequest([group_id]))

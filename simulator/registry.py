@@ -162,7 +162,7 @@ PVC = _core(
 
 
 def _installed(
-    group: str, kind: str, plural: str, *, namespaced: bool = True, model: str = ""
+    group: str, kind: str, plural: str, *, namespaced: bool = True, status: bool = False
 ) -> ResourceType:
     """A kind an installation creates (deploy/): stored and served, with no behaviour."""
     return ResourceType(
@@ -171,16 +171,15 @@ def _installed(
         kind,
         plural,
         namespaced,
-        subresources=frozenset({"status"}) if kind in _WITH_STATUS else frozenset(),
-        schema_source=model or f"V1{kind}",
+        subresources=frozenset({"status"}) if status else frozenset(),
+        schema_source=f"V1{kind}",
     )
 
 
-_WITH_STATUS = frozenset({"Deployment", "PodDisruptionBudget", "CustomResourceDefinition"})
 #: what `kubectl apply -k deploy/...` creates besides the kinds above (tests dry-run it)
 SERVICE_ACCOUNT = _installed("", "ServiceAccount", "serviceaccounts")
-DEPLOYMENT = _installed("apps", "Deployment", "deployments")
-DISRUPTION_BUDGET = _installed("policy", "PodDisruptionBudget", "poddisruptionbudgets")
+DEPLOYMENT = _installed("apps", "Deployment", "deployments", status=True)
+DISRUPTION_BUDGET = _installed("policy", "PodDisruptionBudget", "poddisruptionbudgets", status=True)
 CLUSTER_ROLE = _installed(
     "rbac.authorization.k8s.io", "ClusterRole", "clusterroles", namespaced=False
 )
@@ -192,6 +191,7 @@ CRD = _installed(
     "CustomResourceDefinition",
     "customresourcedefinitions",
     namespaced=False,
+    status=True,
 )
 
 RESOURCES: tuple[ResourceType, ...] = (

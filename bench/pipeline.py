@@ -164,7 +164,9 @@ async def main(args: argparse.Namespace) -> None:
             decided = await timed(
                 decider.run,
                 lambda: bool(decider.assigned),
-                lambda: decider.counters["observations"] >= count,
+                # decided, their decisions delivered and the input committed
+                lambda: decider.counters["observations"] >= count
+                and not any(decider.lag().values()),
                 "decider",
             )
             decisions = decider.counters["decisions"]

@@ -2,8 +2,9 @@
 
 For each partition it owns: restore job states from `lavalog.state`, replay from the
 snapshot's checkpoint, then decide each observation, produce its decisions to
-`lavalog.decisions` and only then commit the input offset (at-least-once: a crash
-re-decides, and decision ids are deterministic, so consumers can drop duplicates).
+`lavalog.decisions` (a fetch's worth in one batch per partition) and only then commit
+the input offset (at-least-once: a crash re-decides, and decision ids are deterministic,
+so consumers can drop duplicates).
 Policy timeouts are durable: a due timer is published as a TimerFired observation and
 decided like any other fact. A message that cannot be decoded or decided goes to
 `lavalog.deadletter` and the partition goes on.
@@ -26,6 +27,7 @@ from controller.deciding.snapshots import encode_record, restore
 from controller.deciding.timers import DueTimer, TimerQueue
 from controller.decision_logs import decision_fields
 from controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
+from controller.kafka.batches import PartitionBatches
 from events import topics
 from events.codec import decode_observation, encode
 from events.deadletter import DeadLetter, encode_dead_letter
@@ -65,6 +67,7 @@ class DeciderService:
         self._timers_changed = asyncio.Event()
         self._consumer: AIOKafkaConsumer | None = None
         self._producer: AIOKafkaProducer | None = None
+        self._outgoing: PartitionBatches | None = None
         self.ready = False
         self.counters = {"observations": 0, "decisions": 0, "deadletters": 0, "timers_fired": 0}
 
@@ -76,6 +79,7 @@ class DeciderService:
         producer = create_producer(self.kafka)
         consumer = create_consumer(self.kafka, group_id=self.group_id)
         self._producer, self._consumer = producer, consumer
+        self._outgoing = PartitionBatches(producer, self._decisions)
         await producer.start()
         try:
             await consumer.start()
@@ -109,9 +113,11 @@ class DeciderService:
     ) -> None:
         """Decide what one fetch brought, every partition's decisions produced together
         (one wait for their delivery, one commit, not one each per partition)."""
+        outgoing = self._require_outgoing()
         deliveries: list[Awaitable[Any]] = []
         for _, partition, messages in batches:
-            deliveries += await self._decide_messages(partition, messages)
+            deliveries += await self._decide_messages(partition, messages, outgoing)
+        deliveries += await outgoing.flush()
         await asyncio.gather(*deliveries)
         offsets = {tp: messages[-1].offset + 1 for tp, _, messages in batches}
         for tp, next_offset in offsets.items():
@@ -133,10 +139,10 @@ class DeciderService:
                 await self._snapshot(tp.partition, partition, offsets[tp])
 
     async def _decide_messages(
-        self, partition: PartitionDecider, messages: list[Any]
+        self, partition: PartitionDecider, messages: list[Any], outgoing: PartitionBatches
     ) -> list[Awaitable[Any]]:
-        """Decide each message and send its decisions; their deliveries, to await."""
-        producer = self._require_producer()
+        """Decide each message and add its decisions to `outgoing`; the deliveries of
+        batches sent meanwhile and of dead letters, to await."""
         deliveries: list[Awaitable[Any]] = []
         for message in messages:
             self.counters["observations"] += 1
@@ -151,8 +157,7 @@ class DeciderService:
                     self._add_timer(timer)
             for decision in decisions:
                 log.info("decided", **decision_fields(decision))
-                key = decision.key.encode()
-                deliveries.append(await producer.send(self._decisions, encode(decision), key=key))
+                deliveries += await outgoing.add(decision.key.encode(), encode(decision))
                 if isinstance(decision, TimerScheduled):
                     timer = DueTimer(
                         decision.fire_at, decision.key, decision.job_uid, decision.timer_id
@@ -305,6 +310,10 @@ class DeciderService:
                 await producer.send_and_wait(self._observed, encode(fired), key=timer.key.encode())
                 self.counters["timers_fired"] += 1
                 log.info("timer fired", job=timer.key, timer=timer.timer_id)
+
+    def _require_outgoing(self) -> PartitionBatches:
+        assert self._outgoing is not None, "the service is not running"
+        return self._outgoing
 
     def _require_producer(self) -> AIOKafkaProducer:
         assert self._producer is not None, "the service is not running"

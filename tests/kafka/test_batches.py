@@ -1,0 +1,62 @@
+"""Records produced one batch per partition land where `send` puts them, in order."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from aiokafka import TopicPartition
+
+from controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
+from controller.kafka.batches import PartitionBatches
+from events.topics import DECISIONS
+
+pytestmark = pytest.mark.integration
+
+
+async def _read_all(settings: KafkaSettings, topic: str, count: int) -> list[Any]:
+    consumer = create_consumer(settings, group_id=None)
+    async with consumer:
+        partitions = [TopicPartition(topic, n) for n in range(settings.decisions_partitions)]
+        consumer.assign(partitions)
+        await consumer.seek_to_beginning(*partitions)
+        records: list[Any] = []
+        async with asyncio.timeout(30):
+            while len(records) < count:
+                for messages in (await consumer.getmany(timeout_ms=200)).values():
+                    records += messages
+        return records
+
+
+async def test_batched_records_land_on_the_partition_send_chooses_in_the_order_added(
+    kafka_settings: KafkaSettings,
+) -> None:
+    topic = topic_name(kafka_settings, DECISIONS)
+    keys = [f"ns/job-{n}".encode() for n in range(40)]
+    # Small batches, so that some fill up and are sent before the flush.
+    producer = create_producer(kafka_settings, max_batch_size=1_024)
+    async with producer:
+        batches = PartitionBatches(producer, topic)
+        deliveries = []
+        for sequence in range(10):
+            for key in keys:
+                deliveries += await batches.add(key, b"%s:%d" % (key, sequence))
+        sent_early = len(deliveries)
+        deliveries += await batches.flush()
+        await asyncio.gather(*deliveries)
+        # The same keys through `send`, one record each, for the partitions it chooses.
+        chosen = {
+            key: (await (await producer.send(topic, b"reference", key=key))).partition
+            for key in keys
+        }
+    assert sent_early > 0, "no batch filled up: the test did not cover a full batch"
+
+    records = await _read_all(kafka_settings, topic, 11 * len(keys))
+    batched = [record for record in records if record.value != b"reference"]
+    assert len(batched) == 10 * len(keys)
+    for record in batched:
+        assert record.partition == chosen[record.key]
+    for key in keys:
+        values = [record.value for record in batched if record.key == key]
+        assert values == [b"%s:%d" % (key, sequence) for sequence in range(10)]

@@ -16,38 +16,76 @@ shortens a restart, so it is bounded (`EVICTION_TIMEOUT`): a coordinator that do
 answer in time (tansu can hold a LeaveGroup while the group rebalances) is left to expire
 the old member by its session timeout, and the process joins as usual.
 
-tansu (0.6) does not forget a rebalance's leader that leaves by LeaveGroup: the group
-then waits for a leader that is gone, and nobody gets partitions (leaderless.py says why
-and repairs it). It describes a rebalancing group that has a leader as `Unknown`; so as
-not to cause that, an eviction waits until the group is in another state (the rebalance
-completed, or the old leader, still a member, missed its heartbeats), or gives up at the
-bound. A member that joins between the look and the LeaveGroup can still start a
-rebalance that the predecessor leads; the repair covers that. Apache Kafka never
-reports `Unknown`, so there nothing waits.
+tansu (0.6) does not forget the leader of a rebalance (state `Forming`, which it
+describes as `Unknown`) that leaves by LeaveGroup: the group then waits for a leader that
+is gone, and nobody gets partitions (leaderless.py repairs that). Such a leader is
+cleared only when the coordinator finds it silent for a session, which it checks on any
+group request of another member. So a predecessor that leads a rebalance is not sent
+away: once its session has run out, a LeaveGroup under a member id nobody has (`SWEEP`)
+makes the coordinator sweep it out, leadership and all. Any other predecessor leaves at
+once (a formed group's leader that leaves is replaced). The leader comes from
+ConsumerGroupDescribe, which tansu answers with it; Apache Kafka never reports
+`Unknown`, and a leader leaving is no fault there.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
+from dataclasses import dataclass
 
 import structlog
 from aiokafka.client import AIOKafkaClient, CoordinationType
-from aiokafka.errors import for_code
+from aiokafka.errors import IncompatibleBrokerVersion, for_code
 from aiokafka.protocol.admin import DescribeGroupsRequest
 from aiokafka.protocol.group import LeaveGroupRequest
 
+from controller.kafka.consumer_group_describe import ConsumerGroupDescribeRequest
 from controller.kafka.security import connection_options
 from controller.kafka.settings import KafkaSettings
 
 log = structlog.get_logger("lavalog.kafka")
 
+#: the member id suffix of the LeaveGroup that sweeps a silent leader out: not a uuid, so
+#: no member has it
+SWEEP = "sweep"
 #: seconds an eviction may take before the process joins without it
 EVICTION_TIMEOUT = 5.0
-#: tansu's name for a rebalancing group with a leader, whose leader must not be removed
+#: tansu's name for a rebalancing group with a leader
 REBALANCING_WITH_LEADER = "Unknown"
-#: seconds between two looks at a group that is rebalancing
+#: seconds between two sweeps of a group whose leader is a predecessor
 RECHECK_SECONDS = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class GroupLook:
+    """What the coordinator says of a group at one moment."""
+
+    state: str
+    #: the rebalance's (or the generation's) leader; "" when there is none or the broker
+    #: does not tell
+    leader: str
+    members: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Eviction:
+    """How a restarted process removes its predecessors from a group."""
+
+    #: members that leave at once
+    leave: tuple[str, ...]
+    #: the predecessor leading a rebalance, swept out once its session has run out
+    sweep: str | None
+
+
+def eviction(look: GroupLook, client_id: str) -> Eviction:
+    """Who of `look`'s members is a predecessor of the process named `client_id`, and how
+    each is removed."""
+    predecessors = sorted(m for m in look.members if is_member_of(m, client_id))
+    leading = look.state == REBALANCING_WITH_LEADER and look.leader in predecessors
+    sweep = look.leader if leading else None
+    return Eviction(tuple(m for m in predecessors if m != sweep), sweep)
 
 
 def member_client_id(settings: KafkaSettings) -> str:
@@ -91,19 +129,23 @@ async def evict_predecessors(settings: KafkaSettings, group_id: str) -> list[str
 
 
 async def _evict(settings: KafkaSettings, group_id: str) -> list[str]:
+    started = time.monotonic()  # the predecessors fell silent before this
     client_id = member_client_id(settings)
     client = group_client(settings)
     await client.bootstrap()
     try:
         coordinator = await client.coordinator_lookup(CoordinationType.GROUP, group_id)
-        members = await _settled_members(client, coordinator, group_id)
+        plan = eviction(await look_at_group(client, coordinator, group_id), client_id)
         evicted = []
-        for member_id in members:
-            if not is_member_of(member_id, client_id):
-                continue
+        for member_id in plan.leave:
             answer = await client.send(coordinator, LeaveGroupRequest(group_id, member_id))
             if answer.error_code == 0:  # else it left or timed out meanwhile
                 evicted.append(member_id)
+        if plan.sweep is not None:
+            session = settings.session_timeout_ms / 1000
+            await asyncio.sleep(max(0.0, started + session - time.monotonic()))
+            await _sweep(client, coordinator, group_id, plan.sweep, client_id)
+            evicted.append(plan.sweep)
     finally:
         await client.close()
     if evicted:
@@ -111,12 +153,16 @@ async def _evict(settings: KafkaSettings, group_id: str) -> list[str]:
     return evicted
 
 
-async def _settled_members(client: AIOKafkaClient, coordinator: int, group_id: str) -> list[str]:
-    """The group's member ids, once none of them may be a rebalance's leader."""
+async def _sweep(
+    client: AIOKafkaClient, coordinator: int, group_id: str, member_id: str, client_id: str
+) -> None:
+    """Have the coordinator remove `member_id`, silent for a session, as it removes any
+    silent member: on a request of another member (here a LeaveGroup of nobody)."""
     while True:
-        state, members = await describe_group(client, coordinator, group_id)
-        if state != REBALANCING_WITH_LEADER:
-            return sorted(members)
+        await client.send(coordinator, LeaveGroupRequest(group_id, f"{client_id}-{SWEEP}"))
+        look = await look_at_group(client, coordinator, group_id)
+        if member_id not in look.members:
+            return
         await asyncio.sleep(RECHECK_SECONDS)
 
 
@@ -135,3 +181,15 @@ async def describe_group(
     if error_code:
         raise for_code(error_code)(f"cannot describe consumer group {group_id!r}")
     return state, frozenset(member_id for member_id, *_ in found)
+
+
+async def look_at_group(client: AIOKafkaClient, coordinator: int, group_id: str) -> GroupLook:
+    """The group's state and members, and its leader where the broker tells it."""
+    state, members = await describe_group(client, coordinator, group_id)
+    try:
+        answer = await client.send(coordinator, ConsumerGroupDescribeRequest([group_id]))
+    except IncompatibleBrokerVersion:
+        return GroupLook(state, "", members)
+    (detail,) = answer.groups
+    error, _message, _group, _state, _epoch, _assignment_epoch, leader, *_ = detail
+    return GroupLook(state, "" if error else leader or "", members)

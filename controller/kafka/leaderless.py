@@ -11,8 +11,11 @@ RebalanceInProgress, and no partition is consumed.
 
 tansu elects whoever joins under the leader's member id, so a member of such a group
 rejoins under the departed leader's id: it is elected, assigns the partitions, and the
-group forms. Its own member id leaves the group (it was not the leader, so that is
-safe). One member does it, the same one in every process's view: the smallest member id.
+group forms. One member does it, the same one in every process's view: the smallest
+member id, seen twice in a row with the same members. Its own former member id leaves
+the group only once the leader's id is back in it: until then the others still see it
+as the smallest, so none of them switches as well (two processes under one member id
+would both be given every partition; the chaos run saw it).
 
 The leader comes from ConsumerGroupDescribe (tansu answers with it as `assignor_name`);
 tansu describes a group rebalancing with a leader as `Unknown`. Apache Kafka reports no
@@ -34,24 +37,18 @@ from aiokafka.client import AIOKafkaClient, CoordinationType
 from aiokafka.errors import IncompatibleBrokerVersion
 from aiokafka.protocol.group import LeaveGroupRequest
 
-from controller.kafka.consumer_group_describe import ConsumerGroupDescribeRequest
-from controller.kafka.groups import REBALANCING_WITH_LEADER, describe_group, group_client
+from controller.kafka.groups import (
+    REBALANCING_WITH_LEADER,
+    GroupLook,
+    group_client,
+    look_at_group,
+)
 from controller.kafka.settings import KafkaSettings
 
 log = structlog.get_logger("lavalog.kafka")
 
 #: seconds between two looks at a group in which this member has no partitions
 CHECK_SECONDS = 1.0
-
-
-@dataclass(frozen=True, slots=True)
-class GroupLook:
-    """What the coordinator says of a group at one moment."""
-
-    state: str
-    #: the rebalance's (or the generation's) leader; "" when there is none
-    leader: str
-    members: frozenset[str]
 
 
 def departed_leader(look: GroupLook) -> str | None:
@@ -66,74 +63,95 @@ def repairs(member_id: str, members: Collection[str]) -> bool:
     return bool(members) and member_id == min(members)
 
 
+@dataclass(frozen=True, slots=True)
+class Repair:
+    """What one member knows and has done about its group, between two looks."""
+
+    #: the previous look, when the group waited for a departed leader then
+    suspect: GroupLook | None = None
+    #: the departed leader whose member id this member has switched to
+    taking: str | None = None
+    #: this member's id before the switch, to leave once the leader's id is back
+    former: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Moves:
+    """What to do after a look: remove a member id, rejoin under another."""
+
+    leave: str | None = None
+    switch_to: str | None = None
+
+
+def next_moves(repair: Repair, look: GroupLook, me: str) -> tuple[Repair, Moves]:
+    """The repair after a look at the group by the member now called `me`, and what to do."""
+    leave = None
+    if repair.former is not None and repair.taking in look.members:
+        leave = repair.former  # in under the leader's id: the former id goes
+    ghost = departed_leader(look)
+    if ghost is None:
+        # formed again (led by this member, or otherwise: then a former id not left yet
+        # expires with its session)
+        return Repair(), Moves(leave=leave)
+    seen = Repair(look, repair.taking, None if leave else repair.former)
+    if repair.suspect != look:
+        return seen, Moves(leave=leave)  # first sight, or the group changed: look again
+    if repair.taking == ghost:
+        # a JoinGroup in flight at the switch may have answered with the old id, which
+        # aiokafka took back: switch again
+        return seen, Moves(leave=leave, switch_to=None if me == ghost else ghost)
+    if me not in look.members or not repairs(me, look.members):
+        return seen, Moves(leave=leave)
+    return Repair(look, ghost, me), Moves(leave=leave, switch_to=ghost)
+
+
 class LeaderlessRepair:
-    """While `consumer` has no partitions, look at its group every CHECK_SECONDS; when the
-    group waits for a departed leader (seen twice in a row) and this member is the one to
-    act, rejoin under the leader's member id."""
+    """While `consumer` has no partitions (or a former id of its is still to leave), look
+    at its group every CHECK_SECONDS and make the moves `next_moves` says."""
 
     def __init__(self, consumer: Any, settings: KafkaSettings, group_id: str) -> None:
         self._consumer = consumer
         self._settings = settings
         self._group_id = group_id
-        #: the departed leader whose member id this member has switched to
-        self._taking: str | None = None
 
     async def run(self) -> None:
         client = group_client(self._settings)
+        repair = Repair()
         try:
             await client.bootstrap()
-            suspect: str | None = None
             while True:
                 await asyncio.sleep(CHECK_SECONDS)
-                if self._consumer.assignment():
-                    suspect = None
+                if self._consumer.assignment() and repair.former is None:
+                    repair = Repair()
                     continue
                 try:
-                    suspect = await self._look_and_repair(client, suspect)
+                    repair = await self._look_and_move(client, repair)
                 except IncompatibleBrokerVersion:
                     return  # no ConsumerGroupDescribe: not tansu, nothing to repair
                 except Exception as exc:  # a failed look is tried again at the next
-                    log.debug("group look failed", group=self._group_id, error=str(exc))
+                    log.warning("group look failed", group=self._group_id, error=repr(exc))
+        except Exception as exc:
+            log.error("leaderless-group repair stopped", group=self._group_id, error=repr(exc))
+            raise
         finally:
             await client.close()
 
-    async def _look_and_repair(self, client: AIOKafkaClient, suspect: str | None) -> str | None:
-        """One look; the departed leader seen now, to be confirmed by the next look."""
+    async def _look_and_move(self, client: AIOKafkaClient, repair: Repair) -> Repair:
         coordinator = await client.coordinator_lookup(CoordinationType.GROUP, self._group_id)
-        look = await _look(client, coordinator, self._group_id)
-        ghost = departed_leader(look)
-        if ghost is None or ghost != suspect:
-            self._taking = None
-            return ghost
+        look = await look_at_group(client, coordinator, self._group_id)
         group = self._consumer._coordinator
         me: str = group.member_id
-        if self._taking == ghost:
-            if me != ghost:
-                # a JoinGroup in flight when the id was switched answered with the old
-                # one, and aiokafka took it back: switch again
-                group.member_id = ghost
-                group.request_rejoin()
-            return ghost
-        if me not in look.members or not repairs(me, look.members):
-            return ghost
-        log.warning(
-            "consumer group waits for a leader that left; taking its place",
-            group=self._group_id,
-            leader=ghost,
-            member=me,
-        )
-        self._taking = ghost
-        group.member_id = ghost
-        await client.send(coordinator, LeaveGroupRequest(self._group_id, me))
-        group.request_rejoin()
-        return ghost
-
-
-async def _look(client: AIOKafkaClient, coordinator: int, group_id: str) -> GroupLook:
-    state, members = await describe_group(client, coordinator, group_id)
-    if state != REBALANCING_WITH_LEADER:
-        return GroupLook(state, "", members)
-    answer = await client.send(coordinator, ConsumerGroupDescribeRequest([group_id]))
-    (detail,) = answer.groups
-    _error, _message, _group, _state, _epoch, _assignment_epoch, leader, *_ = detail
-    return GroupLook(state, leader or "", members)
+        after, moves = next_moves(repair, look, me)
+        if moves.leave is not None:
+            await client.send(coordinator, LeaveGroupRequest(self._group_id, moves.leave))
+        if moves.switch_to is not None:
+            if after.taking != repair.taking:
+                log.warning(
+                    "consumer group waits for a leader that left; taking its place",
+                    group=self._group_id,
+                    leader=moves.switch_to,
+                    member=me,
+                )
+            group.member_id = moves.switch_to
+            group.request_rejoin()
+        return after

@@ -15,15 +15,25 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from types import SimpleNamespace
 
 import pytest
 from aiokafka import AIOKafkaConsumer
 
 from controller.kafka import KafkaSettings, create_consumer, groups, topic_name
-from controller.kafka.groups import evict_predecessors, is_member_of, member_client_id
+from controller.kafka.groups import (
+    REBALANCING_WITH_LEADER,
+    Eviction,
+    GroupLook,
+    evict_predecessors,
+    eviction,
+    is_member_of,
+    look_at_group,
+    member_client_id,
+)
 from controller.kafka.topics import group_name
 from events.topics import OBSERVED
+from tests.conftest import _external_broker
+from tests.kafka.test_leaderless import join_as_leader
 
 #: long, so that a member evicted by its successor is told from one that timed out
 SESSION_MS, HEARTBEAT_MS = 10_000, 1_000
@@ -170,32 +180,39 @@ async def test_two_identities_restarted_one_after_the_other_both_get_in(
             await successor.stop()
 
 
-class _DescribingClient:
-    """Answers DescribeGroups with the next of `states`, the same members each time."""
-
-    def __init__(self, states: list[str], members: list[str]) -> None:
-        self.states = states
-        self.members = members
-        self.described = 0
-
-    async def send(self, node: int, request: object) -> object:
-        state = self.states[min(self.described, len(self.states) - 1)]
-        self.described += 1
-        group = (0, "decider", state, "consumer", "", [(m, "", b"", b"") for m in self.members])
-        return SimpleNamespace(groups=[group])
-
-
-async def test_no_member_is_removed_while_a_rebalance_has_a_leader(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """tansu does not forget a rebalance's leader that leaves by LeaveGroup; it reports
-    such a group as `Unknown`, and members are only listed for removal once it is not."""
-    monkeypatch.setattr(groups, "RECHECK_SECONDS", 0.0)
-    client = _DescribingClient(["Unknown", "Unknown", "Assigning"], ["lavalog@a-1"])
-    members = await groups._settled_members(client, 1, "decider")
-    assert (members, client.described) == (["lavalog@a-1"], 3)
-    # Apache Kafka's rebalancing states are left to Kafka, which handles a leaving leader
+def test_a_predecessor_leading_a_rebalance_is_swept_the_others_leave_at_once() -> None:
+    """tansu keeps a rebalance's leader that leaves by LeaveGroup (`Unknown`): such a
+    predecessor is left to the coordinator's sweep of silent members."""
+    a1, a2 = f"lavalog@a-{uuid.uuid4()}", f"lavalog@a-{uuid.uuid4()}"
+    b1 = f"lavalog@b-{uuid.uuid4()}"
+    members = frozenset({a1, a2, b1})
+    rebalancing = GroupLook(REBALANCING_WITH_LEADER, a1, members)
+    assert eviction(rebalancing, "lavalog@a") == Eviction(leave=(a2,), sweep=a1)
+    led_by_b = GroupLook(REBALANCING_WITH_LEADER, b1, members)
+    assert eviction(led_by_b, "lavalog@a") == Eviction(leave=tuple(sorted((a1, a2))), sweep=None)
+    # a formed group's leader that leaves is replaced; Apache Kafka handles every case
     for state in ("Stable", "PreparingRebalance", "CompletingRebalance", "Empty"):
-        client = _DescribingClient([state], ["lavalog@a-1"])
-        members = await groups._settled_members(client, 1, "decider")
-        assert (members, client.described) == (["lavalog@a-1"], 1)
+        look = GroupLook(state, a1, members)
+        assert eviction(look, "lavalog@a") == Eviction(leave=tuple(sorted((a1, a2))), sweep=None)
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(bool(_external_broker()), reason="tansu's fault; Apache Kafka has none")
+async def test_a_predecessor_leading_a_rebalance_is_swept_out_and_the_group_keeps_no_ghost(
+    kafka_settings: KafkaSettings,
+) -> None:
+    """The predecessor joined first, so it leads the rebalance, and was killed before its
+    sync: removed by a LeaveGroup, it would stay the leader the group waits for."""
+    settings = dataclasses.replace(kafka_settings, group_instance_id="replica-a")
+    group_id = group_name(settings, "decider")
+    topic = topic_name(settings, OBSERVED)
+    client, coordinator, predecessor = await join_as_leader(
+        settings, group_id, topic, client_id=member_client_id(settings)
+    )
+    try:
+        assert await evict_predecessors(settings, group_id) == [predecessor]
+        look = await look_at_group(client, coordinator, group_id)
+        assert predecessor not in look.members
+        assert look.leader != predecessor  # not a leader for the next members to wait for
+    finally:
+        await client.close()

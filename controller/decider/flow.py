@@ -22,7 +22,17 @@ from controller.decider.step import Step
 from controller.decider.timers import cancel_all_timers, cancel_resolved_timers, schedule_delayed
 from controller.decider.transitions import Transition, enter_phase
 from controller.decider.triggers import Trigger, derive_trigger, timer_trigger
-from events.decisions import ActionDecided, AnyDecision, JobDelete, JobRejected, StatusWrite
+from events.decisions import (
+    ActionDecided,
+    AnyDecision,
+    JobDelete,
+    JobRejected,
+    PluginResourcesDelete,
+    PluginResourcesEnsure,
+    PodsCreate,
+    PodsKill,
+    StatusWrite,
+)
 from events.observations import (
     AnyObservation,
     CommandIssued,
@@ -35,6 +45,12 @@ from events.volcano import Action, Event, JobPhase
 
 #: phase changes followed within one step; Volcano's chains are at most four long
 _MAX_FOLLOW_UPS = 8
+#: what a new job version's status goes out before, unless the step also makes what
+#: the removal would pass
+_REMOVED_BEFORE_MADE: dict[type[AnyDecision], type[AnyDecision]] = {
+    PodsKill: PodsCreate,
+    PluginResourcesDelete: PluginResourcesEnsure,
+}
 
 
 def step(state: JobState, observation: AnyObservation) -> tuple[JobState, list[AnyDecision]]:
@@ -146,5 +162,27 @@ def _write_status(step: Step) -> None:
     if not state.phase:
         return
     status = job_status(state, step.counts(), step.now)
-    if status != state.status:
-        step.emit(StatusWrite, status=status)
+    if status == state.status:
+        return
+    step.emit(StatusWrite, status=status)
+    if status.version > step.before.version:
+        _kills_after_the_new_version(step)
+
+
+def _kills_after_the_new_version(step: Step) -> None:
+    """Carry out the removal of the old version's pods and plugin objects after the status
+    that starts the new version (the last decision): a pod create of the old version
+    carried out again after a crash (the actuator repeats what it had not committed)
+    then finds the Job past it, instead of making a pod whose kill, already done, named
+    the uid before.
+
+    Moving them changes no state: `evolve` of a kill touches only the pods, of a removal
+    only the plugin objects, and of the decisions they pass none reads those, unless the
+    step also makes pods (then the kill stays) or plugin objects (then the removal stays).
+    """
+    made = {type(decision) for decision in step.decisions}
+    moved = tuple(kind for kind, maker in _REMOVED_BEFORE_MADE.items() if maker not in made)
+    later = [decision for decision in step.decisions if isinstance(decision, moved)]
+    if later:
+        rest = [decision for decision in step.decisions if not isinstance(decision, moved)]
+        step.reorder([*rest, *later])

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+import msgspec
+
 from controller.decider.counts import PodCounts, count_pods
 from controller.decider.evolve import evolve
 from controller.decider.state import JobState, PodRecord, incarnation_state
@@ -58,7 +60,7 @@ class Step:
         """Make a decision with a deterministic id derived from its cause, and fold it in."""
         observation = self.observation
         decision = kind(
-            id=f"{observation.id}#{len(self.decisions)}",
+            id=_decision_id(observation.id, len(self.decisions)),
             key=observation.key,
             job_uid=self.state.uid,
             time=observation.time,
@@ -68,3 +70,18 @@ class Step:
         self.decisions.append(decision)
         self.state = evolve(self.state, decision)
         return decision
+
+    def reorder(self, decisions: list[AnyDecision]) -> None:
+        """Carry out this step's decisions in another order, which must lead to the same
+        state; their ids are numbered again, so that ids keep ascending in log order."""
+        assert sorted(d.id for d in decisions) == sorted(d.id for d in self.decisions)
+        self.decisions = [
+            d
+            if d.id == (wanted := _decision_id(d.cause, n))
+            else msgspec.structs.replace(d, id=wanted)
+            for n, d in enumerate(decisions)
+        ]
+
+
+def _decision_id(cause: str, number: int) -> str:
+    return f"{cause}#{number}"

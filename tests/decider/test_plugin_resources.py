@@ -67,10 +67,11 @@ def test_restart_job_deletes_and_recreates_plugin_objects() -> None:
         "Pending",
         "ensure",
         "Running",
-        "kill 2",
         "delete (RestartJob)",
         "Restarting",
         "ensure",  # the next run's objects: a new Secret, so new keys
+        # after the new version's status (flow._kills_after_the_new_version)
+        "kill 2",
         "Pending",
         "Running",
     ]
@@ -87,7 +88,8 @@ def test_abort_deletes_once_and_resume_recreates() -> None:
 
     state, decisions = run(script)
 
-    assert story(decisions)[2:] == ["Running", "kill 2", "delete (AbortJob)", "Aborting", "Aborted"]
+    # the kill and the removal after the new version's status (Aborting)
+    assert story(decisions)[2:] == ["Running", "Aborting", "kill 2", "delete (AbortJob)", "Aborted"]
     assert state.resources_for == {}
 
     script.command("ResumeJob")

@@ -66,18 +66,27 @@ class GroupConsumer(AIOKafkaConsumer):  # type: ignore[misc]
 
     async def start(self) -> None:
         await evict_predecessors(self._lavalog_settings, self._lavalog_group)
-        await super().start()
+        # Before joining: a consumer subscribed before `start` waits in it until the group
+        # gives it partitions, which a group waiting for a departed leader never does.
         repair = LeaderlessRepair(self, self._lavalog_settings, self._lavalog_group)
         self._lavalog_repair = asyncio.create_task(
             repair.run(), name=f"leaderless-{self._lavalog_group}"
         )
+        try:
+            await super().start()
+        except BaseException:
+            await self._stop_repair()
+            raise
 
     async def stop(self) -> None:
+        await self._stop_repair()
+        await super().stop()
+
+    async def _stop_repair(self) -> None:
         if self._lavalog_repair is not None:
             self._lavalog_repair.cancel()
             await asyncio.gather(self._lavalog_repair, return_exceptions=True)
             self._lavalog_repair = None
-        await super().stop()
 
 
 def _consumer_options(settings: KafkaSettings, *, group_id: str | None) -> dict[str, Any]:

@@ -137,9 +137,11 @@ class LeaderlessRepair:
             await client.close()
 
     async def _look_and_move(self, client: AIOKafkaClient, repair: Repair) -> Repair:
+        group = self._consumer._coordinator
+        if group is None:
+            return repair  # the consumer is still starting
         coordinator = await client.coordinator_lookup(CoordinationType.GROUP, self._group_id)
         look = await look_at_group(client, coordinator, self._group_id)
-        group = self._consumer._coordinator
         me: str = group.member_id
         after, moves = next_moves(repair, look, me)
         if moves.leave is not None:

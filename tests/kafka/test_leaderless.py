@@ -128,17 +128,25 @@ async def leave_while_leading(settings: KafkaSettings, group_id: str, topic: str
 
 @pytest.mark.integration
 @pytest.mark.skipif(bool(_external_broker()), reason="tansu's fault; Apache Kafka has none")
+@pytest.mark.parametrize("subscribed", ["after start", "before start"])
 async def test_a_group_whose_rebalance_leader_left_gets_a_leader_again(
-    kafka_settings: KafkaSettings,
+    kafka_settings: KafkaSettings, subscribed: str
 ) -> None:
+    """Subscribed before `start` (as the actuator is), the consumer waits in `start` until
+    it has partitions: the repair must already be running then."""
     group_id = group_name(kafka_settings, "decider")
     topic = topic_name(kafka_settings, OBSERVED)
     departed = await leave_while_leading(kafka_settings, group_id, topic)
 
     consumer = create_consumer(kafka_settings, group_id="decider")
-    await consumer.start()
-    try:
+    if subscribed == "before start":
         consumer.subscribe([topic])
+        starting = asyncio.create_task(consumer.start())
+    else:
+        starting = asyncio.create_task(consumer.start())
+        await starting
+        consumer.subscribe([topic])
+    try:
         client = AIOKafkaClient(**connection_options(kafka_settings))
         await client.bootstrap()
         try:
@@ -153,9 +161,12 @@ async def test_a_group_whose_rebalance_leader_left_gets_a_leader_again(
         finally:
             await client.close()
         async with asyncio.timeout(20):
+            await starting
             while len(consumer.assignment()) < kafka_settings.observed_partitions:
                 await consumer.getmany(timeout_ms=100)
     finally:
+        starting.cancel()
+        await asyncio.gather(starting, return_exceptions=True)
         await consumer.stop()
 
 

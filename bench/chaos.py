@@ -568,6 +568,10 @@ async def run(
             calm = time.monotonic()
             settled = await settle(view, kafka, [p.name for p in jobs], settle_within)
             settle_seconds = time.monotonic() - calm
+            if not settled:  # the evidence of a stall: where each replica's tasks wait
+                for replica in replicas:
+                    replica.log_task_stacks()
+                await asyncio.sleep(1.0)
         finally:
             for task_ in background:
                 task_.cancel()

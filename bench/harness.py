@@ -215,6 +215,12 @@ class LavalogRun:
         assert self.process is not None
         self.process.send_signal(signal.SIGKILL)
 
+    def log_task_stacks(self) -> None:
+        """SIGUSR1: the process logs where each of its tasks waits (controller/task_stacks.py)."""
+        if self.running:
+            assert self.process is not None
+            self.process.send_signal(signal.SIGUSR1)
+
     async def restart(self) -> None:
         assert self.process is not None
         await self.process.wait()

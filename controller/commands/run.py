@@ -16,6 +16,7 @@ from controller.commands.kafka_options import add_kafka_arguments, kafka_setting
 from controller.kafka.probe import KafkaUnavailable
 from controller.kube import KUBECONFIG_HELP, KubeConfigError, choose_kubeconfig
 from controller.logs import add_logging_arguments, configure_logging
+from controller.task_stacks import log_task_stacks_on_sigusr1
 
 HELP = "run the controller (watchers, decider, actuator) against a cluster and a Kafka"
 
@@ -26,7 +27,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "decisions out. Every option defaults to its LAVALOG_* environment variable (the "
         "kubeconfig also to $KUBECONFIG, as kubectl's). Several "
         "replicas may run: they share the Kafka partitions, and only the leader (a Lease) "
-        "watches the cluster. SIGTERM stops cleanly."
+        "watches the cluster. SIGTERM stops cleanly; SIGUSR1 logs where each task waits."
     )
     env = os.environ.get
     parser.add_argument("--kubeconfig", help=KUBECONFIG_HELP)
@@ -93,6 +94,7 @@ async def _main(config: ControllerConfig) -> int:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
+    log_task_stacks_on_sigusr1()
     try:
         await run_controller(config, stop=stop)
     except KafkaUnavailable as exc:

@@ -515,6 +515,8 @@ class Outcome:
     audit: tuple[int, int, int, int]
     faults: Faults | None = None
     differences: list[str] = field(default_factory=list)
+    #: job -> where an unsettled job stopped ("Pending v0", or "no status")
+    stuck: dict[str, str] = field(default_factory=dict)
 
 
 async def run(
@@ -589,11 +591,23 @@ async def run(
             left_running=view.live_pods_of_finished_jobs(),
             settle_seconds=settle_seconds,
             settled=settled,
+            stuck={
+                p.name: where_stuck(view.jobs.get(p.name))
+                for p in jobs
+                if view.phase(p.name) not in FINISHED
+            },
             letters=await dead_letters(kafka),
             audit=await audit_all(kafka),
             faults=chaos if faults else None,
         )
     return outcome
+
+
+def where_stuck(job: Obj | None) -> str:
+    """An unfinished job's phase and version, as a lost transition's evidence."""
+    status = (job or {}).get("status") or {}
+    phase = phase_of(job)
+    return f"{phase} v{status.get('version', 0)}" if phase else "no status"
 
 
 def retry_count(job: Obj | None) -> int:
@@ -704,7 +718,11 @@ class Verdict:
 def compare(reference: Outcome, chaotic: Outcome) -> Verdict:
     faults = chaotic.faults
     assert faults is not None
-    lost = [f"{name}: never settled" for name, (phase, _) in chaotic.jobs.items() if not phase]
+    lost = [
+        f"{name}: never settled ({chaotic.stuck.get(name, '?')})"
+        for name, (phase, _) in chaotic.jobs.items()
+        if not phase
+    ]
     compared = 0
     for name, (phase, retries) in chaotic.jobs.items():
         if not phase or name in faults.node_lost:

@@ -96,6 +96,12 @@ class OffsetTracker(Generic[P]):
             done_before=set(progress.done), next=progress.offset, committed=progress
         )
 
+    def expected(self, partition: P) -> int | None:
+        """The offset the partition's next message should have (None before any): offsets
+        arrive one after the other, so another one means messages were skipped or repeated."""
+        state = self._partitions.get(partition)
+        return None if state is None else state.next
+
     def received(self, partition: P, offset: int) -> bool:
         """A message was handed out (offsets of one partition arrive in increasing order);
         False when it was already carried out before the last commit: then it is done."""

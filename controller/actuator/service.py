@@ -129,6 +129,14 @@ class ActuatorService:
             consumer.resume(*consumer.paused())
 
     def _receive(self, partition: TopicPartition, offset: int, value: bytes | None) -> None:
+        expected = self._offsets.expected(partition)
+        if expected is not None and offset != expected:
+            _log.warning(
+                "decisions arrived out of order",
+                partition=partition.partition,
+                expected=expected,
+                offset=offset,
+            )
         if not self._offsets.received(partition, offset):
             return  # carried out before the last commit
         try:
@@ -173,6 +181,10 @@ class ActuatorService:
         """Finish and commit what was taken from `partitions` before another member gets them."""
         await self._lanes.drain(DRAIN_SECONDS, partitions)
         await self._commit(consumer, progress_log, partitions)
+        _log.info(
+            "partitions handed over",
+            positions={tp.partition: self._offsets.position(tp) for tp in partitions},
+        )
         self._offsets.forget(partitions)
         if partitions:
             self._applier.forget_jobs()
@@ -195,6 +207,11 @@ class ActuatorService:
             start = stored.offset if committed is None else committed
             done = tuple(offset for offset in stored.done if offset >= start)
             self._offsets.resume(tp, Progress(start, done))
+        _log.info(
+            "partitions taken over",
+            partitions=sorted(tp.partition for tp in partitions),
+            skipping={n: len(p.done) for n, p in recorded.items()},
+        )
         self._ready = True
 
 

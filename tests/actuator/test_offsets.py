@@ -95,3 +95,12 @@ def test_a_record_not_written_as_progress_means_nothing() -> None:
     assert Progress.decode(Progress(5).encode()) == Progress(5)
     for garbage in (b"", b"5", b"5 written by another tool", b"x done:1", b"5 done:x", b"\xff"):
         assert Progress.decode(garbage) is None
+
+
+def test_the_expected_offset_is_the_one_after_the_last_received_or_the_resumed_position() -> None:
+    tracker: OffsetTracker[str] = OffsetTracker()
+    assert tracker.expected("p0") is None
+    tracker.received("p0", 4)
+    assert tracker.expected("p0") == 5
+    tracker.resume("p1", Progress(10, (12,)))
+    assert tracker.expected("p1") == 10

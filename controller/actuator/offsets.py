@@ -102,9 +102,20 @@ class OffsetTracker(Generic[P]):
         state = self._partitions.get(partition)
         return None if state is None else state.next
 
+    def missing_before(self, partition: P, offset: int) -> int | None:
+        """The offset to fetch again from when `offset` arrives past the expected one:
+        the messages between were never handed out, so a commit after `offset` would pass
+        them. None when `offset` is not past it."""
+        expected = self.expected(partition)
+        return expected if expected is not None and offset > expected else None
+
     def received(self, partition: P, offset: int) -> bool:
         """A message was handed out (offsets of one partition arrive in increasing order);
-        False when it was already carried out before the last commit: then it is done."""
+        False when it was already carried out: before the position the partition was
+        resumed from or the next expected one, or listed as done in the last commit."""
+        state = self._partitions.get(partition)
+        if state is not None and offset < state.next:
+            return False  # handed out again (a fetch from behind the position): done
         state = self._partitions.setdefault(partition, _Partition())
         state.pending.append(offset)
         state.next = offset + 1

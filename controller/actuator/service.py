@@ -17,6 +17,7 @@ import asyncio
 import functools
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import structlog
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
@@ -105,8 +106,7 @@ class ActuatorService:
                 self._throttle(consumer)
                 batches = await consumer.getmany(timeout_ms=_POLL_MS)
                 for partition, messages in batches.items():
-                    for message in messages:
-                        self._receive(partition, message.offset, message.value)
+                    self._receive_all(consumer, partition, messages)
                 await self._commit(consumer, progress_log)
         finally:
             self._ready = False
@@ -128,17 +128,28 @@ class ActuatorService:
         elif consumer.paused():
             consumer.resume(*consumer.paused())
 
+    def _receive_all(
+        self, consumer: AIOKafkaConsumer, partition: TopicPartition, messages: list[Any]
+    ) -> None:
+        for message in messages:
+            missing = self._offsets.missing_before(partition, message.offset)
+            if missing is not None:
+                # Messages were skipped (the consumer fetched from another commit than
+                # the one this member resumed from): fetch them, or a commit would pass
+                # decisions nobody carried out.
+                _log.warning(
+                    "decisions skipped by the fetch; fetching them again",
+                    partition=partition.partition,
+                    expected=missing,
+                    offset=message.offset,
+                )
+                consumer.seek(partition, missing)
+                return
+            self._receive(partition, message.offset, message.value)
+
     def _receive(self, partition: TopicPartition, offset: int, value: bytes | None) -> None:
-        expected = self._offsets.expected(partition)
-        if expected is not None and offset != expected:
-            _log.warning(
-                "decisions arrived out of order",
-                partition=partition.partition,
-                expected=expected,
-                offset=offset,
-            )
         if not self._offsets.received(partition, offset):
-            return  # carried out before the last commit
+            return  # carried out before the last commit, or handed out before
         try:
             decision = decode_decision(value or b"")
         except DecodeError as exc:
@@ -204,7 +215,9 @@ class ActuatorService:
             if stored is None:
                 continue
             committed = await consumer.committed(tp)
-            start = stored.offset if committed is None else committed
+            # Everything before either is carried out: the commit, or the progress its
+            # owner recorded just before a commit that may have failed.
+            start = stored.offset if committed is None else max(committed, stored.offset)
             done = tuple(offset for offset in stored.done if offset >= start)
             self._offsets.resume(tp, Progress(start, done))
         _log.info(

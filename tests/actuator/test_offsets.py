@@ -104,3 +104,24 @@ def test_the_expected_offset_is_the_one_after_the_last_received_or_the_resumed_p
     assert tracker.expected("p0") == 5
     tracker.resume("p1", Progress(10, (12,)))
     assert tracker.expected("p1") == 10
+
+
+def test_an_offset_fetched_past_the_expected_one_names_where_to_fetch_from() -> None:
+    """Found in the chaos run: a member resumed a partition at its commit (1315) and was
+    handed 1507 first; tracking from there, it would have committed past 1315-1506."""
+    tracker: OffsetTracker[str] = OffsetTracker()
+    tracker.resume("p0", Progress(1315, (1320,)))
+    assert tracker.missing_before("p0", 1507) == 1315
+    assert tracker.missing_before("p0", 1315) is None
+    assert tracker.missing_before("p1", 99) is None  # nothing expected yet
+
+
+def test_an_offset_handed_out_again_is_not_carried_out_twice() -> None:
+    tracker: OffsetTracker[str] = OffsetTracker()
+    tracker.resume("p0", Progress(10))
+    assert not tracker.received("p0", 7)  # before the position resumed from: done
+    assert tracker.received("p0", 10)
+    assert not tracker.received("p0", 10)  # fetched again while its lane runs
+    assert tracker.position("p0") == 10
+    tracker.done("p0", 10)
+    assert tracker.position("p0") == 11

@@ -7,7 +7,9 @@ the input offset (at-least-once: a crash re-decides, and decision ids are determ
 so consumers can drop duplicates).
 Policy timeouts are durable: a due timer is published as a TimerFired observation and
 decided like any other fact. A message that cannot be decoded or decided goes to
-`lavalog.deadletter` and the partition goes on.
+`lavalog.deadletter` and the partition goes on. A partition's observations are decided
+one after the other from where it was resumed: one handed out again is not decided
+twice, and a fetch that skipped some is sent back to them (`_in_order`).
 """
 
 from __future__ import annotations
@@ -101,12 +103,32 @@ class DeciderService:
             batches = await consumer.getmany(timeout_ms=200, max_records=self.max_batch)
             self.ready = True
             owned = [
-                (tp, self._partitions[tp.partition], messages)
+                (tp, self._partitions[tp.partition], in_order)
                 for tp, messages in batches.items()
-                if messages and tp.partition in self._partitions
+                if tp.partition in self._partitions
+                and (in_order := self._in_order(consumer, tp, messages))
             ]
             if owned:
                 await self._decide_batches(owned)
+
+    def _in_order(
+        self, consumer: AIOKafkaConsumer, tp: TopicPartition, messages: list[Any]
+    ) -> list[Any]:
+        """The messages from the partition's next offset on. Those before it are decided
+        already (handed out again); a first one past it means the fetch skipped
+        observations, which the states would then lack: the consumer is sent back."""
+        expected = self._positions[tp.partition]
+        fresh = [message for message in messages if message.offset >= expected]
+        if fresh and fresh[0].offset > expected:
+            log.warning(
+                "observations skipped by the fetch; fetching them again",
+                partition=tp.partition,
+                expected=expected,
+                offset=fresh[0].offset,
+            )
+            consumer.seek(tp, expected)
+            return []
+        return fresh
 
     async def _decide_batches(
         self, batches: list[tuple[TopicPartition, PartitionDecider, list[Any]]]

@@ -8,9 +8,11 @@ deployment, with the development broker. While synthetic observations of other j
 (`bench/decider.py`'s ps/worker lifecycles) are produced to `lavalog.observed` at
 `--rate` events/s, one running pod after another is crashed (`kubelet.crash`, exit 1) and
 the time until a pod of its name is ADDED again is read from the store's listener. The
-replacement takes two trips through the controller: the failure is decided into a
-PodsKill, the deletion is watched and decided into a PodsCreate. Where the time goes is
-read back from the topics afterwards: when the watcher saw each change (the
+replacement takes one trip through the controller: the failure is decided into a
+PodsReplace, which the actuator carries out as delete, then create once the pod is gone
+(a restart that has to wait for running pods takes two: PodsKill, then the deletion is
+watched and decided into a PodsCreate; those steps are shown when they occur). Where the
+time goes is read back from the topics afterwards: when the watcher saw each change (the
 observation's time), when it was published and when each decision was produced (the
 Kafka message timestamps, in ms). Target (DESIGN.md): p99 < 50 ms at 1,000 events/s.
 """
@@ -37,7 +39,7 @@ from controller.broker import DevelopmentBroker
 from controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
 from controller.kube import connect
 from events.codec import decode_decision, decode_observation
-from events.decisions import PodsCreate, PodsKill
+from events.decisions import PodsCreate, PodsKill, PodsReplace
 from events.observations import PodDeleted, PodObserved
 from events.topics import DECISIONS, OBSERVED
 from simulator import registry
@@ -185,7 +187,7 @@ def milestones(failures: list[Failure], log: list[tuple[int, Any]]) -> dict[str,
             [event.pod]
             if isinstance(event, PodObserved | PodDeleted)
             else [ref.name for ref in event.pods]
-            if isinstance(event, PodsKill | PodsCreate)
+            if isinstance(event, PodsKill | PodsCreate | PodsReplace)
             else []
         )
         for name in names:
@@ -207,6 +209,7 @@ def milestones(failures: list[Failure], log: list[tuple[int, Any]]) -> dict[str,
         add("kubelet writes the pod Failed", failure.seen.get("failed"), failure)
         add("  watcher receives it", failed and failed[1].time, failure)
         add("  published (the failure)", failed and failed[0], failure)
+        add("  PodsReplace produced", _time(after, PodsReplace), failure)
         add("  PodsKill produced", _time(after, PodsKill), failure)
         add("pod deleted (actuator)", failure.seen.get("deleted"), failure)
         add("  watcher receives the deletion", deleted and deleted[1].time, failure)

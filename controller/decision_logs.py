@@ -18,6 +18,7 @@ from events.decisions import (
     PodGroupDelete,
     PodsCreate,
     PodsKill,
+    PodsReplace,
     StatusWrite,
     TimerCancelled,
     TimerScheduled,
@@ -32,6 +33,7 @@ _CARRIED_OUT: dict[type[Decision], str] = {
     PluginResourcesEnsure: "plugin resources ensured",
     PodsCreate: "pods created",
     PodsKill: "pods killed",
+    PodsReplace: "pods replaced",
     StatusWrite: "status written",
     JobDelete: "job deleted",
 }
@@ -59,10 +61,10 @@ def decision_fields(decision: Decision) -> dict[str, Any]:
             fields.update(phase=decision.phase, previous=decision.previous)
             fields.update(_given(reason=decision.reason, message=decision.message))
             fields.update(retry_count=decision.retry_count, version=decision.version)
-        case PodsCreate() | PodsKill():
+        case PodsCreate() | PodsKill() | PodsReplace():
             fields["pods"] = len(decision.pods)
             fields["names"] = [pod.name for pod in decision.pods[:_NAMES_SHOWN]]
-            if isinstance(decision, PodsKill):
+            if isinstance(decision, PodsKill | PodsReplace):
                 fields["reason"] = decision.reason
         case StatusWrite():
             fields.update(

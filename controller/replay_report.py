@@ -12,6 +12,7 @@ from events.decisions import (
     PhaseChanged,
     PodsCreate,
     PodsKill,
+    PodsReplace,
     TimerCancelled,
     TimerScheduled,
 )
@@ -78,4 +79,7 @@ def _describe(decision: AnyDecision, *, pods: bool) -> str:
         return f"  + create {names} (version {decision.job_version})"
     if pods and isinstance(decision, PodsKill):
         return f"  - kill {', '.join(ref.name for ref in decision.pods)} ({decision.reason})"
+    if pods and isinstance(decision, PodsReplace):
+        names = ", ".join(ref.name for ref in decision.pods)
+        return f"  ~ replace {names} (version {decision.job_version}, {decision.reason})"
     return ""

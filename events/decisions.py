@@ -119,6 +119,24 @@ class PodsKill(Decision, frozen=True, kw_only=True, tag="PodsKill"):
     pods: tuple[PodRef, ...]
 
 
+class PodsReplace(Decision, frozen=True, kw_only=True, tag="PodsReplace"):
+    """Delete these finished pods (precondition on uid) and create each again from its
+    task template, labelled with `job_version`, once it is gone.
+
+    A restart of a pod that has finished, in one trip: Volcano deletes the pod and
+    creates it at the sync its deletion causes; the decider makes this decision only
+    where that sync would create it (see `decider.replacement`), so the same pod comes
+    back without the deletion going through the log first. `job_generation` as in
+    PodsCreate.
+    """
+
+    reason: str
+    pods: tuple[PodRef, ...]
+    job_version: int
+    podgroup: str
+    job_generation: int = 0
+
+
 class StatusWrite(Decision, frozen=True, kw_only=True, tag="StatusWrite"):
     """Write the Job's `status` (the whole of it)."""
 
@@ -191,6 +209,7 @@ AnyDecision = (
     | PluginResourcesDelete
     | PodsCreate
     | PodsKill
+    | PodsReplace
     | StatusWrite
     | TimerScheduled
     | TimerCancelled

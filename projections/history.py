@@ -32,6 +32,7 @@ from events.decisions import (
     PodRef,
     PodsCreate,
     PodsKill,
+    PodsReplace,
     PolicyRef,
     TimerCancelled,
     TimerScheduled,
@@ -138,7 +139,7 @@ class DecisionMark(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 
 
 class PodKill(msgspec.Struct, frozen=True, kw_only=True, gc=False):
-    """A PodsKill decision, kept to find later which attempts it ended."""
+    """A PodsKill (or PodsReplace) decision, kept to find later which attempts it ended."""
 
     decision: str
     time: Time
@@ -148,7 +149,7 @@ class PodKill(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 
 
 class PodCreate(msgspec.Struct, frozen=True, kw_only=True, gc=False):
-    """A PodsCreate decision, kept to find later which attempts it started."""
+    """A PodsCreate (or PodsReplace) decision, kept to find later which attempts it started."""
 
     decision: str
     time: Time
@@ -448,7 +449,7 @@ def _job_delete(history: JobHistory, event: JobDelete) -> None:
     _mark(history, event, action="DeleteJob", reason=event.reason)
 
 
-def _pods_kill(history: JobHistory, event: PodsKill) -> None:
+def _pods_kill(history: JobHistory, event: PodsKill | PodsReplace) -> None:
     history.kills.append(
         PodKill(
             decision=event.id,
@@ -460,7 +461,13 @@ def _pods_kill(history: JobHistory, event: PodsKill) -> None:
     )
 
 
-def _pods_create(history: JobHistory, event: PodsCreate) -> None:
+def _pods_replace(history: JobHistory, event: PodsReplace) -> None:
+    """Both a kill (it ends the attempts it names) and a create (it starts the next ones)."""
+    _pods_kill(history, event)
+    _pods_create(history, event)
+
+
+def _pods_create(history: JobHistory, event: PodsCreate | PodsReplace) -> None:
     history.creates.append(
         PodCreate(
             decision=event.id,
@@ -491,5 +498,6 @@ _HANDLERS: dict[type, Callable[[JobHistory, Any], None]] = {
     JobDelete: _job_delete,
     PodsKill: _pods_kill,
     PodsCreate: _pods_create,
+    PodsReplace: _pods_replace,
     PodGroupCreate: _podgroup_create,
 }

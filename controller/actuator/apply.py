@@ -46,8 +46,10 @@ from events.decisions import (
     PluginResourcesEnsure,
     PodGroupCreate,
     PodGroupDelete,
+    PodRef,
     PodsCreate,
     PodsKill,
+    PodsReplace,
     StatusWrite,
 )
 from events.topics import split_job_key
@@ -94,6 +96,7 @@ class Applier:
             PluginResourcesDelete: self._delete_plugin_resources,
             PodsCreate: self._create_pods,
             PodsKill: self._kill_pods,
+            PodsReplace: self._replace_pods,
             StatusWrite: self._write_status,
             JobDelete: self._delete_job,
         }
@@ -229,6 +232,32 @@ class Applier:
         )
         return True
 
+    async def _replace_pods(self, decision: PodsReplace) -> bool:
+        """Delete each finished pod (its uid as precondition) and create it again once it is
+        gone. The creates follow PodsCreate's rules: none for a Job past the decision's
+        version or with fewer replicas now; the deletes are made anyway, as PodsKill's."""
+        job = self._job_at_generation(decision) or await self._read_job(decision)
+        if job is None:
+            return False
+        wanted: tuple[PodRef, ...] = ()
+        if not pods_are_stale(job.get("status"), decision.job_version):
+            wanted = still_wanted(JobView.of(job).spec, decision.pods)
+        manifests = {
+            manifest["metadata"]["name"]: manifest
+            for manifest in build_pods(job, msgspec.structs.replace(decision, pods=wanted))
+        }
+        namespace = split_job_key(decision.key)[0]
+        collection = paths.collection("v1", "Pod", namespace)
+
+        async def replace(ref: PodRef) -> None:
+            path = paths.named("v1", "Pod", namespace, ref.name)
+            await self._api.delete(path, uid=ref.uid)
+            if ref.name in manifests:
+                await self._api.create_once_gone(collection, path, manifests[ref.name], uid=ref.uid)
+
+        await _all(replace(ref) for ref in decision.pods)
+        return True
+
     async def _write_status(self, decision: StatusWrite) -> bool:
         status = msgspec.to_builtins(decision.status)
 
@@ -264,7 +293,7 @@ class Applier:
         self._jobs.put(decision.key, job)
         return job
 
-    def _job_at_generation(self, decision: PodsCreate) -> Obj | None:
+    def _job_at_generation(self, decision: PodsCreate | PodsReplace) -> Obj | None:
         """The Job as last read or written here, if it is the decision's incarnation and at
         least at the generation the decision was made from: its spec is then as new as the
         decider's, and its status is the last one this actuator wrote (its lane writes the

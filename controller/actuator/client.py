@@ -29,6 +29,8 @@ Merge = Callable[[Obj, Obj], Obj | None]
 Change = Callable[[Obj], Obj | None]
 
 _CONFLICT_ATTEMPTS = 10
+#: how long one watch for a deletion stays open before the object is looked at again
+_DELETION_WATCH_SECONDS = 60
 DEFAULT_BACKOFF = Backoff()
 _log = structlog.get_logger("lavalog.actuator")
 
@@ -106,6 +108,50 @@ class Api:
             raise
         return True
 
+    async def create_once_gone(self, collection: str, path: str, body: Obj, *, uid: str) -> bool:
+        """Create `body` at `path` once the object `uid` that has its name is gone (a pod
+        being deleted keeps its name until its kubelet has stopped it). False when another
+        object has the name: someone else's, or made when this was carried out before."""
+        attempt = 0
+        while not await self.create(collection, body):
+            current = await self.get(path)
+            if current is None:
+                continue  # gone between the create and the read
+            meta = current.get("metadata") or {}
+            if meta.get("uid") != uid:
+                return False
+            if not await self._deleted(collection, meta.get("name", ""), uid, meta):
+                await self._sleep(self._backoff.delay(attempt))
+                attempt += 1
+        return True
+
+    async def _deleted(self, collection: str, name: str, uid: str, meta: Obj) -> bool:
+        """Watch the object `name` from its `meta`'s resourceVersion until `uid` is deleted
+        (True), or until the watch ends or fails (False: the caller looks again)."""
+        query: dict[str, str | int | bool] = {
+            "watch": True,
+            "fieldSelector": f"metadata.name={name}",
+            "resourceVersion": str(meta.get("resourceVersion", "")),
+            "timeoutSeconds": _DELETION_WATCH_SECONDS,
+        }
+        try:
+            async with self._limiter:
+                pass  # a token, as every request takes; the watch holds no slot
+            async with self._kube.stream(
+                collection, query, request_timeout=_DELETION_WATCH_SECONDS + 10
+            ) as lines:
+                async for line in lines:
+                    change = _WATCHED.decode(line)
+                    if change.type == "DELETED" and change.object.metadata.uid == uid:
+                        return True
+                    if change.type == "ERROR":
+                        return False  # e.g. 410, history expired: look again
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            _log.info("deletion watch failed", path=collection, name=name, error=str(exc))
+        return False
+
     async def update(
         self, path: str, change: Change, *, subresource: str = "", current: Obj | None = None
     ) -> Obj | None:
@@ -137,6 +183,24 @@ class Api:
         if await self.create(collection, manifest):
             return
         await self.update(path, lambda existing: merge(existing, manifest))
+
+
+class _Meta(msgspec.Struct):
+    uid: str = ""
+
+
+class _Object(msgspec.Struct):
+    metadata: _Meta = msgspec.field(default_factory=_Meta)
+
+
+class _Watched(msgspec.Struct):
+    """One line of a watch: the change and the uid of the object it is about."""
+
+    type: str
+    object: _Object = msgspec.field(default_factory=_Object)
+
+
+_WATCHED = msgspec.json.Decoder(_Watched)
 
 
 def _decode(data: bytes) -> Obj:

@@ -33,6 +33,7 @@ from events.decisions import (
     PodGroupPending,
     PodsCreate,
     PodsKill,
+    PodsReplace,
     PolicyRef,
     StatusWrite,
     TimerScheduled,
@@ -170,6 +171,9 @@ def notices(decision: Decision) -> tuple[Notice, ...]:
 _FAILURES: dict[type[Decision], tuple[str, str]] = {
     PodsCreate: (FAILED_CREATE, "Error creating pods"),
     PodsKill: (FAILED_DELETE, "Error deleting pods"),
+    # a replacement's delete answers NotFound or a failed precondition as done, so what
+    # fails is its create
+    PodsReplace: (FAILED_CREATE, "Error creating pods"),
     PodGroupCreate: (PODGROUP_ERROR, "Failed to create PodGroup"),
     PluginResourcesEnsure: (PLUGIN_ERROR, "Execute plugin when job add failed"),
     StatusWrite: (JOB_STATUS_ERROR, "Failed to update job status"),

@@ -20,7 +20,7 @@ from controller.actuator.job import JobView
 from controller.actuator.names import pod_name, random_like_suffix
 from controller.actuator.plugins import Plugin, build_plugins
 from controller.actuator.podspec import Manifest, add_volume
-from events.decisions import PodRef, PodsCreate
+from events.decisions import PodRef, PodsCreate, PodsReplace
 from events.volcano import TaskSpec
 
 #: job annotations (and, for the first two, job labels) that Volcano copies to its pods
@@ -36,8 +36,8 @@ def build_pod(
     return _pod(view, ref, job_version, podgroup, build_plugins(view.spec.plugins))
 
 
-def build_pods(job: Mapping[str, Any], decision: PodsCreate) -> list[dict[str, Any]]:
-    """The manifests of all pods of a `PodsCreate` decision (the job is read once)."""
+def build_pods(job: Mapping[str, Any], decision: PodsCreate | PodsReplace) -> list[dict[str, Any]]:
+    """The manifests of all pods a `PodsCreate` or `PodsReplace` makes (the job read once)."""
     view = JobView.of(job)
     plugins = build_plugins(view.spec.plugins)
     return [

@@ -35,6 +35,7 @@ from events.decisions import (
     PodGroupDelete,
     PodsCreate,
     PodsKill,
+    PodsReplace,
     StatusWrite,
     TimerCancelled,
     TimerScheduled,
@@ -134,7 +135,8 @@ def _pod_observed(state: JobState, event: PodObserved) -> JobState:
     if is_stale(state, event):
         return state
     known = state.pods.get(event.pod)
-    killed = known is not None and known.killed and known.uid in ("", event.pod_uid)
+    same = known is not None and known.uid in ("", event.pod_uid)
+    killed = same and known is not None and known.killed
     record = PodRecord(
         name=event.pod,
         task=event.task,
@@ -146,6 +148,7 @@ def _pod_observed(state: JobState, event: PodObserved) -> JobState:
         restart_count=event.restart_count,
         deleting=event.deleting or killed,
         killed=killed,
+        replacement_version=known.replacement_version if same and known is not None else None,
     )
     return replace(state, pods={**state.pods, event.pod: record})
 
@@ -155,7 +158,7 @@ def _pod_deleted(state: JobState, event: PodDeleted) -> JobState:
     if known is None or known.uid not in ("", event.pod_uid):
         return state
     pods = dict(state.pods)
-    del pods[event.pod]
+    _forget(state, pods, known)
     return replace(state, pods=pods)
 
 
@@ -163,14 +166,25 @@ def _pods_listed(state: JobState, event: PodsListed) -> JobState:
     if state.pods_unknown:
         state = replace(state, pods_unknown=False)
     gone = [
-        name for name, pod in state.pods.items() if pod.observed and event.pods.get(name) != pod.uid
+        pod for pod in state.pods.values() if pod.observed and event.pods.get(pod.name) != pod.uid
     ]
     if not gone:
         return state
     pods = dict(state.pods)
-    for name in gone:
-        del pods[name]
+    for pod in gone:
+        _forget(state, pods, pod)
     return replace(state, pods=pods)
+
+
+def _forget(state: JobState, pods: dict[str, PodRecord], gone: PodRecord) -> None:
+    """Take a pod that is gone out of `pods`; one the actuator replaces (PodsReplace) comes
+    back as requested, last, as the sync its deletion causes would have asked for it, unless
+    the job has moved to another version since (the actuator then does not create it)."""
+    del pods[gone.name]
+    if gone.replacement_version is not None and gone.replacement_version == state.version:
+        pods[gone.name] = PodRecord(
+            name=gone.name, task=gone.task, index=gone.index, version=gone.replacement_version
+        )
 
 
 def _podgroup_observed(state: JobState, event: PodGroupObserved) -> JobState:
@@ -270,6 +284,17 @@ def _pods_kill(state: JobState, event: PodsKill) -> JobState:
     return replace(state, pods=pods)
 
 
+def _pods_replace(state: JobState, event: PodsReplace) -> JobState:
+    pods = dict(state.pods)
+    for ref in event.pods:
+        record = pods.get(ref.name)
+        if record is not None:
+            pods[ref.name] = replace(
+                record, deleting=True, killed=True, replacement_version=event.job_version
+            )
+    return replace(state, pods=pods)
+
+
 def _status_write(state: JobState, event: StatusWrite) -> JobState:
     """The status as written; when it was stamped afresh (see `counts.job_status`), its
     time is this decision's."""
@@ -316,6 +341,7 @@ _RULES: dict[type, Callable[[JobState, Any], JobState]] = {
     PluginResourcesDelete: _resources_deleted,
     PodsCreate: _pods_create,
     PodsKill: _pods_kill,
+    PodsReplace: _pods_replace,
     StatusWrite: _status_write,
     TimerScheduled: _timer_scheduled,
     TimerCancelled: _timer_cancelled,

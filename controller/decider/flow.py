@@ -16,6 +16,7 @@ from controller.decider.evolve import is_stale
 from controller.decider.gang import report_unschedulable
 from controller.decider.phases import HANDLERS
 from controller.decider.policies import SYNC, apply_policies
+from controller.decider.replacement import replace_finished_pods
 from controller.decider.request import SYNC_REQUEST, ActionRequest
 from controller.decider.state import JobState
 from controller.decider.step import Step
@@ -64,6 +65,7 @@ def step(state: JobState, observation: AnyObservation) -> tuple[JobState, list[A
     if current.state.uid != observation.job_uid:
         return current.state, []  # about another incarnation, or a Job not seen yet
     _decide(current)
+    replace_finished_pods(current, step)
     return current.state, current.decisions
 
 

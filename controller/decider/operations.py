@@ -30,6 +30,8 @@ RETAIN_NONE: frozenset[str] = frozenset()
 #: finished pods are kept (their logs and exit codes stay visible)
 RETAIN_SOFT = frozenset({PodPhase.SUCCEEDED, PodPhase.FAILED})
 _READY = frozenset({PodPhase.RUNNING, PodPhase.SUCCEEDED})
+#: the actions that kill a target (`kill_target`); Volcano's next sync makes its pods again
+TARGET_KILLS = frozenset({Action.RESTART_TASK, Action.RESTART_POD, Action.RESTART_PARTITION})
 
 
 def kill_job(

@@ -32,6 +32,9 @@ class PodRecord(msgspec.Struct, frozen=True):
     deleting: bool = False
     #: the decider asked for the deletion, so it is not an eviction
     killed: bool = False
+    #: the job version the actuator creates this pod again at once it is gone (PodsReplace);
+    #: None when no replacement was asked for
+    replacement_version: int | None = None
 
     @property
     def observed(self) -> bool:

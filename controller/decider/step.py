@@ -24,7 +24,7 @@ D = TypeVar("D", bound=AnyDecision)
 class Step:
     """The context every rule of the decider works on."""
 
-    __slots__ = ("_counted", "_counts", "before", "decisions", "observation", "state")
+    __slots__ = ("_counted", "_counts", "_observed", "before", "decisions", "observation", "state")
 
     def __init__(self, state: JobState, observation: AnyObservation) -> None:
         #: the state of the observed Job's incarnation before the observation
@@ -32,7 +32,7 @@ class Step:
         if isinstance(observation, JobObserved):
             self.before = incarnation_state(state, observation.job_uid)
         self.observation = observation
-        self.state = evolve(state, observation)
+        self.state = self._observed = evolve(state, observation)
         self.decisions: list[AnyDecision] = []
         self._counted: dict[str, PodRecord] | None = None
         self._counts = PodCounts()
@@ -75,12 +75,26 @@ class Step:
         """Carry out this step's decisions in another order, which must lead to the same
         state; their ids are numbered again, so that ids keep ascending in log order."""
         assert sorted(d.id for d in decisions) == sorted(d.id for d in self.decisions)
-        self.decisions = [
-            d
-            if d.id == (wanted := _decision_id(d.cause, n))
-            else msgspec.structs.replace(d, id=wanted)
-            for n, d in enumerate(decisions)
-        ]
+        self.decisions = _numbered(decisions)
+
+    def substitute(self, old: AnyDecision, new: list[AnyDecision]) -> None:
+        """Put `new` in the place of `old`: they must do what `old` did and more, of which
+        nothing decided after `old` in this step depends (a kill that also makes the pods
+        again). The working state is folded again; ids are numbered again."""
+        at = self.decisions.index(old)
+        self.decisions = _numbered([*self.decisions[:at], *new, *self.decisions[at + 1 :]])
+        state = self._observed
+        for decision in self.decisions:
+            state = evolve(state, decision)
+        self.state = state
+
+
+def _numbered(decisions: list[AnyDecision]) -> list[AnyDecision]:
+    """`decisions` with ids `<cause>#<n>` by position (a decision already so numbered is kept)."""
+    return [
+        d if d.id == (wanted := _decision_id(d.cause, n)) else msgspec.structs.replace(d, id=wanted)
+        for n, d in enumerate(decisions)
+    ]
 
 
 def _decision_id(cause: str, number: int) -> str:

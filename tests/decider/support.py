@@ -10,7 +10,14 @@ import msgspec
 from controller.admission import Admitted, admit_job
 from controller.decider import JobState, PodGroupRecord, PodRecord, step
 from controller.decider.state import Replicas
-from events.decisions import AnyDecision, PhaseChanged, PodsCreate, PodsKill, StatusWrite
+from events.decisions import (
+    AnyDecision,
+    PhaseChanged,
+    PodsCreate,
+    PodsKill,
+    PodsReplace,
+    StatusWrite,
+)
 from events.observations import AnyObservation, CommandIssued, PodGroupObserved
 from events.volcano import JobSpec
 
@@ -121,6 +128,10 @@ def phases(decisions: list[AnyDecision]) -> list[str]:
 
 def killed(decisions: list[AnyDecision]) -> list[str]:
     return [ref.name for d in decisions if isinstance(d, PodsKill) for ref in d.pods]
+
+
+def replaced(decisions: list[AnyDecision]) -> list[str]:
+    return [ref.name for d in decisions if isinstance(d, PodsReplace) for ref in d.pods]
 
 
 def created(decisions: list[AnyDecision]) -> list[str]:

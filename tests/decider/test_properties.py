@@ -1,7 +1,7 @@
 """Properties over arbitrary observation sequences (hypothesis).
 
 For any sequence: the retry count never exceeds maxRetry, a finished job never gets
-pods created, replaying the same sequence gives identical decisions, and `step` equals
+pods created or replaced, replaying the same sequence gives identical decisions, and `step` equals
 folding `evolve` over the observation and its decisions.
 """
 
@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller.decider import evolve, initial_state, replay, step
-from events.decisions import PodsCreate
+from events.decisions import PodsCreate, PodsReplace
 from events.volcano import FINISHED_PHASES
 from simulator.scenarios import JobScript
 
@@ -85,7 +85,7 @@ def test_lifecycle_invariants(moves):
     finished = False
     for _, decisions in replay(script.events, states):
         if finished:
-            assert not any(isinstance(d, PodsCreate) for d in decisions)
+            assert not any(isinstance(d, PodsCreate | PodsReplace) for d in decisions)
         state = states[script.key]
         assert state.retry_count <= SPEC["maxRetry"]
         finished = state.phase in FINISHED_PHASES

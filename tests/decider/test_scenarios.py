@@ -19,7 +19,7 @@ from events.decisions import (
     TimerScheduled,
 )
 from simulator.scenarios import JobScript
-from tests.decider.support import created, killed
+from tests.decider.support import created, killed, replaced
 
 CONTAINER = {"containers": [{"name": "main", "image": "busybox"}]}
 
@@ -166,7 +166,7 @@ def test_task_policy_wins_over_job_policy():
     assert killed(decisions) == ["prio-worker-0", "prio-worker-1"]
 
 
-def test_restart_pod_kills_only_that_pod_and_keeps_the_version():
+def test_restart_pod_replaces_only_that_pod_and_keeps_the_version():
     spec = job(task("worker", 3, policies=[{"event": "PodFailed", "action": "RestartPod"}]))
     script = JobScript("rp", spec).submit().podgroup("Inqueue")
     running(script, "worker", 3)
@@ -175,7 +175,7 @@ def test_restart_pod_kills_only_that_pod_and_keeps_the_version():
 
     state, decisions = run(script)
 
-    assert killed(decisions) == ["rp-worker-2"]
+    assert (replaced(decisions), killed(decisions)) == (["rp-worker-2"], [])
     assert phase_path(decisions)[-3:] == ["Restarting", "Pending", "Running"]
     assert (state.retry_count, state.version) == (1, 0)
 

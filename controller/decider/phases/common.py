@@ -6,6 +6,7 @@ from controller.decider.counts import PodCounts
 from controller.decider.operations import (
     RETAIN_NONE,
     RETAIN_SOFT,
+    TARGET_KILLS,
     UpdateStatus,
     kill_job,
     kill_target,
@@ -23,7 +24,6 @@ _JOB_KILLS: dict[str, tuple[frozenset[str], JobPhase]] = {
     Action.TERMINATE_JOB: (RETAIN_SOFT, JobPhase.TERMINATING),
     Action.COMPLETE_JOB: (RETAIN_SOFT, JobPhase.COMPLETING),
 }
-_TARGET_KILLS = frozenset({Action.RESTART_TASK, Action.RESTART_POD, Action.RESTART_PARTITION})
 
 
 def enter(
@@ -61,7 +61,7 @@ def start_kill(step: Step, request: ActionRequest) -> bool:
     Restarts count a retry; only whole-job kills start a new job version, as in Volcano
     (RestartTask/RestartPod keep the version, so the other tasks' events stay current).
     """
-    if request.action in _TARGET_KILLS:
+    if request.action in TARGET_KILLS:
         if not request.trigger.task:
             return False  # e.g. `*: RestartTask` on Unknown: no task to restart, only sync
         if request.action == Action.RESTART_PARTITION and not partition_pods(step, request):

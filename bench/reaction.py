@@ -26,7 +26,7 @@ import itertools
 import statistics
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,7 +37,7 @@ from bench.decider import job_lifecycle
 from bench.harness import controller_process, kafka_settings, metric, say, table, until
 from controller.broker import DevelopmentBroker
 from controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
-from controller.kube import connect
+from controller.kube import Kube, connect
 from events.codec import decode_decision, decode_observation
 from events.decisions import PodsCreate, PodsKill, PodsReplace
 from events.observations import PodDeleted, PodObserved
@@ -93,6 +93,8 @@ class PodEvents:
     def __init__(self) -> None:
         self.running: set[str] = set()
         self.current: Failure | None = None
+        #: called with the pod when the failure under way is seen Failed (the baseline)
+        self.on_failed: Callable[[dict[str, Any]], None] | None = None
 
     def __call__(self, change: Change) -> None:
         if change.resource is not registry.POD:
@@ -113,8 +115,10 @@ class PodEvents:
                 failure.replaced.set_result(now)
         elif change.type == "DELETED":
             failure.seen.setdefault("deleted", now)
-        elif phase == "Failed":
-            failure.seen.setdefault("failed", now)
+        elif phase == "Failed" and "failed" not in failure.seen:
+            failure.seen["failed"] = now
+            if self.on_failed is not None:
+                self.on_failed(change.entry.obj)
 
 
 def background() -> Iterator[tuple[bytes, bytes]]:
@@ -159,6 +163,36 @@ async def inject(
         await asyncio.sleep(0.02)
     events.current = None
     return failures
+
+
+async def replace_directly(kube: Kube, failed: dict[str, Any]) -> None:
+    """What a replacement costs with no controller: delete the pod, create it again."""
+    meta = failed["metadata"]
+    path = f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}"
+    await kube.request("DELETE", path, body={"preconditions": {"uid": meta["uid"]}})
+    keep = ("name", "namespace", "labels", "annotations", "ownerReferences")
+    spec = {k: v for k, v in failed["spec"].items() if k != "nodeName"}
+    pod = {"metadata": {k: meta[k] for k in keep if k in meta}, "spec": spec}
+    await kube.request("POST", f"/api/v1/namespaces/{meta['namespace']}/pods", body=pod)
+
+
+async def baseline(
+    events: PodEvents, pods: list[str], count: int, cluster: SimulatedCluster, kube: Kube
+) -> list[Failure]:
+    """The same crashes with the controller stopped, each pod replaced by `replace_directly`
+    as soon as this process sees it Failed in the store: the simulated cluster's floor."""
+    replacements: set[asyncio.Task[None]] = set()
+
+    def replace(failed: dict[str, Any]) -> None:
+        task = asyncio.create_task(replace_directly(kube, failed))
+        replacements.add(task)
+        task.add_done_callback(replacements.discard)
+
+    events.on_failed = replace
+    try:
+        return await inject(events, pods, count, cluster)
+    finally:
+        events.on_failed = None
 
 
 async def read_topics(settings: KafkaSettings) -> list[tuple[int, Any]]:
@@ -269,27 +303,31 @@ async def main(args: argparse.Namespace) -> None:
                 decided = await metric(metrics, "lavalog_decider_observations") - decided_before
                 load.cancel()
                 await asyncio.gather(load, return_exceptions=True)
+            say("controller stopped; the same crashes, each pod replaced directly (baseline)")
+            direct = await baseline(events, pods, args.failures, cluster, kube)
         log = await read_topics(settings)
 
     latencies = [1000 * (f.replaced.result() - f.crashed) for f in failures]
+    floor = [1000 * (f.replaced.result() - f.crashed) for f in direct]
     say(
         f"\nbackground: {(sent[0] - sent_before) / elapsed:,.0f} events/s produced, "
         f"{decided / elapsed:,.0f} observations/s decided by the controller "
         f"(over the {elapsed:.1f} s of failures)"
     )
+    shares = (("min", 0.0), ("p50", 0.5), ("p90", 0.90), ("p99", 0.99), ("max", 1.0))
     table(
-        ["crash -> replacement pod", "ms"],
+        ["crash -> replacement pod", "lavalog ms", "baseline ms", "x baseline"],
         [
-            [name, f"{value:.1f}"]
-            for name, value in (
-                ("min", min(latencies)),
-                ("p50", statistics.median(latencies)),
-                ("p90", percentile(latencies, 0.90)),
-                ("p99", percentile(latencies, 0.99)),
-                ("max", max(latencies)),
-            )
+            [
+                name,
+                f"{percentile(latencies, share):.1f}",
+                f"{percentile(floor, share):.1f}",
+                f"{percentile(latencies, share) / percentile(floor, share):.1f}",
+            ]
+            for name, share in shares
         ],
     )
+    say("(baseline: no controller; this process deletes and creates each pod itself)")
     steps = milestones(failures, log)
     table(
         ["where the time goes (ms after the crash)", "p50", "p99", "seen"],

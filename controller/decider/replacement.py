@@ -43,7 +43,7 @@ def replace_finished_pods(step: Step, decide: Decide) -> None:
     podgroup = step.state.podgroup
     if not made_again or podgroup is None:
         return
-    for kill in kills:
+    for kill in reversed(kills):  # a substitution renumbers the decisions after it
         replaced = tuple(ref for ref in kill.pods if ref.name in made_again)
         if not replaced:
             continue

@@ -13,6 +13,7 @@ from controller.actuator.counters import Counters
 from controller.kube import MERGE_PATCH, Kube
 from events.decisions import PodRef, PodsReplace, StatusWrite
 from tests.actuator.support import create, decision, items, pods_path, read, status, submit
+from tests.simulator.kube import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -69,8 +70,11 @@ async def test_the_new_pod_waits_until_the_old_one_is_gone(kube: Kube, applier: 
     old = await finished_pod(kube, finalizers=("example.com/hold",))
     carried_out = asyncio.create_task(applier.apply(replace_of(job, old)))
 
-    while not (await read(kube, f"{pods_path()}/{WORKER}"))["metadata"].get("deletionTimestamp"):
-        await asyncio.sleep(0.01)
+    async def deleting() -> bool:
+        pod = await read(kube, f"{pods_path()}/{WORKER}")
+        return bool(pod["metadata"].get("deletionTimestamp"))
+
+    await eventually(deleting, within=30)
     assert not carried_out.done()
     release = {"metadata": {"finalizers": []}}
     await kube.request("PATCH", f"{pods_path()}/{WORKER}", body=release, content_type=MERGE_PATCH)

@@ -76,7 +76,7 @@ async def test_the_new_pod_waits_until_the_old_one_is_gone(kube: Kube, applier: 
 
     await eventually(deleting, within=30)
     assert not carried_out.done()
-    release = {"metadata": {"finalizers": []}}
+    release: dict[str, Any] = {"metadata": {"finalizers": []}}
     await kube.request("PATCH", f"{pods_path()}/{WORKER}", body=release, content_type=MERGE_PATCH)
     await asyncio.wait_for(carried_out, timeout=30)
 

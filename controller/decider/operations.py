@@ -64,7 +64,9 @@ def kill_target(step: Step, request: ActionRequest, update: UpdateStatus) -> Non
         victims = partition_pods(step, request)
     else:
         victims = [pod for pod in state.pods.values() if pod.task == trigger.task]
-    _kill(step, [pod for pod in victims if not pod.deleting], reason=request.action)
+    victims = [pod for pod in victims if not pod.deleting]
+    _kill(step, victims, reason=request.action)
+    step.killed_targets = step.killed_targets or bool(victims)
     settle(step, update)
 
 

@@ -20,11 +20,13 @@ from collections.abc import Callable
 from msgspec import structs
 
 from controller.decider.operations import TARGET_KILLS
+from controller.decider.phases import restarting
 from controller.decider.state import JobState
 from controller.decider.step import Step
+from controller.decider.transitions import CREATING_PHASES
 from events.decisions import AnyDecision, PodRef, PodsCreate, PodsKill, PodsReplace
 from events.observations import AnyObservation, PodDeleted
-from events.volcano import PodPhase
+from events.volcano import JobPhase, PodPhase
 
 _FINISHED = frozenset({PodPhase.FAILED, PodPhase.SUCCEEDED})
 
@@ -35,9 +37,11 @@ Decide = Callable[[JobState, AnyObservation], tuple[JobState, list[AnyDecision]]
 def replace_finished_pods(step: Step, decide: Decide) -> None:
     """Turn this step's target kills of finished pods into PodsReplace where the sync their
     deletion causes would create them again (the rest of each kill stays a PodsKill)."""
+    if not step.killed_targets:
+        return
     kills = [d for d in step.decisions if isinstance(d, PodsKill) and d.reason in TARGET_KILLS]
     finished = [ref for kill in kills for ref in kill.pods if _finished(step.state, ref)]
-    if not finished:
+    if not finished or not _may_come_back(step, len(finished)):
         return
     made_again = _made_again_after_deletion(step, finished, decide)
     podgroup = step.state.podgroup
@@ -61,6 +65,16 @@ def replace_finished_pods(step: Step, decide: Decide) -> None:
         )
         rest = tuple(ref for ref in kill.pods if ref.name not in made_again)
         step.substitute(kill, [replace, *([structs.replace(kill, pods=rest)] if rest else [])])
+
+
+def _may_come_back(step: Step, gone: int) -> bool:
+    """False where no pod can be made after `gone` deletions, which the look ahead would
+    only confirm: a job in a phase that makes no pods, or restarting with a gang that
+    still waits for other pods to go. (Wrong here would cost a trip, never a pod.)"""
+    state = step.state
+    if state.phase == JobPhase.RESTARTING:
+        return restarting.pending_once(state, step.counts().terminating - gone)
+    return state.phase in CREATING_PHASES
 
 
 def _finished(state: JobState, ref: PodRef) -> bool:

@@ -24,7 +24,16 @@ D = TypeVar("D", bound=AnyDecision)
 class Step:
     """The context every rule of the decider works on."""
 
-    __slots__ = ("_counted", "_counts", "_observed", "before", "decisions", "observation", "state")
+    __slots__ = (
+        "_counted",
+        "_counts",
+        "_observed",
+        "before",
+        "decisions",
+        "killed_targets",
+        "observation",
+        "state",
+    )
 
     def __init__(self, state: JobState, observation: AnyObservation) -> None:
         #: the state of the observed Job's incarnation before the observation
@@ -36,6 +45,8 @@ class Step:
         self.decisions: list[AnyDecision] = []
         self._counted: dict[str, PodRecord] | None = None
         self._counts = PodCounts()
+        #: a RestartTask/RestartPod/RestartPartition killed pods (see `replacement`)
+        self.killed_targets = False
 
     def counts(self) -> PodCounts:
         """Pod counts of the working state (counted again only when its pods changed)."""

@@ -7,9 +7,10 @@ from controller.decider.counts import PodCounts
 from controller.decider.operations import RETAIN_NONE, kill_job, kill_target, sync_job
 from controller.decider.phases.common import start_kill
 from controller.decider.request import ActionRequest
+from controller.decider.state import JobState
 from controller.decider.step import Step
 from controller.decider.transitions import Transition
-from events.volcano import Action, JobPhase, PodPhase
+from events.volcano import Action, JobPhase, JobSpec, PodPhase
 
 #: a user or policy may still stop a restarting job (Volcano would restart it anyway)
 _STOPS = frozenset({Action.ABORT_JOB, Action.TERMINATE_JOB, Action.COMPLETE_JOB})
@@ -47,16 +48,35 @@ def _runs_an_older_version(step: Step) -> bool:
 
 def _update(step: Step, counts: PodCounts) -> Transition | None:
     spec, state = step.spec, step.state
-    if state.retry_count >= spec.max_retry:
+    if _retries_exhausted(state, spec):
         return Transition(
             JobPhase.FAILED,
             reason="RetriesExhausted",
             message=f"the job ran {state.retry_count} times; maxRetry is {spec.max_retry}",
         )
-    if state.replicas.total - counts.terminating >= spec.min_available:
+    if _gang_can_start(state, spec, counts.terminating):
         return Transition(
             JobPhase.PENDING,
             reason="Restarted",
             message=f"pods of version {state.version} can be created",
         )
     return None
+
+
+def pending_once(state: JobState, terminating: int) -> bool:
+    """Whether this restarting job is Pending again (and makes its pods) once no more than
+    `terminating` of its pods are still being deleted."""
+    spec = state.spec
+    return (
+        spec is not None
+        and not _retries_exhausted(state, spec)
+        and _gang_can_start(state, spec, terminating)
+    )
+
+
+def _retries_exhausted(state: JobState, spec: JobSpec) -> bool:
+    return state.retry_count >= spec.max_retry
+
+
+def _gang_can_start(state: JobState, spec: JobSpec, terminating: int) -> bool:
+    return state.replicas.total - terminating >= spec.min_available

@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from itertools import islice
 from pathlib import Path
 
-from events.codec import DecodeError, decode_event
-from projections.feed import Position, Sourced
+from events.codec import DecodeError, LogEvent, decode_event
+from projections.feed import Batch, Position, Sourced
 from projections.store import Store
 
 
@@ -17,25 +17,34 @@ def file_source(path: Path) -> str:
     return f"file:{path.resolve()}"
 
 
-def read_file(path: Path, *, start: int = 0) -> Iterator[Sourced]:
-    """Each event of the file from line number `start` on (blank and `#` lines skipped)."""
-    source = file_source(path)
+def _lines(path: Path, start: int) -> Iterator[tuple[int, bytes]]:
+    """(line number, line) of each event line from `start` on (blank and `#` lines skipped)."""
     with path.open("rb") as lines:
         for number, line in enumerate(lines):
             if number < start:
                 continue
             raw = line.strip()
-            if not raw or raw.startswith(b"#"):
-                continue
-            try:
-                event = decode_event(raw)
-            except DecodeError as exc:
-                raise DecodeError(f"{path}:{number + 1}: {exc}") from exc
-            yield Sourced(event, raw, Position(source, 0, number))
+            if raw and not raw.startswith(b"#"):
+                yield number, raw
+
+
+def read_file(path: Path, *, start: int = 0) -> Iterator[Sourced]:
+    """Each event of the file from line number `start` on (blank and `#` lines skipped),
+    fully decoded (the audit replays them)."""
+    source = file_source(path)
+    for number, raw in _lines(path, start):
+        try:
+            event = decode_event(raw)
+        except DecodeError as exc:
+            raise DecodeError(f"{path}:{number + 1}: {exc}") from exc
+        yield Sourced(event, raw, Position(source, 0, number))
 
 
 class FileSource:
-    """A JSONL file as a runner source: read once, from the line the store last reached."""
+    """A JSONL file as a runner source: read once, from the line the store last reached.
+
+    Its batches leave the events undecoded: the store decodes them as its writer inserts
+    them (`projections.feed.Batch`)."""
 
     def __init__(self, path: Path, *, batch_size: int = 5_000) -> None:
         self.path = path
@@ -52,20 +61,34 @@ class FileSource:
     def lag(self) -> Mapping[tuple[str, int], int]:
         return {}
 
-    async def batches(self, store: Store) -> AsyncIterator[list[Sourced]]:
-        start = store.positions(file_source(self.path)).get(0, 0)
+    async def batches(self, store: Store) -> AsyncIterator[Batch]:
+        source = file_source(self.path)
+        start = store.positions(source).get(0, 0)
         self.total = await asyncio.to_thread(_count_lines, self.path)
         self.consumed = start
-        events = read_file(self.path, start=start)
+        lines = _lines(self.path, start)
         while True:
-            # decoding is the costly part: keep it off the event loop
-            batch = await asyncio.to_thread(list, islice(events, self._batch_size))
+            batch = await asyncio.to_thread(self._read, lines, source)
             if not batch:
                 break
-            self.consumed = batch[-1].position.offset + 1
+            self.consumed = batch.offsets[-1] + 1
             yield batch
         self.consumed = self.total
         self._done = True
+
+    def _read(self, lines: Iterator[tuple[int, bytes]], source: str) -> Batch:
+        offsets: list[int] = []
+        raws: list[bytes] = []
+        for number, raw in islice(lines, self._batch_size):
+            offsets.append(number)
+            raws.append(raw)
+        return Batch(raws, offsets, [(source, 0, len(raws))], decode=self._decode)
+
+    def _decode(self, raw: bytes, number: int) -> LogEvent:
+        try:
+            return decode_event(raw)
+        except DecodeError as exc:
+            raise DecodeError(f"{self.path}:{number + 1}: {exc}") from exc
 
 
 def _count_lines(path: Path) -> int:

@@ -8,6 +8,7 @@ from itertools import islice
 from pathlib import Path
 
 from events.codec import DecodeError, LogEvent, decode_event
+from projections import decoding
 from projections.feed import Batch, Position, Sourced
 from projections.store import Store
 
@@ -44,7 +45,7 @@ class FileSource:
     """A JSONL file as a runner source: read once, from the line the store last reached.
 
     Its batches leave the events undecoded: the store decodes them as its writer inserts
-    them (`projections.feed.Batch`)."""
+    them (`projections.feed.Batch`), with `projections.decoding`."""
 
     def __init__(self, path: Path, *, batch_size: int = 5_000) -> None:
         self.path = path
@@ -86,7 +87,7 @@ class FileSource:
 
     def _decode(self, raw: bytes, number: int) -> LogEvent:
         try:
-            return decode_event(raw)
+            return decoding.decode_event(raw)
         except DecodeError as exc:
             raise DecodeError(f"{self.path}:{number + 1}: {exc}") from exc
 

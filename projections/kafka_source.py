@@ -16,8 +16,9 @@ import structlog
 from aiokafka import ConsumerRebalanceListener, TopicPartition
 
 from controller.kafka import KafkaSettings, create_consumer, topic_name
-from events.codec import DecodeError, LogEvent, decode_event
+from events.codec import DecodeError, LogEvent
 from events.topics import DECISIONS, OBSERVED
+from projections.decoding import decode_event
 from projections.feed import Batch, Run
 from projections.store import Store
 

@@ -51,14 +51,15 @@ class Batch(Sequence[Sourced]):
     def __init__(
         self,
         raws: list[bytes],
-        offsets: list[int],
+        offsets: Sequence[int],
         runs: list[Run],
         *,
         events: list[LogEvent] | None = None,
-        decode: Callable[[bytes, int], LogEvent] | None = None,
+        decode: Callable[[list[bytes], Sequence[int]], list[LogEvent]] | None = None,
     ) -> None:
-        """Either `events` (decoded already) or `decode(raw, offset)`, which raises
-        `events.codec.DecodeError` saying where a bad event is."""
+        """Either `events` (decoded already) or `decode(raws, offsets)` of some of them,
+        which raises `events.codec.DecodeError` saying where a bad event is. `offsets`
+        may be a range (a file's lines)."""
         if (events is None) == (decode is None):
             raise ValueError("a batch has its events decoded, or a way to decode them")
         self.raws = raws
@@ -88,11 +89,7 @@ class Batch(Sequence[Sourced]):
         if self._events is not None:
             return self._events[start:stop]
         assert self._decode is not None
-        decode = self._decode
-        return [
-            decode(raw, at)
-            for raw, at in zip(self.raws[start:stop], self.offsets[start:stop], strict=True)
-        ]
+        return self._decode(self.raws[start:stop], self.offsets[start:stop])
 
     def decoded(self) -> Batch:
         """This batch with every event decoded."""

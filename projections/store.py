@@ -146,7 +146,7 @@ class Store:
             batch = Batch.of(i for i in batch.decoded() if i.event.job_uid not in pruned)
         changes = _Changes()
         sent: deque[tuple[list[LogEvent], list[bytes]]] = deque()
-        for start in range(0, len(batch), PART):  # a writer process inserts while we fold
+        for start in range(0, len(batch), PART):  # the writer inserts while we decode and fold
             stop = start + PART
             events, raws = batch.events(start, stop), batch.raws[start:stop]
             self._tables.send_events(raws)

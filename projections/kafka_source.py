@@ -16,9 +16,10 @@ import structlog
 from aiokafka import ConsumerRebalanceListener, TopicPartition
 
 from controller.kafka import KafkaSettings, create_consumer, topic_name
-from events.codec import DecodeError, decode_event
+from events.codec import DecodeError, LogEvent
 from events.topics import DECISIONS, OBSERVED
-from projections.feed import Position, Sourced
+from projections.decoding import decode_event
+from projections.feed import Batch, Run
 from projections.store import Store
 
 GROUP_ID = "lavalog-projections"
@@ -83,7 +84,7 @@ class KafkaSource:
     def lag(self) -> Mapping[tuple[str, int], int]:
         return dict(self._lag)
 
-    async def batches(self, store: Store) -> AsyncIterator[list[Sourced]]:
+    async def batches(self, store: Store) -> AsyncIterator[Batch]:
         if self._until_end and self._group_id is not None:
             raise ValueError("a source that stops at the end reads without a group")
         consumer = create_consumer(
@@ -116,8 +117,11 @@ class KafkaSource:
         finally:
             await consumer.stop()
 
-    def _decode(self, records: Mapping[TopicPartition, list[Any]]) -> list[Sourced]:
-        batch: list[Sourced] = []
+    def _decode(self, records: Mapping[TopicPartition, list[Any]]) -> Batch:
+        raws: list[bytes] = []
+        offsets: list[int] = []
+        events: list[LogEvent] = []
+        runs: list[Run] = []
         for tp, messages in records.items():
             for message in messages:
                 value: bytes = message.value
@@ -134,8 +138,11 @@ class KafkaSource:
                         error=str(exc),
                     )
                     continue
-                batch.append(Sourced(event, value, Position(tp.topic, tp.partition, offset)))
-        return batch
+                events.append(event)
+                raws.append(value)
+                offsets.append(offset)
+            runs.append((tp.topic, tp.partition, len(raws)))
+        return Batch(raws, offsets, runs, events=events)
 
     async def _measure(self, consumer: Any, ends: Mapping[TopicPartition, int]) -> None:
         """Lag per partition; caught up once every partition reached its end.

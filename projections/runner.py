@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 import structlog
@@ -25,7 +25,7 @@ T = TypeVar("T")
 class Source(Protocol):
     """A stream of event batches for one store."""
 
-    def batches(self, store: Store) -> AsyncIterator[list[Sourced]]:
+    def batches(self, store: Store) -> AsyncIterator[Sequence[Sourced]]:
         """Batches from where `store`'s positions say this source was left (maybe empty)."""
         ...
 
@@ -85,13 +85,13 @@ class Runner:
             self.error = f"{type(exc).__name__}: {exc}"
             raise
 
-    async def _batches(self) -> AsyncGenerator[tuple[list[Sourced], bool], None]:
+    async def _batches(self) -> AsyncGenerator[tuple[Sequence[Sourced], bool], None]:
         """The source's batches, each with whether the source had caught up."""
         if not self._read_ahead:
             async for batch in self._source.batches(self._store):
                 yield batch, self._source.caught_up
             return
-        ahead: asyncio.Queue[tuple[list[Sourced], bool] | Exception | None] = asyncio.Queue(2)
+        ahead: asyncio.Queue[tuple[Sequence[Sourced], bool] | Exception | None] = asyncio.Queue(2)
 
         async def read() -> None:
             try:

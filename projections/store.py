@@ -14,8 +14,9 @@ fixes its incarnation number) and when its history leaves memory, that is when a
 does not touch it, and the rest when the store is closed. Rewriting every touched job
 row at every commit otherwise costs more than the events themselves, and holding every
 history until the end costs the memory. Its SQL runs in a child process
-(`projections.tables`), which inserts a part of a batch while this process folds the
-part before. A bulk load that fails is thrown away.
+(`projections.tables`), which inserts a part of a batch while this process decodes the
+next (a file's batches come undecoded: `projections.feed.Batch`) and folds the one
+before. A bulk load that fails is thrown away.
 
 The store is synchronous and single-writer (opening a second writer of a PostgreSQL
 store raises `NotLeader`); async callers run `apply` in a thread.
@@ -30,8 +31,9 @@ from pathlib import Path
 
 import msgspec
 
+from events.codec import LogEvent
 from projections.database import FILE_NAME, Location, location_of
-from projections.feed import Applied, Sourced
+from projections.feed import Applied, Batch, Sourced
 from projections.history import JobHistory, new_history, record
 from projections.rows import INDEXED_TYPES, ActionRow, FailureRow, action_row, failure_row
 from projections.summary import summarize
@@ -136,21 +138,23 @@ class Store:
                     del self._cache[uid]
             return applied
 
-    def _write(self, batch: Sequence[Sourced]) -> list[Applied]:
-        next_offsets = {
-            (source, partition): offset + 1 for _, _, (source, partition, offset) in batch
-        }
-        kept = [i for i in batch if i.event.job_uid not in self._pruned] if self._pruned else batch
+    def _write(self, items: Sequence[Sourced]) -> list[Applied]:
+        batch = items if isinstance(items, Batch) else Batch.of(items)
+        next_offsets = batch.next_offsets()
+        if self._pruned:
+            pruned = self._pruned
+            batch = Batch.of(i for i in batch.decoded() if i.event.job_uid not in pruned)
         changes = _Changes()
-        sent: deque[Sequence[Sourced]] = deque()
-        for start in range(0, len(kept), PART):  # a writer process inserts while we fold
-            part = kept[start : start + PART]
-            self._tables.send_events([raw for _, raw, _ in part])
-            sent.append(part)
+        sent: deque[tuple[list[LogEvent], list[bytes]]] = deque()
+        for start in range(0, len(batch), PART):  # the writer inserts while we decode and fold
+            stop = start + PART
+            events, raws = batch.events(start, stop), batch.raws[start:stop]
+            self._tables.send_events(raws)
+            sent.append((events, raws))
             if len(sent) > AHEAD:
-                self._fold(sent.popleft(), changes)
+                self._fold(*sent.popleft(), changes)
         while sent:
-            self._fold(sent.popleft(), changes)
+            self._fold(*sent.popleft(), changes)
         saved = self._saved_lazily(changes) if self._bulk else changes.touched.values()
         self._tables.write(
             changes.actions,
@@ -162,27 +166,35 @@ class Store:
             self._prune(self._log_time - self._retention)
         return changes.applied
 
-    def _fold(self, part: Sequence[Sourced], changes: _Changes) -> None:
+    def _fold(self, events: list[LogEvent], raws: list[bytes], changes: _Changes) -> None:
         """Fold the new events of a part whose insertion was sent (duplicates left out)."""
         seq, duplicates = self._tables.inserted()
-        for event, raw, _ in _without(part, duplicates):
+        if duplicates:
+            left_out = set(duplicates)
+            kept = [i for i in range(len(events)) if i not in left_out]
+            events, raws = [events[i] for i in kept], [raws[i] for i in kept]
+        touched, cache, applied = changes.touched, self._cache, changes.applied
+        log_time = self._log_time
+        for event, raw in zip(events, raws, strict=True):
             seq += 1
-            history = changes.touched.get(event.job_uid)
+            uid = event.job_uid
+            history = touched.get(uid)
             if history is None:
-                history = self._cache.get(event.job_uid) or self._stored(event.job_uid)
+                history = cache.get(uid) or self._stored(uid)
                 if history is None:  # its first event
-                    history = self._cache[event.job_uid] = new_history(event)
-                    changes.created.add(event.job_uid)
-                changes.touched[event.job_uid] = history
+                    history = cache[uid] = new_history(event)
+                    changes.created.add(uid)
+                touched[uid] = history
             record(history, event)
             if type(event) in INDEXED_TYPES:
                 if (action := action_row(event)) is not None:
                     changes.actions.append(action)
                 elif (failure := failure_row(event)) is not None:
                     changes.failures.append(failure)
-            changes.applied.append(Applied(seq, event, raw))
-            if event.time > self._log_time:
-                self._log_time = event.time
+            applied.append(Applied(seq, event, raw))
+            if event.time > log_time:
+                log_time = event.time
+        self._log_time = log_time
 
     def _saved_lazily(self, changes: _Changes) -> list[JobHistory]:
         """A bulk load's job rows to write now: those of the jobs that appeared (their
@@ -230,13 +242,6 @@ class _Changes:
         self.touched: dict[str, JobHistory] = {}
         #: uids of the jobs seen for the first time
         self.created: set[str] = set()
-
-
-def _without(part: Sequence[Sourced], places: list[int]) -> Sequence[Sourced]:
-    if not places:
-        return part
-    left_out = set(places)
-    return [item for place, item in enumerate(part) if place not in left_out]
 
 
 def _job_row(history: JobHistory) -> JobRow:

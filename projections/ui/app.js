@@ -85,7 +85,8 @@ function follow(query, render) {
   stream.onerror = () => liveDot.classList.remove("on");
   const later = () => { if (!timer) timer = setTimeout(() => { timer = null; render(); }, 500); };
   for (const type of ["JobObserved", "JobDeleted", "PodObserved", "PodDeleted", "PhaseChanged",
-    "ActionDecided", "PodsKill", "PodsCreate", "TimerScheduled", "TimerCancelled", "JobRejected"]) {
+    "ActionDecided", "PodsKill", "PodsCreate", "PodsReplace", "TimerScheduled", "TimerCancelled",
+    "JobRejected"]) {
     stream.addEventListener(type, later);
   }
 }

@@ -15,3 +15,5 @@ class Counters:
     failed: int = 0
     #: decisions about a Job that is gone or was replaced by a new one of the same name
     skipped: int = 0
+    #: status writes not made: a later one for the same Job was queued behind them
+    coalesced: int = 0

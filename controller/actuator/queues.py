@@ -9,6 +9,7 @@ decisions, and a job's StatusWrite never overtakes the PodsCreate decided before
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections import deque
 from collections.abc import Awaitable, Callable, Container, Hashable
 from dataclasses import dataclass, field
@@ -45,6 +46,11 @@ class KeyedQueues(Generic[T]):
             worker.add_done_callback(_report_crash)
             self._workers[key] = worker
         lane.items.append(item)
+
+    def behind(self, key: str) -> list[T]:
+        """The items queued in `key`'s lane after the one being handled, in order."""
+        lane = self._lanes.get(key)
+        return list(itertools.islice(lane.items, 1, None)) if lane is not None else []
 
     def __len__(self) -> int:
         """Keys with work."""

@@ -25,6 +25,7 @@ from aiokafka.errors import KafkaError
 
 from controller.actuator.apply import Applier
 from controller.actuator.client import Api
+from controller.actuator.coalesce import superseded
 from controller.actuator.counters import Counters
 from controller.actuator.offsets import OffsetTracker, Progress
 from controller.actuator.progress_log import ProgressLog
@@ -36,8 +37,10 @@ from events.codec import DecodeError, decode_decision
 from events.decisions import AnyDecision
 from events.topics import DECISIONS
 
-#: decisions received and not yet carried out, beyond which fetching pauses
-MAX_IN_FLIGHT = 2_000
+#: decisions received and not yet carried out, beyond which fetching pauses: enough that
+#: a burst's pod creates, decided after its PodGroups were admitted, are fetched (and go
+#: first, `ratelimit.URGENT`) while the status writes and Events before them still wait
+MAX_IN_FLIGHT = 20_000
 #: how long a rebalance or a stop waits for in-flight decisions before abandoning them
 DRAIN_SECONDS = 30.0
 #: how long the final commit and leaving the group may take on the way out
@@ -163,7 +166,11 @@ class ActuatorService:
         self._lanes.put(decision.key, partition, _Item(partition, offset, decision))
 
     async def _carry_out(self, item: _Item) -> None:
-        await self._applier.apply(item.decision)
+        later = (queued.decision for queued in self._lanes.behind(item.decision.key))
+        if superseded(item.decision, later):
+            self.counters.coalesced += 1
+        else:
+            await self._applier.apply(item.decision)
         self._offsets.done(item.partition, item.offset)
 
     async def _commit(

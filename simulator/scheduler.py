@@ -78,8 +78,8 @@ class Scheduler:
         self._dirty_groups: set[Key] = set()
         #: Pending PodGroups waiting for the enqueue step (their pods may not exist yet)
         self._waiting: dict[Key, None] = {}
-        #: PodGroups admitted (Inqueue) and not running yet -> the minResources they hold
-        self._reserved: dict[Key, Resources] = {}
+        #: PodGroups admitted (Inqueue) and not running yet, and what they hold
+        self._reserved = _Reservations()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._events = {name: EventRecorder(objects, name) for name in SCHEDULERS}
@@ -108,7 +108,7 @@ class Scheduler:
             meta = change.entry.obj["metadata"]
             gkey = (meta["namespace"], meta["name"])
             self._waiting.pop(gkey, None)
-            if self._reserved.pop(gkey, None) is not None:
+            if self._reserved.release(gkey):
                 self._retry()
         elif resource is registry.PODGROUP:
             meta = change.entry.obj["metadata"]
@@ -237,7 +237,7 @@ class Scheduler:
                     self._gang_status(gkey, "Pending", False, "NotEnoughResources", problem)
                 continue
             self._waiting.pop(gkey, None)
-            self._reserved[gkey] = minimum
+            self._reserved.hold(gkey, queue_name, minimum)
             quantity.add(idle, minimum, -1)
             quantity.add(held_by_queue.setdefault(queue_name, {}), minimum)
             self._gang_status(gkey, "Inqueue", None, "", "")
@@ -248,12 +248,13 @@ class Scheduler:
         """What is idle once admitted gangs that do not run yet (other than `besides`)
         have what they hold, and what those gangs hold per queue."""
         idle = quantity.total(free.values())
-        held_by_queue: dict[str, Resources] = {}
-        for other, held in self._reserved.items():
-            if other == besides:
-                continue
-            quantity.add(idle, held, -1)
-            quantity.add(held_by_queue.setdefault(self._queue_of(*other), {}), held)
+        quantity.add(idle, self._reserved.total, -1)
+        held_by_queue = {queue: dict(held) for queue, held in self._reserved.by_queue.items()}
+        mine = self._reserved.held(besides) if besides is not None else None
+        if mine is not None:
+            queue, held = mine
+            quantity.add(idle, held)
+            quantity.add(held_by_queue[queue], held, -1)
         return idle, held_by_queue
 
     def _free(self) -> dict[str, Resources]:
@@ -471,7 +472,7 @@ class Scheduler:
         min_member = int(pg.get("spec", {}).get("minMember") or 1)
         phase = pg.get("status", {}).get("phase", "Pending")
         if alive or counts["Succeeded"]:
-            self._reserved.pop(gkey, None)  # its pods now hold what they use
+            self._reserved.release(gkey)  # its pods now hold what they use
         if alive + counts["Succeeded"] >= min_member and (alive or counts["Succeeded"]):
             phase, scheduled = "Running", True
         elif alive:
@@ -518,3 +519,36 @@ class Scheduler:
             volcano.record(pg, "Warning", "Unschedulable", message)
         elif scheduled is True and (before.get("Scheduled") or {}).get("status") != "True":
             volcano.record(pg, "Normal", "Scheduled", "pod group is ready")
+
+
+class _Reservations:
+    """What admitted gangs without running pods hold, per gang, per queue and in all:
+    kept as running sums, since every scheduling cycle asks for them and thousands of
+    gangs may be admitted at once (10,000 one-pod Jobs: a sum per cycle made the
+    scheduler the cluster's bottleneck)."""
+
+    def __init__(self) -> None:
+        self._gangs: dict[Key, tuple[str, Resources]] = {}  # -> (queue, minResources)
+        self.total: Resources = {}
+        self.by_queue: dict[str, Resources] = {}
+
+    def hold(self, gang: Key, queue: str, minimum: Resources) -> None:
+        self.release(gang)
+        self._gangs[gang] = (queue, minimum)
+        quantity.add(self.total, minimum)
+        quantity.add(self.by_queue.setdefault(queue, {}), minimum)
+
+    def held(self, gang: Key) -> tuple[str, Resources] | None:
+        return self._gangs.get(gang)
+
+    def release(self, gang: Key) -> bool:
+        """Give up what `gang` holds; False when it held nothing."""
+        found = self._gangs.pop(gang, None)
+        if found is None:
+            return False
+        queue, minimum = found
+        quantity.add(self.total, minimum, -1)
+        quantity.add(self.by_queue[queue], minimum, -1)
+        if not self._gangs:  # start again from exact zeros
+            self.total, self.by_queue = {}, {}
+        return True

@@ -28,7 +28,6 @@ from controller.actuator.job_events import VolumeError
 from controller.actuator.plugins import KeyGenerator
 from controller.actuator.podgroup import build_podgroup
 from controller.actuator.pods import build_pods
-from controller.actuator.ratelimit import URGENT
 from controller.actuator.resources import (
     KEEP_EXISTING_KINDS,
     build_plugin_resources,
@@ -67,9 +66,6 @@ _PODGROUP_FIELDS = (
     "priorityClassName",
     "subGroupPolicy",
 )
-#: decisions whose calls go before the others waiting (`ratelimit.URGENT`): they put the
-#: job's pods on the cluster; status writes and Events can trail them
-_URGENT = frozenset({PodGroupCreate, PodsCreate})
 _log = structlog.get_logger("lavalog.actuator")
 
 
@@ -110,7 +106,6 @@ class Applier:
         handler = self._handlers.get(type(decision))
         if handler is None:  # timers: the decider service's business
             return
-        URGENT.set(type(decision) in _URGENT)  # for this lane's task and those it starts
         # every line logged meanwhile (API retries included) names the job and decision
         with structlog.contextvars.bound_contextvars(job=decision.key, decision=decision.id):
             try:

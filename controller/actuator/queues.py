@@ -1,21 +1,23 @@
-"""One lane per job: a job's decisions one at a time in log order, different jobs in parallel.
+"""One lane per job: a job's decisions one at a time, different jobs in parallel.
 
 As kopf's `queueing.py` does for resource events: a key with work gets a worker task,
-which handles its items in order and ends when its lane is empty; the next item for the
-key starts a new one. So a slow job (a 1,000-pod create) delays only its own later
+which handles its items and ends when its lane is empty; the next item for the key
+starts a new one. So a slow job (a 1,000-pod create) delays only its own later
 decisions, and a job's StatusWrite never overtakes the PodsCreate decided before it.
+Items are handled in order unless `pick` chooses a later one (`lane_order.next_up`);
+lanes take `turns`, those with an `urgent` item first.
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
-from collections import deque
-from collections.abc import Awaitable, Callable, Container, Hashable
+from collections.abc import Awaitable, Callable, Container, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 import structlog
+
+from controller.actuator.turns import Turns
 
 T = TypeVar("T")
 _log = structlog.get_logger("lavalog.actuator")
@@ -24,17 +26,36 @@ _log = structlog.get_logger("lavalog.actuator")
 @dataclass(slots=True)
 class _Lane(Generic[T]):
     group: Hashable
-    items: deque[T] = field(default_factory=deque)
+    items: list[T] = field(default_factory=list)
+
+
+def _first(items: Sequence[object]) -> int:
+    return 0
+
+
+def _never(item: object) -> bool:
+    return False
 
 
 class KeyedQueues(Generic[T]):
-    """`put(key, group, item)`; `handle(item)` runs for each item, serially per key.
+    """`put(key, group, item)`; `handle(item, later)` runs for each item, serially per key,
+    `later` being the items queued behind it.
 
     `group` (the Kafka partition) says which lanes `drain` waits for when partitions go.
     """
 
-    def __init__(self, handle: Callable[[T], Awaitable[None]]) -> None:
+    def __init__(
+        self,
+        handle: Callable[[T, Sequence[T]], Awaitable[None]],
+        *,
+        turns: int = 1_000_000,
+        pick: Callable[[Sequence[T]], int] = _first,
+        urgent: Callable[[T], bool] = _never,
+    ) -> None:
         self._handle = handle
+        self._turns = Turns(turns)
+        self._pick = pick
+        self._urgent = urgent
         self._lanes: dict[str, _Lane[T]] = {}
         self._workers: dict[str, asyncio.Task[None]] = {}
 
@@ -46,11 +67,8 @@ class KeyedQueues(Generic[T]):
             worker.add_done_callback(_report_crash)
             self._workers[key] = worker
         lane.items.append(item)
-
-    def behind(self, key: str) -> list[T]:
-        """The items queued in `key`'s lane after the one being handled, in order."""
-        lane = self._lanes.get(key)
-        return list(itertools.islice(lane.items, 1, None)) if lane is not None else []
+        if self._urgent(item):
+            self._turns.promote(key)
 
     def __len__(self) -> int:
         """Keys with work."""
@@ -74,8 +92,13 @@ class KeyedQueues(Generic[T]):
     async def _work(self, key: str, lane: _Lane[T]) -> None:
         try:
             while lane.items:
-                await self._handle(lane.items[0])
-                lane.items.popleft()
+                await self._turns.take(key, any(self._urgent(item) for item in lane.items))
+                try:
+                    index = self._pick(lane.items)
+                    await self._handle(lane.items[index], lane.items[index + 1 :])
+                    del lane.items[index]
+                finally:
+                    self._turns.give_back()
         finally:
             del self._lanes[key]
             del self._workers[key]

@@ -6,20 +6,13 @@ limiter (`flowcontrol.NewTokenBucketRateLimiter`, qps=50 burst=100 unless config
 caller reserves a token, possibly one not yet refilled, and waits until it is due, so
 callers are served in arrival order at no more than `burst + qps * t` calls in any
 window of `t` seconds.
-
-Calls waiting for a slot are served in arrival order too, except that calls made while
-`URGENT` is set (the actuator sets it for the decisions that put pods on the cluster)
-go before every other waiting call: in a burst of 10,000 Jobs, the status writes and
-Events of later Jobs would otherwise hold back the pods of the earlier ones.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable
-from contextvars import ContextVar
 from types import TracebackType
 
 Clock = Callable[[], float]
@@ -27,8 +20,6 @@ Sleep = Callable[[float], Awaitable[None]]
 
 DEFAULT_QPS = 50.0
 DEFAULT_BURST = 100
-#: set (in the task making them) for calls that go before the others waiting for a slot
-URGENT: ContextVar[bool] = ContextVar("lavalog_actuator_urgent", default=False)
 
 
 class TokenBucket:
@@ -68,52 +59,18 @@ class TokenBucket:
             await self._sleep(delay)
 
 
-class _Slots:
-    """A semaphore whose waiters are woken urgent ones first, each kind in arrival order."""
-
-    def __init__(self, count: int) -> None:
-        self._free = count
-        self._urgent: deque[asyncio.Future[None]] = deque()
-        self._others: deque[asyncio.Future[None]] = deque()
-
-    async def acquire(self, urgent: bool) -> None:
-        if self._free > 0 and not self._urgent and not self._others:
-            self._free -= 1
-            return
-        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        waiters = self._urgent if urgent else self._others
-        waiters.append(waiter)
-        try:
-            await waiter
-        except asyncio.CancelledError:
-            if not waiter.cancelled():
-                self.release()  # handed a slot just as it was cancelled: pass it on
-            elif waiter in waiters:
-                waiters.remove(waiter)
-            raise
-
-    def release(self) -> None:
-        for waiters in (self._urgent, self._others):
-            while waiters:
-                waiter = waiters.popleft()
-                if not waiter.done():
-                    waiter.set_result(None)  # the slot goes straight to it
-                    return
-        self._free += 1
-
-
 class RateLimiter:
-    """`async with limiter:` around each API call: at most `concurrency` in flight (urgent
-    ones first), and those admitted at the bucket's rate."""
+    """`async with limiter:` around each API call: at most `concurrency` in flight, and
+    those admitted at the bucket's rate."""
 
     def __init__(self, bucket: TokenBucket, concurrency: int) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, not {concurrency}")
         self.bucket = bucket
-        self._slots = _Slots(concurrency)
+        self._slots = asyncio.Semaphore(concurrency)
 
     async def __aenter__(self) -> None:
-        await self._slots.acquire(URGENT.get())
+        await self._slots.acquire()
         try:
             await self.bucket.acquire()
         except BaseException:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,8 +25,8 @@ from aiokafka.errors import KafkaError
 
 from controller.actuator.apply import Applier
 from controller.actuator.client import Api
-from controller.actuator.coalesce import superseded
 from controller.actuator.counters import Counters
+from controller.actuator.lane_order import is_urgent, next_up, superseded
 from controller.actuator.offsets import OffsetTracker, Progress
 from controller.actuator.progress_log import ProgressLog
 from controller.actuator.queues import KeyedQueues
@@ -75,7 +75,12 @@ class ActuatorService:
         self._kafka = kafka
         self._group_id = group_id
         self._offsets: OffsetTracker[TopicPartition] = OffsetTracker()
-        self._lanes: KeyedQueues[_Item] = KeyedQueues(self._carry_out)
+        self._lanes: KeyedQueues[_Item] = KeyedQueues(
+            self._carry_out,
+            turns=concurrency,
+            pick=lambda items: next_up([item.decision for item in items]),
+            urgent=lambda item: is_urgent(item.decision),
+        )
         self._ready = False
 
     @property
@@ -165,9 +170,8 @@ class ActuatorService:
             return
         self._lanes.put(decision.key, partition, _Item(partition, offset, decision))
 
-    async def _carry_out(self, item: _Item) -> None:
-        later = (queued.decision for queued in self._lanes.behind(item.decision.key))
-        if superseded(item.decision, later):
+    async def _carry_out(self, item: _Item, later: Sequence[_Item]) -> None:
+        if superseded(item.decision, [queued.decision for queued in later]):
             self.counters.coalesced += 1
         else:
             await self._applier.apply(item.decision)

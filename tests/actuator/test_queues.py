@@ -14,7 +14,7 @@ async def test_items_of_one_key_run_in_order_and_keys_overlap() -> None:
     overlap = 0
     rng = random.Random(3)
 
-    async def handle(item: tuple[str, int]) -> None:
+    async def handle(item: tuple[str, int], later: object) -> None:
         nonlocal overlap
         key, n = item
         assert key not in running, "two items of one key at once"
@@ -40,7 +40,7 @@ async def test_a_drain_waits_only_for_its_groups_and_cancels_the_late() -> None:
     release = asyncio.Event()
     finished: list[str] = []
 
-    async def handle(key: str) -> None:
+    async def handle(key: str, later: object) -> None:
         if key == "stuck":
             await asyncio.Event().wait()
         if key == "slow":

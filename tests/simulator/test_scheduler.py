@@ -291,7 +291,10 @@ async def test_gang_that_loses_every_member_is_pending_again() -> None:
             await core.delete_namespaced_pod(f"p-worker-{i}", "default", grace_period_seconds=0)
 
         await eventually(lambda: phase_is("Inqueue"))
-        assert phases == ["Pending", "Inqueue", "Running", "Pending", "Inqueue"]
+        # a scheduling cycle between the two deletes sees one member left: Unknown
+        between = phases[3:-2]
+        assert phases[:3] + phases[-2:] == ["Pending", "Inqueue", "Running", "Pending", "Inqueue"]
+        assert between in ([], ["Unknown"]), phases
 
 
 async def test_quota_names_in_min_resources_ask_no_node_for_them() -> None:

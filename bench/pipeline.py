@@ -179,7 +179,7 @@ async def main(args: argparse.Namespace) -> None:
             counters = actuator.counters
 
             def done() -> bool:
-                return counters.applied + counters.skipped + counters.failed >= decisions
+                return counters.handled >= decisions
 
             applied = await timed(actuator.run, lambda: actuator.ready, done, "actuator")
 
@@ -206,7 +206,8 @@ async def main(args: argparse.Namespace) -> None:
         ],
     )
     say(
-        f"\nactuator: {counters.applied:,} applied, {counters.skipped:,} skipped, "
+        f"\nactuator: {counters.applied:,} applied, {counters.coalesced:,} coalesced, "
+        f"{counters.skipped:,} skipped, "
         f"{counters.failed:,} failed, {counters.retried:,} calls retried"
     )
     say("target: decider service >= 50% of the raw aiokafka consume rate")

@@ -17,3 +17,8 @@ class Counters:
     skipped: int = 0
     #: status writes not made: a later one for the same Job was queued behind them
     coalesced: int = 0
+
+    @property
+    def handled(self) -> int:
+        """Decisions taken off their lanes: carried out, failed, skipped or coalesced."""
+        return self.applied + self.failed + self.skipped + self.coalesced

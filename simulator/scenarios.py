@@ -135,6 +135,12 @@ class JobScript:
             job_version=version,
             phase=phase,
         )
+        return self.new_incarnation(task, index)
+
+    def new_incarnation(self, task: str, index: int) -> Self:
+        """The next `pod` of that name is a new incarnation; alone, without `pod_deleted`:
+        its predecessor's deletion was never observed (a relist shows only the new pod)."""
+        name = self.pod_name(task, index)
         self._incarnations[name] = self._incarnations.get(name, 0) + 1
         self._pod_uids.pop(name, None)
         return self

@@ -16,13 +16,13 @@ from controller.decider.evolve import is_stale
 from controller.decider.gang import report_unschedulable
 from controller.decider.phases import HANDLERS
 from controller.decider.policies import SYNC, apply_policies
-from controller.decider.replacement import replace_finished_pods
+from controller.decider.replacement import replace_finished_pods, replacement_seen_first
 from controller.decider.request import SYNC_REQUEST, ActionRequest
 from controller.decider.state import JobState
 from controller.decider.step import Step
 from controller.decider.timers import cancel_all_timers, cancel_resolved_timers, schedule_delayed
 from controller.decider.transitions import Transition, enter_phase
-from controller.decider.triggers import Trigger, derive_trigger, timer_trigger
+from controller.decider.triggers import OUT_OF_SYNC, Trigger, derive_trigger, timer_trigger
 from events.decisions import (
     ActionDecided,
     AnyDecision,
@@ -88,6 +88,8 @@ def _decide(step: Step) -> None:
         return  # taken over: decided once a pod list has shown which pods exist
     report_unschedulable(step)
     trigger = _trigger(step)
+    if replacement_seen_first(step):
+        _act(step, OUT_OF_SYNC)  # the replaced pod's deletion, which was not seen
     if trigger is not None:
         _act(step, trigger)
     for action in state.deferred_actions:  # Commands that came before it was decided

@@ -25,7 +25,7 @@ from controller.decider.state import JobState
 from controller.decider.step import Step
 from controller.decider.transitions import CREATING_PHASES
 from events.decisions import AnyDecision, PodRef, PodsCreate, PodsKill, PodsReplace
-from events.observations import AnyObservation, PodDeleted
+from events.observations import AnyObservation, PodDeleted, PodObserved
 from events.volcano import JobPhase, PodPhase
 
 _FINISHED = frozenset({PodPhase.FAILED, PodPhase.SUCCEEDED})
@@ -65,6 +65,21 @@ def replace_finished_pods(step: Step, decide: Decide) -> None:
         )
         rest = tuple(ref for ref in kill.pods if ref.name not in made_again)
         step.substitute(kill, [replace, *([structs.replace(kill, pods=rest)] if rest else [])])
+
+
+def replacement_seen_first(step: Step) -> bool:
+    """Whether this observation shows a pod's replacement before the deletion of the pod it
+    replaced was seen (the decider was down meanwhile, or a relist): the sync that deletion
+    causes is due first, as if it had been observed."""
+    observation = step.observation
+    if not isinstance(observation, PodObserved):
+        return False
+    replaced = step.before.pods.get(observation.pod)
+    return (
+        replaced is not None
+        and replaced.replacement_version is not None
+        and replaced.uid not in ("", observation.pod_uid)
+    )
 
 
 def _may_come_back(step: Step, gone: int) -> bool:

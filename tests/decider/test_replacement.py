@@ -130,3 +130,30 @@ def test_a_relist_that_lacks_the_replaced_pod_counts_as_its_deletion():
     assert created(job_.new()) == []
     record = job_.state.pods["relist-worker-1"]
     assert (record.uid, record.version) == ("", 0)
+
+
+def test_a_replacement_seen_before_the_deletion_it_followed_counts_the_deletion_first():
+    """The decider down while the replacement ran and failed (the chaos and crash tests): a
+    relist shows the new pod Failed and never the old one's deletion. The deletion's sync
+    comes first (Restarting -> Pending -> Running), so the failure is the job's second and
+    exhausts its retries, as without the outage; it is not taken for a restart of the
+    first (in Restarting, which counts no retry) and replaced once more."""
+    spec = job(task("ps", 1), task("worker", 1, policies=RESTART_TASK), maxRetry=2)
+    script = JobScript("unseen", spec).submit().podgroup("Inqueue")
+    running(script, "ps", 1)
+    job_ = Decided(running(script, "worker", 1))
+    job_.new()
+    job_.script.pod("worker", 0, "Failed", exit_code=1)
+    assert replaced(job_.new()) == ["unseen-worker-0"]
+
+    job_.script.new_incarnation("worker", 0).pod("worker", 0, "Failed", exit_code=1)
+    decisions = job_.new()
+
+    assert replaced(decisions) == []
+    assert [d.phase for d in decisions if isinstance(d, PhaseChanged)] == [
+        "Pending",
+        "Running",
+        "Restarting",
+        "Failed",
+    ]
+    assert (job_.state.phase, job_.state.retry_count) == ("Failed", 2)

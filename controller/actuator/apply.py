@@ -208,12 +208,9 @@ class Applier:
 
     async def _create_pods(self, decision: PodsCreate) -> bool:
         job = self._job_at_generation(decision) or await self._read_job(decision)
-        if job is None or pods_are_stale(job.get("status"), decision.job_version):
+        manifests = _pods_to_make(job, decision) if job is not None else []
+        if not manifests:
             return False
-        wanted = still_wanted(JobView.of(job).spec, decision.pods)
-        if not wanted:
-            return False
-        manifests = build_pods(job, msgspec.structs.replace(decision, pods=wanted))
         collection = paths.collection("v1", "Pod", split_job_key(decision.key)[0])
         slots = asyncio.Semaphore(self._pod_concurrency)
 
@@ -239,13 +236,7 @@ class Applier:
         job = self._job_at_generation(decision) or await self._read_job(decision)
         if job is None:
             return False
-        wanted: tuple[PodRef, ...] = ()
-        if not pods_are_stale(job.get("status"), decision.job_version):
-            wanted = still_wanted(JobView.of(job).spec, decision.pods)
-        manifests = {
-            manifest["metadata"]["name"]: manifest
-            for manifest in build_pods(job, msgspec.structs.replace(decision, pods=wanted))
-        }
+        manifests = {pod["metadata"]["name"]: pod for pod in _pods_to_make(job, decision)}
         namespace = split_job_key(decision.key)[0]
         collection = paths.collection("v1", "Pod", namespace)
 
@@ -324,6 +315,15 @@ class Applier:
             await self._event(decision, job_events.failure(decision, error), suffix="#failed")
         except Exception as exc:
             _log.error("failure event not written", job=decision.key, error=str(exc))
+
+
+def _pods_to_make(job: Obj, decision: PodsCreate | PodsReplace) -> list[Obj]:
+    """The manifests of the decision's pods that `job` still wants: none for a Job past the
+    decision's version (`pods_are_stale`), none beyond a task's replicas now."""
+    if pods_are_stale(job.get("status"), decision.job_version):
+        return []
+    wanted = still_wanted(JobView.of(job).spec, decision.pods)
+    return build_pods(job, msgspec.structs.replace(decision, pods=wanted)) if wanted else []
 
 
 def _uid(obj: Mapping[str, Any]) -> str:

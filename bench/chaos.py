@@ -63,10 +63,10 @@ from bench.harness import (
     simulator_process,
     table,
 )
-from controller.actuator import paths
+from controller.actuator.core import paths
 from controller.broker import DevelopmentBroker
 from controller.commands.job import ACTIONS, command_object
-from controller.decider import replay
+from controller.decider.core import replay
 from controller.kafka import (
     KafkaSettings,
     create_consumer,

@@ -22,7 +22,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from controller.decider import JobState, initial_state, step
+from controller.decider.core import JobState, initial_state, step
 from events.codec import decode_observation, encode
 from simulator.scenarios import JobScript
 

@@ -37,9 +37,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.decider import job_spec, lifecycle_script
 from bench.harness import bounded, kafka_settings, say, simulator_process, table, until
-from controller.actuator.service import ActuatorService
+from controller.actuator.service.runner import ActuatorService
 from controller.broker import DevelopmentBroker
-from controller.deciding.service import DeciderService
+from controller.decider.service.runner import DeciderService
 from controller.kafka import (
     KafkaSettings,
     create_consumer,

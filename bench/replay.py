@@ -34,7 +34,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.decider import job_lifecycle
-from controller.decider import replay
+from controller.decider.core import replay
 from controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
 from events.codec import LogEvent, decode_event, decode_observation, encode
 from events.observations import Observation

@@ -19,13 +19,13 @@ from typing import Any, Protocol
 import structlog
 from aiohttp import web
 
-from controller.actuator.service import ActuatorService
-from controller.deciding.service import DeciderService
+from controller.actuator.service.runner import ActuatorService
+from controller.decider.service.runner import DeciderService
 from controller.health import Component, Health, health_app
 from controller.kafka import KafkaSettings, ensure_topics
 from controller.kafka.probe import check_connection
 from controller.kube import CONTROLLER, Kube, connect
-from controller.watchers.service import WatcherService
+from controller.watchers.service.runner import WatcherService
 
 log = structlog.get_logger("lavalog")
 

@@ -48,6 +48,14 @@ class KubeError(Exception):
         return self.status in (429, 500, 502, 503, 504)
 
 
+def is_transient(error: BaseException) -> bool:
+    """A failure that says nothing about the request (throttled, a server error, a dropped
+    connection, a timeout): the same request is worth sending again."""
+    if isinstance(error, KubeError):
+        return error.temporary
+    return isinstance(error, aiohttp.ClientError | TimeoutError | ConnectionError)
+
+
 class _Status(msgspec.Struct):
     reason: str = ""
     message: str = ""

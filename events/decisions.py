@@ -12,7 +12,7 @@ import msgspec
 
 from events.durations import format_duration
 from events.observations import SCHEMA_VERSION
-from events.volcano import FieldError, JobStatus
+from events.volcano.api import FieldError, JobStatus
 
 
 class Decision(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):

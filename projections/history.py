@@ -46,7 +46,7 @@ from events.observations import (
     PodObserved,
     PodsListed,
 )
-from events.volcano import FINISHED_PHASES, JobPhase, PodPhase
+from events.volcano.api import FINISHED_PHASES, JobPhase, PodPhase
 from projections.wire import Time
 
 #: Volcano puts a job without `spec.queue` in this queue.

@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from events.volcano import JobPhase
+from events.volcano.api import JobPhase
 from projections.database import Location, location_of
 from projections.history import JobHistory
 from projections.summary import RESTART_ACTIONS, JobSummary

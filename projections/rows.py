@@ -10,7 +10,7 @@ from events.codec import LogEvent
 from events.decisions import ActionDecided
 from events.observations import PodObserved
 from events.topics import split_job_key
-from events.volcano import PodPhase
+from events.volcano.api import PodPhase
 from projections.history import policy_label
 from projections.timeline import EVICTION_REASONS
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import msgspec
 
 from events.topics import split_job_key
-from events.volcano import Action
+from events.volcano.api import Action
 from projections.history import JobHistory
 from projections.wire import Time
 

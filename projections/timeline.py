@@ -15,7 +15,7 @@ from enum import StrEnum
 import msgspec
 
 from events.topics import split_job_key
-from events.volcano import PodPhase
+from events.volcano.api import PodPhase
 from projections.history import (
     CommandRecord,
     DecisionMark,

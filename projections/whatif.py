@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from controller.decider import replay
+from controller.decider.core import replay
 from events.codec import LogEvent, decode_event, to_builtins
 from events.decisions import Decision
 from events.observations import (

@@ -1,8 +1,7 @@
-"""The actuator's pure half: decisions turned into the Kubernetes objects Volcano would create.
+"""The actuator: decisions carried out against the Kubernetes API.
 
-`pods.build_pod`/`build_pods` (PodsCreate), `podgroup.build_podgroup` (PodGroupCreate)
-and `resources.build_plugin_resources` (PluginResourcesEnsure) return manifests as JSON
-dicts and do no I/O: the same decision and Job always give the same objects, so a replay
-or a retry after a crash writes exactly what the first attempt wrote. The half that talks
-to the API server (create-if-absent, retries, rate limits) calls these.
+Owns `core/` (pure: the objects Volcano would write for a decision, which decisions are
+stale, lane order, offsets done) and `service/` (the consumer over `lavalog.decisions`,
+lanes, rate limit, retries, the API client). Must not import the watchers, the decider
+(it reads decisions off the log), the projections or the command line.
 """

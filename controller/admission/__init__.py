@@ -20,7 +20,7 @@ from controller.admission.exit_codes import ExitCodeSet, exit_code_sets
 from controller.admission.restart_backoff import RestartBackoff, restart_backoff
 from controller.admission.rules import check_new_job
 from controller.admission.update import check_update
-from events.volcano import FieldError, JobSpec
+from events.volcano.api import FieldError, JobSpec
 
 __all__ = ["Admitted", "Rejected", "admit_job", "admit_update"]
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import msgspec
 
-from controller.actuator.plugins import with_dependencies
-from events.volcano import JobSpec, TaskSpec
+from controller.actuator.core.plugins import with_dependencies
+from events.volcano.api import JobSpec, TaskSpec
 
 DEFAULT_QUEUE = "default"
 DEFAULT_SCHEDULER = "volcano"

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 import msgspec
 
 from controller.admission.annotations import annotation, annotation_error
-from events.volcano import FieldError, JobSpec, LifecyclePolicy
+from events.volcano.api import FieldError, JobSpec, LifecyclePolicy
 
 PREFIX = annotation("exit-codes.")
 OPERATORS = ("In", "NotIn")

@@ -19,7 +19,7 @@ import msgspec
 
 from controller.admission.annotations import annotation, annotation_error
 from events.durations import parse_duration
-from events.volcano import Action, FieldError
+from events.volcano.api import Action, FieldError
 
 ANNOTATION = annotation("restart-backoff")
 #: the actions a backoff delays: every restart, i.e. every action that counts a retry

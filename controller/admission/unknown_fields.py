@@ -19,7 +19,7 @@ from typing import Any, cast
 import msgspec
 import msgspec.inspect as mi
 
-from events.volcano import JobSpec, TaskSpec
+from events.volcano.api import JobSpec, TaskSpec
 
 #: the top of a manifest: Kubernetes' TypeMeta and ObjectMeta, then the Job's own parts
 _TOP_LEVEL = ("apiVersion", "kind", "metadata", "spec", "status")

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import msgspec
 
 from controller.admission.rules import check_ranges
-from events.volcano import FieldError, JobSpec, TaskSpec
+from events.volcano.api import FieldError, JobSpec, TaskSpec
 
 #: fields an update may change (Volcano copies the old values over them before comparing)
 MUTABLE_JOB_FIELDS = frozenset({"min_available", "max_retry", "priority_class_name", "tasks"})

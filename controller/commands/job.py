@@ -16,7 +16,7 @@ import msgspec
 
 from controller.kube import KUBECONFIG_HELP, KubeConfigError, KubeError, choose_kubeconfig, connect
 from events.topics import split_job_key
-from events.volcano import API_VERSION, KIND, Action
+from events.volcano.api import API_VERSION, KIND, Action
 
 HELP = "suspend, resume, restart, abort, terminate or complete a job (Command objects)"
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from controller.commands.output import write_yaml_stream
-from controller.decider import replay
+from controller.decider.core import replay
 from controller.replay_report import render_timelines
 from events.codec import DecodeError, LogEvent, read_jsonl, write_jsonl
 from events.observations import AnyObservation, JobObserved, Observation

@@ -24,7 +24,7 @@ from controller.admission import Admitted, admit_job
 from controller.admission.unknown_fields import UnknownField, unknown_fields
 from controller.commands import exit_codes
 from controller.commands.output import write_json, write_yaml_stream
-from events.volcano import API_VERSION, KIND, FieldError
+from events.volcano.api import API_VERSION, KIND, FieldError
 
 HELP = "check Volcano Job manifests with Volcano's admission rules and show their defaults"
 

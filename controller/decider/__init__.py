@@ -1,29 +1,7 @@
-"""The decider: Volcano's job lifecycle as pure functions over the observed log.
+"""The decider: Volcano's job lifecycle over the observed log.
 
-    state, decisions = step(state, observation)
-
-`decide` and `evolve` are the two halves (`step` does both in one pass); `replay` runs a
-whole log. No I/O and no clock: time comes from the events, so the same log always
-yields the same decisions.
+Owns `core/` (the pure state machine: `step`/`decide`/`evolve`, one module per phase, and
+the per-partition bookkeeping, snapshots and due timers) and `service/` (runs the core
+over `lavalog.observed` and produces `lavalog.decisions`). Must not import the watchers,
+the actuator, the projections or the command line.
 """
-
-from controller.decider.evolve import evolve
-from controller.decider.flow import decide, step
-from controller.decider.replay import replay
-from controller.decider.state import (
-    JobState,
-    PodGroupRecord,
-    PodRecord,
-    initial_state,
-)
-
-__all__ = [
-    "JobState",
-    "PodGroupRecord",
-    "PodRecord",
-    "decide",
-    "evolve",
-    "initial_state",
-    "replay",
-    "step",
-]

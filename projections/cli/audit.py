@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterable
 
 from controller.commands.output import write_json, write_yaml
-from controller.decider import replay
+from controller.decider.core import replay
 from events.codec import LogEvent, decode_event
 from projections.audit import AuditReport, Difference, Kind, audit
 from projections.cli.common import UsageError, add_source, fail, job_key, open_queries

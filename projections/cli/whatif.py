@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from controller.commands.output import write_json
-from controller.decider import replay
+from controller.decider.core import replay
 from events.codec import LogEvent, decode_event
 from projections.cli.common import Reader, UsageError, add_source, fail, job_key, open_queries
 from projections.whatif import SpecChange, Summary, WhatIf, compose, parse_set, whatif

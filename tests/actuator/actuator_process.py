@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from controller.actuator.service import ActuatorService
+from controller.actuator.service.runner import ActuatorService
 from controller.kafka import KafkaSettings
 from controller.kube import connect
 

@@ -7,12 +7,12 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
-from controller.actuator.apply import Applier
-from controller.actuator.client import Api
-from controller.actuator.counters import Counters
-from controller.actuator.plugins import KeyPair
-from controller.actuator.ratelimit import RateLimiter, TokenBucket
-from controller.actuator.retry import Backoff
+from controller.actuator.core.plugins import KeyPair
+from controller.actuator.service.apply import Applier
+from controller.actuator.service.client import Api
+from controller.actuator.service.counters import Counters
+from controller.actuator.service.ratelimit import RateLimiter, TokenBucket
+from controller.actuator.service.retry import Backoff
 from controller.kube import Kube, connect
 from simulator.server import SimulatedCluster
 

@@ -8,10 +8,10 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from controller.actuator import paths
+from controller.actuator.core import paths
 from controller.kube import Kube
 from events.decisions import Decision, PodRef, PodsCreate
-from events.volcano import JobState, JobStatus, TaskState
+from events.volcano.api import JobState, JobStatus, TaskState
 from tests.data import load_job
 
 NAMESPACE = "default"

@@ -8,8 +8,8 @@ from typing import Any
 import msgspec
 
 from controller.admission import Admitted, admit_job
-from controller.decider import JobState, PodGroupRecord, PodRecord, step
-from controller.decider.state import Replicas
+from controller.decider.core import JobState, PodGroupRecord, PodRecord, step
+from controller.decider.core.state import Replicas
 from events.decisions import (
     AnyDecision,
     PhaseChanged,
@@ -19,7 +19,7 @@ from events.decisions import (
     StatusWrite,
 )
 from events.observations import AnyObservation, CommandIssued, PodGroupObserved
-from events.volcano import JobSpec
+from events.volcano.api import JobSpec
 
 KEY = "default/job"
 UID = "uid-1"

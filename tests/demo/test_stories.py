@@ -12,7 +12,7 @@ import msgspec
 import pytest
 import yaml
 
-from controller.decider import replay
+from controller.decider.core import replay
 from events.codec import LogEvent
 from projections.history import new_history, record
 from projections.timeline import Timeline, build_timeline

@@ -30,7 +30,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from controller.actuator import paths
+from controller.actuator.core import paths
 from controller.app import ControllerConfig, run_controller
 from controller.commands.job import ACTIONS, _issue
 from controller.health import Health

@@ -20,7 +20,7 @@ import pytest
 import pytest_asyncio
 
 from bench.harness import LavalogRun, read_topic
-from controller.actuator.service import ActuatorService
+from controller.actuator.service.runner import ActuatorService
 from controller.kafka import KafkaSettings, ensure_topics
 from events import topics
 from events.codec import decode_decision

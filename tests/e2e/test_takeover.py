@@ -16,12 +16,13 @@ from typing import Any
 import msgspec
 import pytest
 
-from controller.actuator import paths
-from controller.actuator.podgroup import build_podgroup
-from controller.actuator.pods import build_pods
+from controller.actuator.core import paths
+from controller.actuator.core.podgroup import build_podgroup
+from controller.actuator.core.pods import build_pods
 from controller.kafka import KafkaSettings
 from events.decisions import PodGroupCreate, PodRef, PodsCreate
 from events.timestamps import to_rfc3339
+from events.volcano.api import PODGROUP_API_VERSION
 from tests.e2e.conftest import NAMESPACE, Obj, System, job_phase, pod_phase, running_system
 from tests.e2e.jobs import job, task
 
@@ -54,7 +55,7 @@ async def volcano_ran(
         **envelope, podgroup=group, min_member=spec.get("minAvailable", 0), queue="default"
     )
     podgroup = await post(
-        system, paths.PODGROUP_API_VERSION, "PodGroup", build_podgroup(created, decision)
+        system, PODGROUP_API_VERSION, "PodGroup", build_podgroup(created, decision)
     )
     refs = tuple(
         PodRef(name=f"{name}-{t['name']}-{i}", task=t["name"], index=i)
@@ -103,7 +104,7 @@ async def write_status(system: System, name: str, phase: str, *, version: int) -
 
 
 async def podgroup_uid(system: System, name: str, uid: str) -> str:
-    path = paths.named(paths.PODGROUP_API_VERSION, "PodGroup", NAMESPACE, f"{name}-{uid}")
+    path = paths.named(PODGROUP_API_VERSION, "PodGroup", NAMESPACE, f"{name}-{uid}")
     found: Obj = msgspec.json.decode(await system.kube.request("GET", path))
     return str(found["metadata"]["uid"])
 

@@ -18,11 +18,12 @@ from typing import Any
 import pytest
 
 from bench.harness import read_topic
-from controller.actuator import paths
+from controller.actuator.core import paths
 from events.codec import decode_decision, decode_observation
 from events.decisions import ActionDecided, TimerCancelled, TimerScheduled
 from events.observations import JobDeleted, PodGroupObserved
 from events.topics import DECISIONS, OBSERVED
+from events.volcano.api import PODGROUP_API_VERSION
 from projections.history import new_history, record
 from simulator import registry
 from simulator.selectors import Selector
@@ -110,7 +111,7 @@ async def test_a_podgroup_deleted_while_no_controller_ran_is_made_again(system: 
     [before] = podgroups(system)
     await halt_all(system)
     path = paths.named(
-        paths.PODGROUP_API_VERSION, "PodGroup", NAMESPACE, before["metadata"]["name"]
+        PODGROUP_API_VERSION, "PodGroup", NAMESPACE, before["metadata"]["name"]
     )
     await system.kube.request("DELETE", path)
     await system.log.until(lambda: not podgroups(system), 10, "the PodGroup gone")

@@ -10,7 +10,7 @@ Already ported elsewhere: the "Delete job that is <phase>" cases and "Create and
 job with CPU requirement" (tests/e2e/test_lifecycle.py, `test_deleted_job_is_cleaned_up`,
 `job-with-cpu-requirement-completes`); "Min Success" (test_lifecycle.py,
 `minSuccess-reached-completes`). Not ported: admission.go (Volcano's webhook; lavalog's
-admission rules are tests/unit/test_admission.py) and pg_controller.go (PodGroups for
+admission rules are tests/admission/test_admission.py) and pg_controller.go (PodGroups for
 ReplicaSets, not the job controller's work).
 """
 

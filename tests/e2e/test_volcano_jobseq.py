@@ -13,7 +13,7 @@ Already ported elsewhere: job_error_handling.go (tests/e2e/test_lifecycle.py; it
 tests/e2e/test_faults.py with a lost node where Volcano taints every node). Not ported:
 "Task Priority" (the scheduler's ordering by PriorityClass: the simulated scheduler has
 no priorities; lavalog copies `priorityClassName` into the pods,
-tests/unit/test_actuator_pods.py), queue.go (`vcctl queue
+tests/actuator/core/test_pods.py), queue.go (`vcctl queue
 operate` Commands are handled by Volcano's queue controller, which lavalog does not
 replace), and "Transform from running to unknown after a member is gone" (a PodGroup
 and pods made by hand, no Job: the scheduler's work, tests/simulator/test_scheduler.py).

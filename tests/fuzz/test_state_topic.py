@@ -7,8 +7,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.deciding.partition import PartitionDecider
-from controller.deciding.snapshots import Restored, encode_record, restore
+from controller.decider.core.partition import PartitionDecider
+from controller.decider.core.snapshots import Restored, encode_record, restore
 from simulator.examples import EXAMPLES
 
 LOG = sorted((event for script in EXAMPLES.values() for event in script()), key=lambda e: e.time)

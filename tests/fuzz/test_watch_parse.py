@@ -10,8 +10,9 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.watchers import watch
-from controller.watchers.objects import List
+from controller.watchers.core import changes
+from controller.watchers.core.objects import List
+from controller.watchers.service import watch
 from tests.fuzz.objects import base_command, base_job, base_pod, base_podgroup, broken
 
 KINDS: dict[str, tuple[watch.Resource[Any], dict[str, Any]]] = {
@@ -48,7 +49,7 @@ def test_a_watch_batch_keeps_every_good_object_and_moves_past_the_bad(
     objects = stream(data, base)
     lines = [msgspec.json.encode({"type": "MODIFIED", "object": obj}) for obj in objects]
 
-    parsed = watch.parse(lines, msgspec.json.Decoder(resource.type))
+    parsed = changes.parse(lines, msgspec.json.Decoder(resource.type))
 
     good = [o for o in objects if decodes(resource, o)]
     assert [c.obj.metadata.resource_version for c in parsed.changes] == [

@@ -59,7 +59,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 def decided_examples() -> list[LogEvent]:
     """The recorded example jobs with the decisions the real decider makes of them, each
     observation followed by its decisions: a log as the controller writes it."""
-    from controller.decider import replay
+    from controller.decider.core import replay
 
     observations = [
         event

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator
 
 import msgspec
 
-from controller.decider import replay
+from controller.decider.core import replay
 from events.codec import LogEvent, to_builtins
 from events.decisions import ActionDecided, AnyDecision, PhaseChanged
 from events.observations import AnyObservation, Observation

@@ -10,7 +10,7 @@ import pytest
 from aiohttp import web
 
 from controller.cli import main
-from controller.decider import replay
+from controller.decider.core import replay
 from events.codec import LogEvent
 from projections.app import create_app, url_of
 from projections.file_source import read_file

@@ -7,7 +7,7 @@ import random
 import msgspec
 import pytest
 
-from controller.decider import replay
+from controller.decider.core import replay
 from events.codec import LogEvent
 from events.observations import Observation, PodObserved
 from projections.history import JobHistory, PodClock, new_history, record

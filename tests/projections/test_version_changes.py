@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.decider import replay
+from controller.decider.core import replay
 from events.codec import LogEvent
 from projections.history import new_history, record
 from projections.render import render_timeline

@@ -11,11 +11,11 @@ import msgspec
 import pytest_asyncio
 from aiokafka import TopicPartition
 
-from controller.actuator.pods import build_pod
+from controller.actuator.core.pods import build_pod
 from controller.kafka import KafkaSettings, create_consumer, topic_name
 from controller.kube import Kube, connect
-from controller.watchers.service import WatcherService
-from controller.watchers.watch import WatchSettings
+from controller.watchers.service.runner import WatcherService
+from controller.watchers.service.watch import WatchSettings
 from events import topics
 from events.codec import decode_observation
 from events.decisions import PodRef

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.decider import replay
+from controller.decider.core import replay
 from events.codec import LogEvent
 from events.observations import Observation
 from projections.file_source import read_file

@@ -1,0 +1,219 @@
+"""Kubernetes Events on the Job: what `kubectl describe vcjob` shows of each decision.
+
+Where Volcano's job controller records an Event, lavalog records one with the same
+reason and source component, and a message that starts as Volcano's does, so that
+alerts and dashboards built on Volcano's Events keep working; lavalog's own detail
+(trigger, pod, exit code, matched policy, decision id) follows in the message. Reasons
+are Volcano's (`events.volcano.reasons`). Phase changes and rejected specs
+are Events Volcano does not have (its webhook refuses a bad spec before it exists).
+
+An Event's name is derived from the decision id, so carrying out a decision again (a
+replay, a restart before the offset commit) creates nothing new: the second create is
+AlreadyExists. Its time is the decision's, not the clock's, for the same reason. Pure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from events.decisions import (
+    ActionDecided,
+    Decision,
+    JobDelete,
+    JobRejected,
+    PhaseChanged,
+    PluginResourcesDelete,
+    PluginResourcesEnsure,
+    PodGroupCreate,
+    PodGroupDelete,
+    PodGroupPending,
+    PodsCreate,
+    PodsKill,
+    PodsReplace,
+    PolicyRef,
+    StatusWrite,
+    TimerScheduled,
+)
+from events.durations import format_duration
+from events.timestamps import to_rfc3339
+from events.topics import split_job_key
+from events.volcano.api import API_VERSION, KIND, Action, Event, JobPhase
+from events.volcano.reasons import (
+    COMMAND_ISSUED,
+    COMPONENT,
+    EXECUTE_ACTION,
+    FAILED_CREATE,
+    FAILED_DELETE,
+    INVALID_SPEC,
+    JOB_STATUS_ERROR,
+    NORMAL,
+    PLUGIN_ERROR,
+    PODGROUP_ERROR,
+    PODGROUP_PENDING,
+    PVC_ERROR,
+    WARNING,
+)
+
+_MAX_NAME = 253
+
+
+class VolumeError(Exception):
+    """A job's claims could not be set up: reported as Volcano's `PVCError`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """An Event's type, reason and message."""
+
+    type: str
+    reason: str
+    message: str
+
+
+def _cause(
+    trigger: str, pod: str, task: str, exit_code: int | None, policy: PolicyRef | None
+) -> str:
+    """What led to an action, in lavalog's words: `on PodFailed, pod p, ...; matched ...`."""
+    parts = [f"on {trigger}"]
+    if pod:
+        parts.append(f"pod {pod}")
+    if task:
+        parts.append(f"task {task}")
+    if exit_code is not None:
+        parts.append(f"exit code {exit_code}")
+    cause = ", ".join(parts)
+    if policy is not None:
+        owner = f"task {policy.task} " if policy.level == "task" else "job "
+        cause += f"; matched {owner}policy {policy.index}"
+    return cause
+
+
+def _action(decision: ActionDecided) -> tuple[Notice, ...]:
+    cause = _cause(
+        decision.trigger, decision.pod, decision.task, decision.exit_code, decision.policy
+    )
+    if decision.timer_id:
+        cause += "; delayed by the policy's timeout"
+    executed = Notice(
+        NORMAL,
+        EXECUTE_ACTION,
+        f"Start to execute action {decision.action} ({cause}; job was {decision.phase})",
+    )
+    if decision.trigger != Event.COMMAND_ISSUED:
+        return (executed,)
+    issued = Notice(
+        NORMAL,
+        COMMAND_ISSUED,
+        f"Start to execute command {decision.action}, "
+        "and clean it up to make sure executed not more than once.",
+    )
+    return issued, executed
+
+
+def _delayed(decision: TimerScheduled) -> tuple[Notice, ...]:
+    if decision.action == Action.DELETE_JOB:
+        return ()  # ttlSecondsAfterFinished: Volcano's garbage collector says nothing
+    cause = _cause(
+        decision.trigger, decision.pod, decision.task, decision.exit_code, decision.policy
+    )
+    delay = format_duration(decision.fire_at - decision.time)
+    return (
+        Notice(NORMAL, EXECUTE_ACTION, f"Execute action {decision.action} after {delay} ({cause})"),
+    )
+
+
+def _phase(decision: PhaseChanged) -> tuple[Notice, ...]:
+    message = f"{decision.previous or 'new'} -> {decision.phase}"
+    why = ": ".join(part for part in (decision.reason, decision.message) if part)
+    if why:
+        message += f": {why}"
+    message += f" (version {decision.version}, retries {decision.retry_count})"
+    kind = WARNING if decision.phase == JobPhase.FAILED else NORMAL
+    return (Notice(kind, decision.phase, message),)
+
+
+def _rejected(decision: JobRejected) -> tuple[Notice, ...]:
+    errors = "; ".join(str(error) for error in decision.errors)
+    return (Notice(WARNING, INVALID_SPEC, f"spec generation {decision.generation}: {errors}"),)
+
+
+def _podgroup_pending(decision: PodGroupPending) -> tuple[Notice, ...]:
+    namespace, name = split_job_key(decision.key)
+    message = f"PodGroup {namespace}:{name} unschedulable, reason: {decision.message}"
+    if decision.reason:
+        message += f" ({decision.reason}, PodGroup {decision.podgroup})"
+    return (Notice(WARNING, PODGROUP_PENDING, message),)
+
+
+_NOTICES: dict[type[Decision], Callable[[Any], tuple[Notice, ...]]] = {
+    ActionDecided: _action,
+    TimerScheduled: _delayed,
+    PhaseChanged: _phase,
+    JobRejected: _rejected,
+    PodGroupPending: _podgroup_pending,
+}
+
+REPORTED = tuple(_NOTICES)
+"""Decision types that are carried out as Events and nothing else."""
+
+
+def notices(decision: Decision) -> tuple[Notice, ...]:
+    """The Events reporting `decision` (one of `REPORTED`), in the order Volcano records them."""
+    return _NOTICES[type(decision)](decision)
+
+
+#: decision type -> Volcano's reason and message prefix for its failure
+_FAILURES: dict[type[Decision], tuple[str, str]] = {
+    PodsCreate: (FAILED_CREATE, "Error creating pods"),
+    PodsKill: (FAILED_DELETE, "Error deleting pods"),
+    # a replacement's delete answers NotFound or a failed precondition as done, so what
+    # fails is its create
+    PodsReplace: (FAILED_CREATE, "Error creating pods"),
+    PodGroupCreate: (PODGROUP_ERROR, "Failed to create PodGroup"),
+    PluginResourcesEnsure: (PLUGIN_ERROR, "Execute plugin when job add failed"),
+    StatusWrite: (JOB_STATUS_ERROR, "Failed to update job status"),
+    PodGroupDelete: (FAILED_DELETE, "Error deleting PodGroup"),
+    PluginResourcesDelete: (PLUGIN_ERROR, "Execute plugin when job delete failed"),
+    JobDelete: (FAILED_DELETE, "Error deleting job"),
+}
+
+
+def failure(decision: Decision, error: BaseException) -> Notice:
+    """The Warning for a decision that could not be carried out."""
+    if isinstance(error, VolumeError):
+        return Notice(WARNING, PVC_ERROR, f"{error} (decision {decision.id})")
+    kind = type(decision).__name__
+    reason, what = _FAILURES.get(type(decision), (f"Failed{kind}", f"Failed to carry out {kind}"))
+    return Notice(WARNING, reason, f"{what}: {error} (decision {decision.id})")
+
+
+def event_manifest(decision: Decision, what: Notice, *, suffix: str = "") -> dict[str, Any]:
+    """A core v1 Event on the decision's Job; `suffix` tells apart two Events of one decision."""
+    namespace, name = split_job_key(decision.key)
+    digest = hashlib.sha256(f"{decision.id}{suffix}".encode()).hexdigest()[:16]
+    when = to_rfc3339(decision.time)
+    # a name is at most 253 characters; the job's may already be that long
+    prefix = name[: _MAX_NAME - len(digest) - 1].rstrip(".-")
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": f"{prefix}.{digest}", "namespace": namespace},
+        "involvedObject": {
+            "apiVersion": API_VERSION,
+            "kind": KIND,
+            "name": name,
+            "namespace": namespace,
+            "uid": decision.job_uid,
+        },
+        "type": what.type,
+        "reason": what.reason,
+        "message": what.message,
+        "source": {"component": COMPONENT},
+        "reportingComponent": COMPONENT,
+        "firstTimestamp": when,
+        "lastTimestamp": when,
+        "count": 1,
+    }

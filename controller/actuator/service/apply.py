@@ -1,0 +1,387 @@
+"""Carry out one decision against the Kubernetes API, so that doing it twice changes nothing.
+
+Decisions arrive at least once, so each is written as create-if-absent, delete-if-present
+(a pod's uid as precondition, so a newer pod of the same name survives) or a
+resourceVersion-guarded update retried on conflict. A decision about a Job that is gone,
+or that was deleted and recreated under its name (another uid), is skipped: it was made
+for a dead incarnation. A permanent failure (an invalid manifest, a forbidden write) is
+logged, reported as a Warning Event on the Job, and the decision counts as done, so
+that one bad job never holds up the jobs behind it on its partition; transient failures
+never get here (`client.Api` retries them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any
+
+import msgspec
+import structlog
+
+from controller.actuator.core import job_events, paths, volumes
+from controller.actuator.core.job import JobView
+from controller.actuator.core.job_events import VolumeError
+from controller.actuator.core.plugins import KeyGenerator
+from controller.actuator.core.podgroup import build_podgroup
+from controller.actuator.core.pods import build_pods
+from controller.actuator.core.resources import (
+    KEEP_EXISTING_KINDS,
+    build_plugin_resources,
+    plugin_resource_paths,
+)
+from controller.actuator.core.staleness import pods_are_stale, status_is_older, still_wanted
+from controller.actuator.core.status import merged_status
+from controller.actuator.service.client import Api, Obj
+from controller.actuator.service.counters import Counters
+from controller.actuator.service.sshkeys import generate_key_pair
+from controller.decision_logs import carried_out, decision_fields
+from controller.kube import KubeError
+from events.decisions import (
+    AnyDecision,
+    Decision,
+    JobDelete,
+    PluginResourcesDelete,
+    PluginResourcesEnsure,
+    PodGroupCreate,
+    PodGroupDelete,
+    PodRef,
+    PodsCreate,
+    PodsKill,
+    PodsReplace,
+    StatusWrite,
+)
+from events.topics import split_job_key
+from events.volcano import reasons
+from events.volcano.api import PODGROUP_API_VERSION
+
+#: a handler returns False when it skipped the decision (its Job incarnation is gone, or
+#: the Job is already past it: see `staleness`)
+Handler = Callable[[Any], Awaitable[bool]]
+
+_PODGROUP_FIELDS = (
+    "minMember",
+    "minTaskMember",
+    "queue",
+    "minResources",
+    "priorityClassName",
+    "subGroupPolicy",
+)
+_log = structlog.get_logger("lavalog.actuator")
+
+
+class Applier:
+    """`await applier.apply(decision)`; safe to call concurrently for different jobs."""
+
+    def __init__(
+        self,
+        api: Api,
+        counters: Counters,
+        *,
+        pod_concurrency: int = 16,
+        keygen: KeyGenerator = generate_key_pair,
+        cached_jobs: int = 10_000,
+    ) -> None:
+        self._api = api
+        self._counters = counters
+        self._pod_concurrency = pod_concurrency
+        self._keygen = keygen
+        self._jobs = _JobCache(cached_jobs)
+        self._priorities: dict[str, int] = {}
+        reported: dict[type[Decision], Handler] = dict.fromkeys(job_events.REPORTED, self._report)
+        self._handlers: dict[type[Decision], Handler] = {
+            **reported,
+            PodGroupCreate: self._create_podgroup,
+            PodGroupDelete: self._delete_podgroup,
+            PluginResourcesEnsure: self._ensure_plugin_resources,
+            PluginResourcesDelete: self._delete_plugin_resources,
+            PodsCreate: self._create_pods,
+            PodsKill: self._kill_pods,
+            PodsReplace: self._replace_pods,
+            StatusWrite: self._write_status,
+            JobDelete: self._delete_job,
+        }
+
+    async def apply(self, decision: AnyDecision) -> None:
+        """Carry out `decision`; returns once it is done, skipped, or failed for good."""
+        handler = self._handlers.get(type(decision))
+        if handler is None:  # timers: the decider service's business
+            return
+        # every line logged meanwhile (API retries included) names the job and decision
+        with structlog.contextvars.bound_contextvars(job=decision.key, decision=decision.id):
+            try:
+                done = await handler(decision)
+            except Exception as exc:
+                self._counters.failed += 1
+                _log.error("decision failed", error=str(exc))
+                await self._report_failure(decision, exc)
+                return
+            if done:
+                self._counters.applied += 1
+                _log.info(carried_out(decision), **decision_fields(decision))
+            else:
+                self._counters.skipped += 1
+                _log.info("decision skipped: job gone or past it")
+
+    # handlers ------------------------------------------------------------------------
+
+    async def _report(self, decision: Decision) -> bool:
+        for index, notice in enumerate(job_events.notices(decision)):
+            await self._event(decision, notice, suffix=f"#{notice.reason}" if index else "")
+        return True
+
+    async def _create_podgroup(self, decision: PodGroupCreate) -> bool:
+        job = await self._read_job(decision)
+        if job is None:
+            return False
+        job = await self._ensure_volumes(decision, job)
+        if job is None:
+            return False
+        priorities = await self._priorities_of(job)
+        podgroup = build_podgroup(job, decision, priorities=priorities)
+        await self._api.upsert(podgroup, _merge_podgroup)
+        return True
+
+    async def _ensure_volumes(self, decision: PodGroupCreate, job: Obj) -> Obj | None:
+        """Volcano's `createJobIOIfNotExist`, which runs just before the PodGroup is made:
+        name the unnamed claims in the Job's spec, create them, and report claims the
+        user named that do not exist (their pods wait for them). The Job as written, or
+        None when it is gone."""
+
+        def name_claims(current: Obj) -> Obj | None:
+            return volumes.with_claim_names(current) if _uid(current) == decision.job_uid else None
+
+        if volumes.with_claim_names(job) is not None:
+            path = paths.job(*split_job_key(decision.key))
+            written = await self._api.update(path, name_claims, current=job)
+            if written is None or _uid(written) != decision.job_uid:
+                return None
+            job = written
+            self._jobs.put(decision.key, job)
+        for claim in volumes.claims_to_create(job):
+            try:
+                await self._api.create(paths.of_manifest(claim)[0], claim)
+            except KubeError as exc:
+                raise VolumeError(f"Failed to create PVC, err: {exc}") from exc
+        namespace = split_job_key(decision.key)[0]
+        for name in volumes.claims_to_find(job):
+            if await self._api.get(paths.named("v1", "PersistentVolumeClaim", namespace, name)):
+                continue
+            missing = job_events.Notice(
+                reasons.WARNING,
+                reasons.PVC_ERROR,
+                f"pvc {name} is not found, the job will be in the Pending state until the PVC "
+                "is created",
+            )
+            await self._event(decision, missing, suffix=f"#pvc/{name}")
+        return job
+
+    async def _delete_podgroup(self, decision: PodGroupDelete) -> bool:
+        namespace, _ = split_job_key(decision.key)
+        path = paths.named(PODGROUP_API_VERSION, "PodGroup", namespace, decision.podgroup)
+        await self._api.delete(path)
+        return True
+
+    async def _ensure_plugin_resources(self, decision: PluginResourcesEnsure) -> bool:
+        job = await self._read_job(decision)
+        if job is None:
+            return False
+        # In a thread: the ssh plugin's key generation blocks.
+        manifests = await asyncio.to_thread(
+            build_plugin_resources, job, decision, keygen=self._keygen
+        )
+        await _all(self._api.upsert(m, _merge_plugin_resource) for m in manifests)
+        return True
+
+    async def _delete_plugin_resources(self, decision: PluginResourcesDelete) -> bool:
+        # Only for the live incarnation: a Job recreated under the name owns these names now
+        # (a gone Job's objects go with it, through their owner references).
+        if await self._read_job(decision) is None:
+            return False
+        await _all(self._api.delete(path) for path in plugin_resource_paths(decision))
+        return True
+
+    def forget_jobs(self) -> None:
+        """Drop the Jobs held from earlier reads and writes: called when partitions go to
+        another member, whose writes this member does not see (so a decision it carries
+        out again later is checked against the Job as it is, not as it was here)."""
+        self._jobs.clear()
+
+    async def _create_pods(self, decision: PodsCreate) -> bool:
+        job = self._job_at_generation(decision) or await self._read_job(decision)
+        manifests = _pods_to_make(job, decision) if job is not None else []
+        if not manifests:
+            return False
+        collection = paths.collection("v1", "Pod", split_job_key(decision.key)[0])
+        slots = asyncio.Semaphore(self._pod_concurrency)
+
+        async def create(pod: Obj) -> None:
+            async with slots:
+                await self._api.create(collection, pod)
+
+        await _all(create(pod) for pod in manifests)
+        return True
+
+    async def _kill_pods(self, decision: PodsKill) -> bool:
+        namespace, _ = split_job_key(decision.key)
+        await _all(
+            self._api.delete(paths.named("v1", "Pod", namespace, ref.name), uid=ref.uid)
+            for ref in decision.pods
+        )
+        return True
+
+    async def _replace_pods(self, decision: PodsReplace) -> bool:
+        """Delete each finished pod (its uid as precondition) and create it again once it is
+        gone. The creates follow PodsCreate's rules: none for a Job past the decision's
+        version or with fewer replicas now; the deletes are made anyway, as PodsKill's."""
+        job = self._job_at_generation(decision) or await self._read_job(decision)
+        if job is None:
+            return False
+        manifests = {pod["metadata"]["name"]: pod for pod in _pods_to_make(job, decision)}
+        namespace = split_job_key(decision.key)[0]
+        collection = paths.collection("v1", "Pod", namespace)
+
+        async def replace(ref: PodRef) -> None:
+            path = paths.named("v1", "Pod", namespace, ref.name)
+            await self._api.delete(path, uid=ref.uid)
+            if ref.name in manifests:
+                await self._api.create_once_gone(collection, path, manifests[ref.name], uid=ref.uid)
+
+        await _all(replace(ref) for ref in decision.pods)
+        return True
+
+    async def _write_status(self, decision: StatusWrite) -> bool:
+        status = msgspec.to_builtins(decision.status)
+
+        def change(job: Obj) -> Obj | None:
+            current = job.get("status")
+            if _uid(job) != decision.job_uid:
+                return None
+            if status_is_older(current, decision.status):
+                return None  # carried out again after a later status was written
+            merged = merged_status(current, status)
+            return None if merged == current else {**job, "status": merged}
+
+        path = paths.job(*split_job_key(decision.key))
+        cached = self._jobs.get(decision.key, decision.job_uid)
+        written = await self._api.update(path, change, subresource="status", current=cached)
+        if written is None or _uid(written) != decision.job_uid:
+            return False
+        self._jobs.put(decision.key, written)
+        return True
+
+    async def _delete_job(self, decision: JobDelete) -> bool:
+        path = paths.job(*split_job_key(decision.key))
+        self._jobs.drop(decision.key)
+        return await self._api.delete(path, uid=decision.job_uid, propagation="Background")
+
+    # helpers -------------------------------------------------------------------------
+
+    async def _read_job(self, decision: Decision) -> Obj | None:
+        """The Job as it is now, if it is still the incarnation the decision is about."""
+        job = await self._api.get(paths.job(*split_job_key(decision.key)))
+        if job is None or _uid(job) != decision.job_uid:
+            return None
+        self._jobs.put(decision.key, job)
+        return job
+
+    def _job_at_generation(self, decision: PodsCreate | PodsReplace) -> Obj | None:
+        """The Job as last read or written here, if it is the decision's incarnation and at
+        least at the generation the decision was made from: its spec is then as new as the
+        decider's, and its status is the last one this actuator wrote (its lane writes the
+        job's statuses in log order), so reading it again would tell nothing new."""
+        job = self._jobs.get(decision.key, decision.job_uid)
+        if job is None or decision.job_generation == 0:
+            return None
+        generation = int((job.get("metadata") or {}).get("generation") or 0)
+        return job if generation >= decision.job_generation else None
+
+    async def _priorities_of(self, job: Obj) -> dict[str, int]:
+        """Values of the PriorityClasses the Job's templates name (absent ones count as 0)."""
+        tasks = JobView.of(job).spec.tasks
+        names = {(t.template.get("spec") or {}).get("priorityClassName", "") for t in tasks}
+        for name in sorted(n for n in names if n and n not in self._priorities):
+            found = await self._api.get(paths.priority_class(name))
+            if found is not None:
+                self._priorities[name] = int(found.get("value", 0))
+        return {n: self._priorities[n] for n in names if n in self._priorities}
+
+    async def _event(self, decision: Decision, what: job_events.Notice, suffix: str = "") -> None:
+        manifest = job_events.event_manifest(decision, what, suffix=suffix)
+        collection, _ = paths.of_manifest(manifest)
+        await self._api.create(collection, manifest)
+
+    async def _report_failure(self, decision: Decision, error: Exception) -> None:
+        try:
+            await self._event(decision, job_events.failure(decision, error), suffix="#failed")
+        except Exception as exc:
+            _log.error("failure event not written", job=decision.key, error=str(exc))
+
+
+def _pods_to_make(job: Obj, decision: PodsCreate | PodsReplace) -> list[Obj]:
+    """The manifests of the decision's pods that `job` still wants: none for a Job past the
+    decision's version (`pods_are_stale`), none beyond a task's replicas now."""
+    if pods_are_stale(job.get("status"), decision.job_version):
+        return []
+    wanted = still_wanted(JobView.of(job).spec, decision.pods)
+    return build_pods(job, msgspec.structs.replace(decision, pods=wanted)) if wanted else []
+
+
+def _uid(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("uid", ""))
+
+
+async def _all(calls: Iterable[Awaitable[object]]) -> None:
+    """Run the calls concurrently, let each finish, then raise the first failure."""
+    results = await asyncio.gather(*calls, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+
+
+def _merge_podgroup(existing: Obj, desired: Obj) -> Obj | None:
+    """Volcano's `createOrUpdatePodGroup`: bring the gang's size, queue and resources up to date."""
+    spec = dict(existing.get("spec") or {})
+    for field in _PODGROUP_FIELDS:
+        if field in desired["spec"]:
+            spec[field] = desired["spec"][field]
+    if spec == existing.get("spec"):
+        return None
+    return {**existing, "spec": spec}
+
+
+def _merge_plugin_resource(existing: Obj, desired: Obj) -> Obj | None:
+    """ConfigMaps follow the job (hosts change on scaling); other kinds are kept as they are."""
+    if desired["kind"] in KEEP_EXISTING_KINDS or existing.get("data") == desired.get("data"):
+        return None
+    return {**existing, "data": desired.get("data")}
+
+
+class _JobCache:
+    """The last Job object read or written per job key: a status write's first guess at the
+    resourceVersion (a stale guess costs one conflict and a re-read), and a pod create's
+    Job when it is at the decision's generation (`Applier._job_at_generation`)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._jobs: OrderedDict[str, Obj] = OrderedDict()
+
+    def get(self, key: str, uid: str) -> Obj | None:
+        job = self._jobs.get(key)
+        if job is None or _uid(job) != uid:
+            return None
+        self._jobs.move_to_end(key)
+        return job
+
+    def put(self, key: str, job: Obj) -> None:
+        self._jobs[key] = job
+        self._jobs.move_to_end(key)
+        while len(self._jobs) > self._size:
+            self._jobs.popitem(last=False)
+
+    def drop(self, key: str) -> None:
+        self._jobs.pop(key, None)
+
+    def clear(self) -> None:
+        self._jobs.clear()

@@ -1,0 +1,109 @@
+"""One lane per job: a job's decisions one at a time, different jobs in parallel.
+
+As kopf's `queueing.py` does for resource events: a key with work gets a worker task,
+which handles its items and ends when its lane is empty; the next item for the key
+starts a new one. So a slow job (a 1,000-pod create) delays only its own later
+decisions, and a job's StatusWrite never overtakes the PodsCreate decided before it.
+Items are handled in order unless `pick` chooses a later one (`lane_order.next_up`);
+lanes take `turns`, those with an `urgent` item first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Container, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+import structlog
+
+from controller.actuator.service.turns import Turns
+
+T = TypeVar("T")
+_log = structlog.get_logger("lavalog.actuator")
+
+
+@dataclass(slots=True)
+class _Lane(Generic[T]):
+    group: Hashable
+    items: list[T] = field(default_factory=list)
+
+
+def _first(items: Sequence[object]) -> int:
+    return 0
+
+
+def _never(item: object) -> bool:
+    return False
+
+
+class KeyedQueues(Generic[T]):
+    """`put(key, group, item)`; `handle(item, later)` runs for each item, serially per key,
+    `later` being the items queued behind it.
+
+    `group` (the Kafka partition) says which lanes `drain` waits for when partitions go.
+    """
+
+    def __init__(
+        self,
+        handle: Callable[[T, Sequence[T]], Awaitable[None]],
+        *,
+        turns: int = 1_000_000,
+        pick: Callable[[Sequence[T]], int] = _first,
+        urgent: Callable[[T], bool] = _never,
+    ) -> None:
+        self._handle = handle
+        self._turns = Turns(turns)
+        self._pick = pick
+        self._urgent = urgent
+        self._lanes: dict[str, _Lane[T]] = {}
+        self._workers: dict[str, asyncio.Task[None]] = {}
+
+    def put(self, key: str, group: Hashable, item: T) -> None:
+        lane = self._lanes.get(key)
+        if lane is None:
+            lane = self._lanes[key] = _Lane(group)
+            worker = asyncio.create_task(self._work(key, lane), name=f"actuator {key}")
+            worker.add_done_callback(_report_crash)
+            self._workers[key] = worker
+        lane.items.append(item)
+        if self._urgent(item):
+            self._turns.promote(key)
+
+    def __len__(self) -> int:
+        """Keys with work."""
+        return len(self._lanes)
+
+    async def drain(self, grace: float, groups: Container[Hashable] | None = None) -> None:
+        """Let the lanes (of `groups`, or all) finish; after `grace` seconds cancel the rest,
+        whose unfinished items are then simply not done."""
+        workers = [
+            self._workers[key]
+            for key, lane in self._lanes.items()
+            if groups is None or lane.group in groups
+        ]
+        if not workers:
+            return
+        _, late = await asyncio.wait(workers, timeout=grace)
+        for worker in late:
+            worker.cancel()
+        await asyncio.gather(*late, return_exceptions=True)
+
+    async def _work(self, key: str, lane: _Lane[T]) -> None:
+        try:
+            while lane.items:
+                await self._turns.take(key, any(self._urgent(item) for item in lane.items))
+                try:
+                    index = self._pick(lane.items)
+                    await self._handle(lane.items[index], lane.items[index + 1 :])
+                    del lane.items[index]
+                finally:
+                    self._turns.give_back()
+        finally:
+            del self._lanes[key]
+            del self._workers[key]
+
+
+def _report_crash(worker: asyncio.Task[None]) -> None:
+    if not worker.cancelled() and worker.exception() is not None:
+        _log.error("lane stopped", worker=worker.get_name(), exc_info=worker.exception())

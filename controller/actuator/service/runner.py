@@ -1,0 +1,256 @@
+"""The actuator service: `lavalog.decisions` in, Kubernetes API writes out.
+
+A consumer group member: each decision goes to its job's lane (`queues`), so a job's
+decisions are carried out in log order and different jobs in parallel; the offset
+committed per partition is the first one not yet carried out, with the later ones already
+carried out recorded beside it (`offsets`, `progress_log`): a crash repeats only the decisions
+that were in flight, never skips one, and idempotent writes (`apply`) make the
+repetition harmless. One job's slow decision holds back nobody else's progress.
+Before a partition moves to another member (rebalance) or the service stops, its
+in-flight decisions are finished and committed, so that two members never work on one
+job at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
+from aiokafka.errors import KafkaError
+
+from controller.actuator.core.lane_order import is_urgent, next_up, superseded
+from controller.actuator.core.offsets import OffsetTracker, Progress
+from controller.actuator.service.apply import Applier
+from controller.actuator.service.client import Api
+from controller.actuator.service.counters import Counters
+from controller.actuator.service.progress_log import ProgressLog
+from controller.actuator.service.queues import KeyedQueues
+from controller.actuator.service.ratelimit import RateLimiter, TokenBucket
+from controller.kafka import KafkaSettings, create_consumer, topic_name
+from controller.kube import Kube
+from events.codec import DecodeError, decode_decision
+from events.decisions import AnyDecision
+from events.topics import DECISIONS
+
+#: decisions received and not yet carried out, beyond which fetching pauses: enough that
+#: a burst's pod creates, decided after its PodGroups were admitted, are fetched (and go
+#: first, `ratelimit.URGENT`) while the status writes and Events before them still wait
+MAX_IN_FLIGHT = 20_000
+#: how long a rebalance or a stop waits for in-flight decisions before abandoning them
+DRAIN_SECONDS = 30.0
+#: how long the final commit and leaving the group may take on the way out
+STOP_SECONDS = 10.0
+_POLL_MS = 100
+_log = structlog.get_logger("lavalog.actuator")
+
+
+@dataclass(frozen=True, slots=True)
+class _Item:
+    partition: TopicPartition
+    offset: int
+    decision: AnyDecision
+
+
+class ActuatorService:
+    """`await service.run()` until cancelled; `ready` and `counters` for health and metrics."""
+
+    def __init__(
+        self,
+        *,
+        kube: Kube,
+        kafka: KafkaSettings,
+        group_id: str = "lavalog-actuator",
+        qps: float = 50,
+        burst: int = 100,
+        concurrency: int = 32,
+    ) -> None:
+        self.counters = Counters()
+        limiter = RateLimiter(TokenBucket(qps, burst), concurrency)
+        self._applier = Applier(Api(kube, limiter, self.counters), self.counters)
+        self._kafka = kafka
+        self._group_id = group_id
+        self._offsets: OffsetTracker[TopicPartition] = OffsetTracker()
+        self._lanes: KeyedQueues[_Item] = KeyedQueues(
+            self._carry_out,
+            turns=concurrency,
+            pick=lambda items: next_up([item.decision for item in items]),
+            urgent=lambda item: is_urgent(item.decision),
+        )
+        self._ready = False
+
+    @property
+    def ready(self) -> bool:
+        """Joined the consumer group (with its share of the partitions, maybe none)."""
+        return self._ready
+
+    @property
+    def in_flight(self) -> int:
+        """Decisions received and not yet carried out."""
+        return self._offsets.in_flight()
+
+    async def run(self) -> None:
+        consumer = create_consumer(self._kafka, group_id=self._group_id)
+        progress_log = ProgressLog(self._kafka, self._group_id)
+        consumer.subscribe(
+            [topic_name(self._kafka, DECISIONS)],
+            listener=_Handover(
+                functools.partial(self._hand_over, consumer, progress_log),
+                functools.partial(self._take_over, consumer, progress_log),
+            ),
+        )
+        await progress_log.start()
+        try:
+            await consumer.start()
+        except BaseException:
+            await progress_log.stop()
+            raise
+        try:
+            while True:
+                self._throttle(consumer)
+                batches = await consumer.getmany(timeout_ms=_POLL_MS)
+                for partition, messages in batches.items():
+                    self._receive_all(consumer, partition, messages)
+                await self._commit(consumer, progress_log)
+        finally:
+            self._ready = False
+            await self._lanes.drain(DRAIN_SECONDS)
+            try:  # bounded: a group still forming must not hold the process on its way out
+                async with asyncio.timeout(STOP_SECONDS):
+                    await self._commit(consumer, progress_log)
+                    await consumer.stop()
+            except TimeoutError:
+                _log.warning(
+                    "stopped without a final commit; the next owner carries the rest out again"
+                )
+            await progress_log.stop()
+
+    def _throttle(self, consumer: AIOKafkaConsumer) -> None:
+        """Pause fetching while too much is in flight (still polling, so the group sees us)."""
+        if self._offsets.in_flight() >= MAX_IN_FLIGHT:
+            consumer.pause(*consumer.assignment())
+        elif consumer.paused():
+            consumer.resume(*consumer.paused())
+
+    def _receive_all(
+        self, consumer: AIOKafkaConsumer, partition: TopicPartition, messages: list[Any]
+    ) -> None:
+        for message in messages:
+            missing = self._offsets.missing_before(partition, message.offset)
+            if missing is not None:
+                # Messages were skipped (the consumer fetched from another commit than
+                # the one this member resumed from): fetch them, or a commit would pass
+                # decisions nobody carried out.
+                _log.warning(
+                    "decisions skipped by the fetch; fetching them again",
+                    partition=partition.partition,
+                    expected=missing,
+                    offset=message.offset,
+                )
+                consumer.seek(partition, missing)
+                return
+            self._receive(partition, message.offset, message.value)
+
+    def _receive(self, partition: TopicPartition, offset: int, value: bytes | None) -> None:
+        if not self._offsets.received(partition, offset):
+            return  # carried out before the last commit, or handed out before
+        try:
+            decision = decode_decision(value or b"")
+        except DecodeError as exc:
+            # Not a decision: nothing to carry out, and the partition goes on.
+            self.counters.failed += 1
+            _log.error(
+                "undecodable decision", partition=partition.partition, offset=offset, error=str(exc)
+            )
+            self._offsets.done(partition, offset)
+            return
+        self._lanes.put(decision.key, partition, _Item(partition, offset, decision))
+
+    async def _carry_out(self, item: _Item, later: Sequence[_Item]) -> None:
+        if superseded(item.decision, [queued.decision for queued in later]):
+            self.counters.coalesced += 1
+        else:
+            await self._applier.apply(item.decision)
+        self._offsets.done(item.partition, item.offset)
+
+    async def _commit(
+        self,
+        consumer: AIOKafkaConsumer,
+        progress_log: ProgressLog,
+        partitions: Iterable[TopicPartition] | None = None,
+    ) -> None:
+        """Record the decisions done past each offset, then commit the offsets."""
+        positions = self._offsets.to_commit(
+            consumer.assignment() if partitions is None else partitions
+        )
+        if not positions:
+            return
+        try:
+            await progress_log.record({tp.partition: p for tp, p in positions.items()})
+            await consumer.commit({tp: p.offset for tp, p in positions.items()})
+        except KafkaError as exc:  # e.g. mid-rebalance: the next commit carries the same positions
+            _log.warning("offset commit failed", error=str(exc))
+            return
+        self._offsets.committed(positions)
+
+    async def _hand_over(
+        self, consumer: AIOKafkaConsumer, progress_log: ProgressLog, partitions: set[TopicPartition]
+    ) -> None:
+        """Finish and commit what was taken from `partitions` before another member gets them."""
+        await self._lanes.drain(DRAIN_SECONDS, partitions)
+        await self._commit(consumer, progress_log, partitions)
+        _log.info(
+            "partitions handed over",
+            positions={tp.partition: self._offsets.position(tp) for tp in partitions},
+        )
+        self._offsets.forget(partitions)
+        if partitions:
+            self._applier.forget_jobs()
+
+    async def _take_over(
+        self, consumer: AIOKafkaConsumer, progress_log: ProgressLog, partitions: set[TopicPartition]
+    ) -> None:
+        """Learn which decisions past each committed offset were already carried out (by
+        the partition's previous owner in this group, perhaps before a crash); then ready."""
+        try:
+            recorded = await progress_log.last(tp.partition for tp in partitions)
+        except (KafkaError, TimeoutError) as exc:  # not fatal: more is carried out again
+            _log.warning("actuator progress not read", error=f"{type(exc).__name__}: {exc}")
+            recorded = {}
+        for tp in partitions:
+            stored = recorded.get(tp.partition)
+            if stored is None:
+                continue
+            committed = await consumer.committed(tp)
+            # Everything before either is carried out: the commit, or the progress its
+            # owner recorded just before a commit that may have failed.
+            start = stored.offset if committed is None else max(committed, stored.offset)
+            done = tuple(offset for offset in stored.done if offset >= start)
+            self._offsets.resume(tp, Progress(start, done))
+        _log.info(
+            "partitions taken over",
+            partitions=sorted(tp.partition for tp in partitions),
+            skipping={n: len(p.done) for n, p in recorded.items()},
+        )
+        self._ready = True
+
+
+class _Handover(ConsumerRebalanceListener):  # type: ignore[misc]
+    def __init__(
+        self,
+        hand_over: Callable[[set[TopicPartition]], Awaitable[None]],
+        take_over: Callable[[set[TopicPartition]], Awaitable[None]],
+    ) -> None:
+        self._hand_over = hand_over
+        self._take_over = take_over
+
+    async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
+        await self._hand_over(revoked)
+
+    async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
+        """Fetching starts from the group's committed offsets; the service is ready."""
+        await self._take_over(assigned)

@@ -1,0 +1,33 @@
+"""The decider: Volcano's job lifecycle as pure functions over the observed log.
+
+    state, decisions = step(state, observation)
+
+`decide` and `evolve` are the two halves (`step` does both in one pass); `replay` runs a
+whole log. No I/O and no clock: time comes from the events, so the same log always
+yields the same decisions.
+
+The service's bookkeeping is pure too and lives here: one input partition's states and
+replay rules (`partition`), snapshots (`snapshots`), due timers (`due_timers`). Must not
+import asyncio, aiohttp, aiokafka, kubernetes_asyncio or `controller.decider.service`.
+"""
+
+from controller.decider.core.evolve import evolve
+from controller.decider.core.flow import decide, step
+from controller.decider.core.replay import replay
+from controller.decider.core.state import (
+    JobState,
+    PodGroupRecord,
+    PodRecord,
+    initial_state,
+)
+
+__all__ = [
+    "JobState",
+    "PodGroupRecord",
+    "PodRecord",
+    "decide",
+    "evolve",
+    "initial_state",
+    "replay",
+    "step",
+]

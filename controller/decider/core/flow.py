@@ -1,0 +1,196 @@
+"""`step`, `decide`: one observation in, the decisions it leads to out (the flow of a step).
+
+The order is Volcano's job worker: derive the event, pick the action with the
+policies (or delay it), let the current phase's handler execute it, and after every
+phase change sync once more in the new phase (Volcano re-queues the job when its
+status changes). Finally the status is written if it changed.
+"""
+
+from __future__ import annotations
+
+from msgspec.structs import replace
+
+from controller.decider.core.backoff import with_backoff
+from controller.decider.core.counts import job_status
+from controller.decider.core.evolve import is_stale
+from controller.decider.core.gang import report_unschedulable
+from controller.decider.core.phases import HANDLERS
+from controller.decider.core.policies import SYNC, apply_policies
+from controller.decider.core.replacement import replace_finished_pods, replacement_seen_first
+from controller.decider.core.request import SYNC_REQUEST, ActionRequest
+from controller.decider.core.state import JobState
+from controller.decider.core.step import Step
+from controller.decider.core.timers import (
+    cancel_all_timers,
+    cancel_resolved_timers,
+    schedule_delayed,
+)
+from controller.decider.core.transitions import Transition, enter_phase
+from controller.decider.core.triggers import OUT_OF_SYNC, Trigger, derive_trigger, timer_trigger
+from events.decisions import (
+    ActionDecided,
+    AnyDecision,
+    JobDelete,
+    JobRejected,
+    PluginResourcesDelete,
+    PluginResourcesEnsure,
+    PodsCreate,
+    PodsKill,
+    StatusWrite,
+)
+from events.observations import (
+    AnyObservation,
+    CommandIssued,
+    JobDeleted,
+    JobObserved,
+    PodObserved,
+    TimerFired,
+)
+from events.volcano.api import Action, Event, JobPhase
+
+#: phase changes followed within one step; Volcano's chains are at most four long
+_MAX_FOLLOW_UPS = 8
+#: what a new job version's status goes out before, unless the step also makes what
+#: the removal would pass
+_REMOVED_BEFORE_MADE: dict[type[AnyDecision], type[AnyDecision]] = {
+    PodsKill: PodsCreate,
+    PluginResourcesDelete: PluginResourcesEnsure,
+}
+
+
+def step(state: JobState, observation: AnyObservation) -> tuple[JobState, list[AnyDecision]]:
+    """The state after `observation` and the decisions it led to, in one pass."""
+    if isinstance(observation, CommandIssued) and not observation.job_uid:
+        # a Command naming its target without a uid: Volcano goes by the name alone
+        observation = replace(observation, job_uid=state.uid)
+    if isinstance(observation, PodObserved) and is_stale(state, observation):
+        return state, []
+    current = Step(state, observation)
+    if current.state.uid != observation.job_uid:
+        return current.state, []  # about another incarnation, or a Job not seen yet
+    _decide(current)
+    replace_finished_pods(current, step)
+    return current.state, current.decisions
+
+
+def decide(state: JobState, observation: AnyObservation) -> list[AnyDecision]:
+    """The decisions `observation` leads to, given the job's state before it."""
+    return step(state, observation)[1]
+
+
+def _decide(step: Step) -> None:
+    observation = step.observation
+    if isinstance(observation, JobDeleted):
+        cancel_all_timers(step, reason="job deleted")
+        return
+    if isinstance(observation, JobObserved) and _rejected_now(step, observation):
+        return
+    state = step.state
+    if state.spec is None or state.deleting:
+        return  # Volcano leaves a job that is being deleted alone
+    if state.pods_unknown:
+        return  # taken over: decided once a pod list has shown which pods exist
+    report_unschedulable(step)
+    trigger = _trigger(step)
+    if replacement_seen_first(step):
+        _act(step, OUT_OF_SYNC)  # the replaced pod's deletion, which was not seen
+    if trigger is not None:
+        _act(step, trigger)
+    for action in state.deferred_actions:  # Commands that came before it was decided
+        _act(step, Trigger(event=Event.COMMAND_ISSUED, action=action))
+    if trigger is not None or state.deferred_actions:
+        _write_status(step)
+
+
+def _act(step: Step, trigger: Trigger) -> None:
+    """Volcano's job worker for one event: policies, then the phase handler."""
+    cancel_resolved_timers(step)
+    state = step.state
+    resolution = apply_policies(step.spec, state.version, trigger, state.exit_codes)
+    resolution = with_backoff(state, trigger, resolution)
+    if resolution.delay > 0:
+        schedule_delayed(step, trigger, resolution)
+        resolution = SYNC
+    request = ActionRequest(action=resolution.action, trigger=trigger, policy=resolution.policy)
+    if request.action != Action.SYNC_JOB:
+        step.emit(
+            ActionDecided,
+            action=request.action,
+            trigger=trigger.event,
+            phase=step.state.phase,
+            task=trigger.task,
+            pod=trigger.pod,
+            exit_code=trigger.exit_code,
+            policy=request.policy,
+            timer_id=trigger.timer_id,
+        )
+    _execute(step, request)
+
+
+def _trigger(step: Step) -> Trigger | None:
+    """What happened; None for a timer that no longer exists or deletes the job."""
+    observation = step.observation
+    if not isinstance(observation, TimerFired):
+        return derive_trigger(step.before, step.state, observation)
+    timer = step.before.timers.get(observation.timer_id)
+    if timer is None:
+        return None  # cancelled before it fired
+    if timer.action == Action.DELETE_JOB:
+        if not step.state.delete_requested:
+            step.emit(JobDelete, reason="ttlSecondsAfterFinished elapsed")
+        return None
+    return timer_trigger(timer)
+
+
+def _execute(step: Step, request: ActionRequest) -> None:
+    for _ in range(_MAX_FOLLOW_UPS):
+        phase = step.state.phase
+        HANDLERS[phase](step, request)
+        if step.state.phase == phase:
+            return
+        request = SYNC_REQUEST
+
+
+def _rejected_now(step: Step, observation: JobObserved) -> bool:
+    """Report a spec that admission refused (once per generation: this observation brought
+    a new one); a job never admitted ends Failed."""
+    state = step.state
+    if not state.rejected or state.generation == step.before.generation:
+        return False
+    step.emit(JobRejected, generation=observation.generation, errors=state.rejected)
+    if state.spec is None and not state.phase:
+        message = "; ".join(str(error) for error in state.rejected)
+        enter_phase(step, Transition(JobPhase.FAILED, reason="InvalidSpec", message=message))
+        _write_status(step)
+    return True
+
+
+def _write_status(step: Step) -> None:
+    state = step.state
+    if not state.phase:
+        return
+    status = job_status(state, step.counts(), step.now)
+    if status == state.status:
+        return
+    step.emit(StatusWrite, status=status)
+    if status.version > step.before.version:
+        _kills_after_the_new_version(step)
+
+
+def _kills_after_the_new_version(step: Step) -> None:
+    """Carry out the removal of the old version's pods and plugin objects after the status
+    that starts the new version (the last decision): a pod create of the old version
+    carried out again after a crash (the actuator repeats what it had not committed)
+    then finds the Job past it, instead of making a pod whose kill, already done, named
+    the uid before.
+
+    Moving them changes no state: `evolve` of a kill touches only the pods, of a removal
+    only the plugin objects, and of the decisions they pass none reads those, unless the
+    step also makes pods (then the kill stays) or plugin objects (then the removal stays).
+    """
+    made = {type(decision) for decision in step.decisions}
+    moved = tuple(kind for kind, maker in _REMOVED_BEFORE_MADE.items() if maker not in made)
+    later = [decision for decision in step.decisions if isinstance(decision, moved)]
+    if later:
+        rest = [decision for decision in step.decisions if not isinstance(decision, moved)]
+        step.reorder([*rest, *later])

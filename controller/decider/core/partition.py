@@ -1,0 +1,87 @@
+"""The decider's bookkeeping for one input partition: states, replay rules, snapshots.
+
+Offsets below `committed` were already decided before a restart: they rebuild state but
+their decisions are not produced again. Offsets below a job's `reflects` offset are
+already in its restored state and are skipped. The timers such a rebuilt state holds
+were scheduled by decisions not produced again, so `rebuilt_timers` hands them over
+once the rebuild has caught up (a timer must not be lost to a restart).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from controller.decider.core import initial_state, step
+from controller.decider.core.due_timers import DueTimer
+from controller.decider.core.snapshots import (
+    CHECKPOINT_KEY,
+    Checkpoint,
+    JobSnapshot,
+    Restored,
+    SnapshotRecord,
+)
+from controller.decider.core.state import forgettable
+from events.decisions import AnyDecision
+from events.observations import AnyObservation
+
+
+class PartitionDecider:
+    def __init__(self, restored: Restored, *, committed: int) -> None:
+        self.states = dict(restored.states)
+        self._reflects = dict(restored.reflects)
+        self.replay_from = restored.checkpoint
+        self.committed = max(committed, restored.checkpoint)
+        self._dirty: set[str] = set()
+        #: offsets below `committed` are still to be replayed silently
+        self._rebuilding = restored.checkpoint < self.committed
+        self._rebuilt = False
+
+    def apply(self, offset: int, observation: AnyObservation) -> list[AnyDecision]:
+        """Decide one observation at `offset`; [] for one already decided or reflected."""
+        if self._rebuilding and offset + 1 >= self.committed:
+            self._rebuilding, self._rebuilt = False, True
+        key = observation.key
+        if offset < self._reflects.get(key, 0):
+            return []
+        state = self.states.get(key) or initial_state(key)
+        state, decisions = step(state, observation)
+        if forgettable(state):
+            self.states.pop(key, None)  # as `replay` does: nothing of it outlives it
+        else:
+            self.states[key] = state
+        self._dirty.add(key)
+        return decisions if offset >= self.committed else []
+
+    def snapshot(self, next_offset: int) -> list[tuple[str, SnapshotRecord | None]]:
+        """Records for every job changed since the last snapshot, then the checkpoint.
+
+        A deleted job gets a tombstone (None).
+        """
+        records: list[tuple[str, SnapshotRecord | None]] = []
+        for key in sorted(self._dirty):
+            state = self.states.get(key)
+            if state is None:
+                records.append((key, None))
+            else:
+                records.append((key, JobSnapshot(offset=next_offset, state=state)))
+        records.append((CHECKPOINT_KEY, Checkpoint(offset=next_offset)))
+        self._dirty.clear()
+        self._reflects = {key: at for key, at in self._reflects.items() if at > next_offset}
+        return records
+
+    @property
+    def dirty(self) -> int:
+        return len(self._dirty)
+
+    def rebuilt_timers(self) -> list[DueTimer]:
+        """Once, after the last already-decided offset was applied: the timers pending in
+        the rebuilt states. Empty before that, after that, and when nothing was replayed."""
+        if not self._rebuilt:
+            return []
+        self._rebuilt = False
+        return list(self.timers())
+
+    def timers(self) -> Iterator[DueTimer]:
+        for key, state in self.states.items():
+            for timer in state.timers.values():
+                yield DueTimer(timer.fire_at, key, state.uid, timer.timer_id)

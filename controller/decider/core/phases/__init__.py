@@ -1,0 +1,30 @@
+"""One handler per job phase, as Volcano's `pkg/controllers/job/state/` has one file each.
+
+A handler receives the action chosen for the current event and does what that phase
+does with it: kill, sync, or nothing but tidying up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from controller.decider.core.phases import finished, pending, releasing, restarting, running
+from controller.decider.core.request import ActionRequest
+from controller.decider.core.step import Step
+from events.volcano.api import JobPhase
+
+Handler = Callable[[Step, ActionRequest], None]
+
+HANDLERS: dict[str, Handler] = {
+    "": pending.handle,  # not initiated yet: Volcano's default state is Pending
+    JobPhase.PENDING: pending.handle,
+    JobPhase.RUNNING: running.handle,
+    JobPhase.RESTARTING: restarting.handle,
+    JobPhase.ABORTING: releasing.aborting,
+    JobPhase.ABORTED: finished.aborted,
+    JobPhase.COMPLETING: releasing.completing,
+    JobPhase.TERMINATING: releasing.terminating,
+    JobPhase.COMPLETED: finished.finished,
+    JobPhase.FAILED: finished.finished,
+    JobPhase.TERMINATED: finished.finished,
+}

@@ -1,0 +1,84 @@
+"""Pieces the phase handlers share: the kill actions and the "all pods released" test."""
+
+from __future__ import annotations
+
+from controller.decider.core.counts import PodCounts
+from controller.decider.core.operations import (
+    RETAIN_NONE,
+    RETAIN_SOFT,
+    TARGET_KILLS,
+    UpdateStatus,
+    kill_job,
+    kill_target,
+    partition_pods,
+)
+from controller.decider.core.request import ActionRequest
+from controller.decider.core.step import Step
+from controller.decider.core.transitions import Transition
+from events.volcano.api import Action, JobPhase
+
+#: whole-job kills: which finished pods survive, and the phase the job enters
+_JOB_KILLS: dict[str, tuple[frozenset[str], JobPhase]] = {
+    Action.RESTART_JOB: (RETAIN_NONE, JobPhase.RESTARTING),
+    Action.ABORT_JOB: (RETAIN_SOFT, JobPhase.ABORTING),
+    Action.TERMINATE_JOB: (RETAIN_SOFT, JobPhase.TERMINATING),
+    Action.COMPLETE_JOB: (RETAIN_SOFT, JobPhase.COMPLETING),
+}
+
+
+def enter(
+    phase: JobPhase, request: ActionRequest, *, count_retry: bool, bump_version: bool
+) -> UpdateStatus:
+    """A status callback that always moves the job to `phase` because of `request`."""
+    transition = Transition(
+        phase,
+        reason=request.action,
+        message=request.describe(),
+        count_retry=count_retry,
+        bump_version=bump_version,
+    )
+
+    def update(step: Step, counts: PodCounts) -> Transition:
+        return transition
+
+    return update
+
+
+def when_released(phase: JobPhase) -> UpdateStatus:
+    """Enter `phase` once no pod is pending, running or terminating any more."""
+
+    def update(step: Step, counts: PodCounts) -> Transition | None:
+        if counts.alive:
+            return None
+        return Transition(phase, reason="PodsReleased", message="every pod has finished or gone")
+
+    return update
+
+
+def start_kill(step: Step, request: ActionRequest) -> bool:
+    """Carry out a restart/abort/terminate/complete; False when `request` is none of them.
+
+    Restarts count a retry; only whole-job kills start a new job version, as in Volcano
+    (RestartTask/RestartPod keep the version, so the other tasks' events stay current).
+    """
+    if request.action in TARGET_KILLS:
+        if not request.trigger.task:
+            return False  # e.g. `*: RestartTask` on Unknown: no task to restart, only sync
+        if request.action == Action.RESTART_PARTITION and not partition_pods(step, request):
+            return False  # no partition to restart (Volcano skips it too), only sync
+        restart = enter(JobPhase.RESTARTING, request, count_retry=True, bump_version=False)
+        kill_target(step, request, restart)
+        return True
+    kill = _JOB_KILLS.get(request.action)
+    if kill is None:
+        return False
+    retain, phase = kill
+    update = enter(phase, request, count_retry=phase == JobPhase.RESTARTING, bump_version=True)
+    kill_job(step, retain, update, reason=request.action)
+    return True
+
+
+def resume(step: Step, request: ActionRequest) -> None:
+    """ResumeJob: release what is left and restart. Not a failed retry (volcano#3067)."""
+    update = enter(JobPhase.RESTARTING, request, count_retry=False, bump_version=True)
+    kill_job(step, RETAIN_SOFT, update, reason=request.action)

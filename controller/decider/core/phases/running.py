@@ -1,0 +1,66 @@
+"""Running: deciding completion and failure from pod outcomes (`state/running.go`)."""
+
+from __future__ import annotations
+
+from controller.decider.core.backoff import restart_pending
+from controller.decider.core.counts import PodCounts
+from controller.decider.core.operations import sync_job
+from controller.decider.core.phases.common import start_kill
+from controller.decider.core.request import ActionRequest
+from controller.decider.core.step import Step
+from controller.decider.core.transitions import Transition
+from events.volcano.api import JobPhase, PodPhase
+
+
+def handle(step: Step, request: ActionRequest) -> None:
+    if not start_kill(step, request):
+        sync_job(step, _update)
+
+
+def _update(step: Step, counts: PodCounts) -> Transition | None:
+    """Volcano's rules, in its order: minSuccess reached; else, once every pod has finished,
+    a task below its minAvailable, minSuccess missed or too few successes fail the job.
+    (Not while a restart waits out its backoff: it replaces the finished pods.)"""
+    spec = step.spec
+    replicas = step.state.replicas.total
+    if replicas == 0:
+        return None  # scaled to zero: keep the phase
+    if spec.min_success is not None and counts.succeeded >= spec.min_success:
+        return Transition(
+            JobPhase.COMPLETED,
+            reason="MinSuccessReached",
+            message=f"{counts.succeeded} pods succeeded, minSuccess is {spec.min_success}",
+        )
+    if counts.succeeded + counts.failed != replicas or restart_pending(step.state):
+        return None  # pods still run, or a restart under backoff will replace finished ones
+    task_min_total = sum(
+        task.replicas if task.min_available is None else task.min_available for task in spec.tasks
+    )
+    if spec.min_available >= task_min_total:
+        for task in spec.tasks:
+            phases = counts.by_task.get(task.name)
+            if task.min_available is None or phases is None:
+                continue
+            if phases.get(PodPhase.SUCCEEDED, 0) < task.min_available:
+                return Transition(
+                    JobPhase.FAILED,
+                    reason="TaskMinAvailableNotMet",
+                    message=(
+                        f"task {task.name}: {phases.get(PodPhase.SUCCEEDED, 0)} pods succeeded, "
+                        f"minAvailable is {task.min_available}"
+                    ),
+                )
+    outcome = f"{counts.succeeded} of {replicas} pods succeeded"
+    if spec.min_success is not None and counts.succeeded < spec.min_success:
+        return Transition(
+            JobPhase.FAILED,
+            reason="MinSuccessNotMet",
+            message=f"{outcome}, minSuccess is {spec.min_success}",
+        )
+    if counts.succeeded >= spec.min_available:
+        return Transition(JobPhase.COMPLETED, reason="Completed", message=outcome)
+    return Transition(
+        JobPhase.FAILED,
+        reason="MinAvailableNotMet",
+        message=f"{outcome}, minAvailable is {spec.min_available}",
+    )

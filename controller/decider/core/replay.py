@@ -1,0 +1,32 @@
+"""Run the decider over a whole log of observations, many jobs interleaved."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from controller.decider.core.flow import step
+from controller.decider.core.state import JobState, forgettable, initial_state
+from events.decisions import AnyDecision
+from events.observations import AnyObservation
+
+
+def replay(
+    observations: Iterable[AnyObservation], states: dict[str, JobState] | None = None
+) -> Iterator[tuple[AnyObservation, list[AnyDecision]]]:
+    """Each observation with the decisions it leads to, keeping one state per job key.
+
+    Pass `states` to start from (and keep) states of your own, e.g. a snapshot. A
+    deleted job is forgotten (the decider service does the same: `forgettable`), so a
+    long log costs memory for the jobs that exist, not for every job that ever did.
+    """
+    jobs = {} if states is None else states
+    for observation in observations:
+        state = jobs.get(observation.key)
+        if state is None:
+            state = initial_state(observation.key)
+        state, decisions = step(state, observation)
+        if forgettable(state):
+            jobs.pop(observation.key, None)
+        else:
+            jobs[observation.key] = state
+        yield observation, decisions

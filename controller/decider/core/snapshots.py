@@ -1,0 +1,76 @@
+"""Decider snapshots in the compacted `lavalog.state` topic, and restoring from them.
+
+One record per job, keyed by the job key (so it lands on the same partition number as
+the job's observations: the two topics have the same partition count), saying "this
+state reflects every event of the job before input offset X". After all dirty jobs of
+a snapshot are written, a checkpoint record (key `__checkpoint__`) names the offset the
+snapshot was taken at. Restoring replays from the last checkpoint; a job whose record is
+newer than it (a snapshot cut short by a crash) skips the events it already reflects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import msgspec
+
+from controller.decider.core import JobState
+
+CHECKPOINT_KEY = "__checkpoint__"
+
+
+class JobSnapshot(msgspec.Struct, frozen=True, tag="job"):
+    offset: int
+    state: JobState
+
+
+class Checkpoint(msgspec.Struct, frozen=True, tag="checkpoint"):
+    offset: int
+
+
+SnapshotRecord = JobSnapshot | Checkpoint
+
+_encoder = msgspec.json.Encoder()
+_decoder: msgspec.json.Decoder[SnapshotRecord] = msgspec.json.Decoder(SnapshotRecord)
+
+
+def encode_record(record: SnapshotRecord) -> bytes:
+    return _encoder.encode(record)
+
+
+def decode_record(data: bytes) -> SnapshotRecord:
+    return _decoder.decode(data)
+
+
+class Restored(msgspec.Struct):
+    """What a partition's snapshot records add up to."""
+
+    #: the input offset to replay from
+    checkpoint: int = 0
+    states: dict[str, JobState] = {}
+    #: per job, the input offset its state already reflects (skip events before it)
+    reflects: dict[str, int] = {}
+    #: records that were not snapshots (someone else's bytes on the topic), left out
+    skipped: int = 0
+
+
+def restore(records: Iterable[tuple[str, bytes | None]]) -> Restored:
+    """Fold `(key, value)` records in log order; a None value (tombstone) forgets the job."""
+    restored = Restored()
+    for key, value in records:
+        if value is None:
+            restored.states.pop(key, None)
+            restored.reflects.pop(key, None)
+            continue
+        try:
+            record = decode_record(value)
+        except msgspec.DecodeError:
+            # not ours: a job keeps its last good snapshot, and replay covers the rest
+            restored.skipped += 1
+            continue
+        if isinstance(record, Checkpoint):
+            restored.checkpoint = record.offset
+        else:
+            restored.states[key] = record.state
+            restored.reflects[key] = record.offset
+    return restored

@@ -1,0 +1,147 @@
+"""What the decider remembers about one job: a fold of its observations and decisions.
+
+Frozen Structs: `evolve` returns new values and never mutates, so a state can be kept,
+compared and replayed. Pods are keyed by name; a record without a uid is a pod the
+decider asked for and has not seen yet.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from controller.admission.exit_codes import ExitCodeSet
+from controller.admission.restart_backoff import RestartBackoff
+from events.decisions import TimerScheduled
+from events.observations import CommandIssued, PodGroupObserved, PodObserved, PodsListed
+from events.volcano.api import FieldError, JobCondition, JobSpec, JobStatus
+
+
+class PodRecord(msgspec.Struct, frozen=True):
+    """One pod of the job, as last observed (or as requested, before it is observed)."""
+
+    name: str
+    task: str
+    index: int
+    version: int
+    uid: str = ""
+    #: "" while requested and not yet observed
+    phase: str = ""
+    exit_code: int | None = None
+    restart_count: int = 0
+    #: deletion has been asked for, by anyone
+    deleting: bool = False
+    #: the decider asked for the deletion, so it is not an eviction
+    killed: bool = False
+    #: the job version the actuator creates this pod again at once it is gone (PodsReplace);
+    #: None when no replacement was asked for
+    replacement_version: int | None = None
+
+    @property
+    def observed(self) -> bool:
+        return bool(self.uid)
+
+
+class PodGroupRecord(msgspec.Struct, frozen=True):
+    """The job's PodGroup: requested, then observed with the scheduler's phase."""
+
+    name: str
+    uid: str = ""
+    phase: str = ""
+
+
+class Replicas(msgspec.Struct, frozen=True):
+    """Replica counts of the admitted spec, computed once: every sync asks for them."""
+
+    by_task: dict[str, int] = {}
+    total: int = 0
+
+    @classmethod
+    def of(cls, spec: JobSpec) -> Replicas:
+        by_task = {task.name: task.replicas for task in spec.tasks}
+        return cls(by_task=by_task, total=sum(by_task.values()))
+
+
+#: a fact that may arrive before the Job it is about
+EarlyFact = PodObserved | PodGroupObserved | PodsListed | CommandIssued
+
+
+class JobState(msgspec.Struct, frozen=True):
+    """Everything the lifecycle of one job incarnation depends on."""
+
+    key: str
+    uid: str = ""
+    generation: int = 0
+    #: the admitted spec, defaults applied; None until a valid spec was seen
+    spec: JobSpec | None = None
+    replicas: Replicas = Replicas()
+    #: lavalog's exit-code sets for the admitted spec (an extension); usually empty
+    exit_codes: dict[str, ExitCodeSet] = {}
+    #: lavalog's restart backoff for the admitted spec (an extension); usually None
+    restart_backoff: RestartBackoff | None = None
+    #: admission errors of the latest generation, if it was rejected
+    rejected: tuple[FieldError, ...] = ()
+    deleting: bool = False
+    deleted: bool = False
+    phase: str = ""
+    reason: str = ""
+    message: str = ""
+    #: when the status last changed (`status.state.lastTransitionTime`)
+    last_transition: float = 0.0
+    version: int = 0
+    retry_count: int = 0
+    #: the Job's creationTimestamp, when known
+    created: float | None = None
+    #: `status.conditions`: one per phase, the latest last
+    conditions: tuple[JobCondition, ...] = ()
+    #: `status.runningDuration`: creation to the last phase change at a kill or an end
+    running_duration: str | None = None
+    pods: dict[str, PodRecord] = {}
+    podgroup: PodGroupRecord | None = None
+    #: uid of the PodGroup the decider deleted; late news of it is ignored
+    retired_podgroup_uid: str = ""
+    #: task replicas the plugin resources were last ensured for; {} while there are none
+    #: (not yet ensured, or deleted when the whole job was killed)
+    resources_for: dict[str, int] = {}
+    #: pending delayed actions and TTL deletions, as they were scheduled
+    timers: dict[str, TimerScheduled] = {}
+    #: the status last written, so that unchanged status is not written again
+    status: JobStatus | None = None
+    delete_requested: bool = False
+    #: names of the Commands already acted on (a relisted Command must not act twice)
+    handled_commands: tuple[str, ...] = ()
+    #: taken over from another controller and no pod list seen yet: which of its pods
+    #: exist is not known, so nothing is decided (see `takeover`)
+    pods_unknown: bool = False
+    #: actions of Commands that came while `pods_unknown`, to carry out after the list
+    deferred_actions: tuple[str, ...] = ()
+    #: while no Job is known under this name: facts about pods, PodGroups and Commands that
+    #: came before their Job (taking over, the watchers list the kinds in parallel)
+    early: dict[str, EarlyFact] = {}
+
+
+#: how many handled Command names a job remembers
+COMMAND_MEMORY = 64
+
+
+def initial_state(key: str) -> JobState:
+    """The state of a job the decider has never heard of."""
+    return JobState(key=key)
+
+
+def incarnation_state(state: JobState, uid: str) -> JobState:
+    """The state that Job `uid`'s observations start from.
+
+    A Job is its uid, not its name: what the decider knows about another Job of the same
+    name, or about this one once it was deleted, says nothing about the Job now observed.
+    So such a Job starts from nothing, exactly as it would after a restart from a
+    snapshot that no longer holds the old state (the decision depends on the log alone).
+    """
+    if state.uid == uid and not state.deleted:
+        return state
+    return initial_state(state.key)
+
+
+def forgettable(state: JobState) -> bool:
+    """Nothing worth keeping: a deleted Job, or no Job and no early facts. `replay` and
+    the decider service drop such states at once (the same log, the same memory)."""
+    return state.deleted or not (state.uid or state.early)

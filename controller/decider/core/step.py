@@ -1,0 +1,112 @@
+"""One observation being decided: the working state and the decisions made so far.
+
+Every decision is folded into the working state as soon as it is made (with the same
+`evolve` that rebuilds state from the log), so later rules in the same step see its
+effect, and the state at the end equals `fold(evolve, state, [observation, *decisions])`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import msgspec
+
+from controller.decider.core.counts import PodCounts, count_pods
+from controller.decider.core.evolve import evolve
+from controller.decider.core.state import JobState, PodRecord, incarnation_state
+from events.decisions import AnyDecision
+from events.observations import AnyObservation, JobObserved
+from events.volcano.api import JobSpec
+
+D = TypeVar("D", bound=AnyDecision)
+
+
+class Step:
+    """The context every rule of the decider works on."""
+
+    __slots__ = (
+        "_counted",
+        "_counts",
+        "_observed",
+        "before",
+        "decisions",
+        "killed_targets",
+        "observation",
+        "state",
+    )
+
+    def __init__(self, state: JobState, observation: AnyObservation) -> None:
+        #: the state of the observed Job's incarnation before the observation
+        self.before = state
+        if isinstance(observation, JobObserved):
+            self.before = incarnation_state(state, observation.job_uid)
+        self.observation = observation
+        self.state = self._observed = evolve(state, observation)
+        self.decisions: list[AnyDecision] = []
+        self._counted: dict[str, PodRecord] | None = None
+        self._counts = PodCounts()
+        #: a RestartTask/RestartPod/RestartPartition killed pods (see `replacement`)
+        self.killed_targets = False
+
+    def counts(self) -> PodCounts:
+        """Pod counts of the working state (counted again only when its pods changed)."""
+        pods = self.state.pods
+        if pods is not self._counted:
+            self._counts = count_pods(pods.values())
+            self._counted = pods
+        return self._counts
+
+    @property
+    def now(self) -> float:
+        """The event time: the decider's only clock."""
+        return self.observation.time
+
+    @property
+    def spec(self) -> JobSpec:
+        spec = self.state.spec
+        assert spec is not None, "rules run only for admitted jobs"
+        return spec
+
+    def emit(self, kind: type[D], **fields: Any) -> D:
+        """Make a decision with a deterministic id derived from its cause, and fold it in."""
+        observation = self.observation
+        decision = kind(
+            id=_decision_id(observation.id, len(self.decisions)),
+            key=observation.key,
+            job_uid=self.state.uid,
+            time=observation.time,
+            cause=observation.id,
+            **fields,
+        )
+        self.decisions.append(decision)
+        self.state = evolve(self.state, decision)
+        return decision
+
+    def reorder(self, decisions: list[AnyDecision]) -> None:
+        """Carry out this step's decisions in another order, which must lead to the same
+        state; their ids are numbered again, so that ids keep ascending in log order."""
+        assert sorted(d.id for d in decisions) == sorted(d.id for d in self.decisions)
+        self.decisions = _numbered(decisions)
+
+    def substitute(self, old: AnyDecision, new: list[AnyDecision]) -> None:
+        """Put `new` in the place of `old`: they must do what `old` did and more, of which
+        nothing decided after `old` in this step depends (a kill that also makes the pods
+        again). The working state is folded again; ids are numbered again."""
+        at = self.decisions.index(old)
+        self.decisions = _numbered([*self.decisions[:at], *new, *self.decisions[at + 1 :]])
+        state = self._observed
+        for decision in self.decisions:
+            state = evolve(state, decision)
+        self.state = state
+
+
+def _numbered(decisions: list[AnyDecision]) -> list[AnyDecision]:
+    """`decisions` with ids `<cause>#<n>` by position (a decision already so numbered is kept)."""
+    return [
+        d if d.id == (wanted := _decision_id(d.cause, n)) else msgspec.structs.replace(d, id=wanted)
+        for n, d in enumerate(decisions)
+    ]
+
+
+def _decision_id(cause: str, number: int) -> str:
+    return f"{cause}#{number}"

@@ -1,0 +1,53 @@
+"""Entering a phase, and what entering it implies.
+
+Leaving Pending/Running cancels pending delayed actions (the job moved on); reaching
+Aborted or a finished phase releases the PodGroup (so the job stops holding its queue
+share); a finished phase starts the ttlSecondsAfterFinished timer.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from controller.decider.core.step import Step
+from controller.decider.core.timers import cancel_policy_timers, schedule_ttl
+from events.decisions import PhaseChanged, PodGroupDelete
+from events.volcano.api import FINISHED_PHASES, JobPhase
+
+ACTIVE_PHASES = frozenset({JobPhase.PENDING, JobPhase.RUNNING})
+#: phases whose sync may create pods. Not Restarting: a new version's pods are created
+#: once the old ones are gone (the job is Pending again), never beside them
+CREATING_PHASES = frozenset({JobPhase.PENDING, JobPhase.RUNNING})
+
+
+class Transition(msgspec.Struct, frozen=True):
+    """A phase to enter, why, and whether it counts a retry or starts a new job version."""
+
+    phase: JobPhase
+    reason: str = ""
+    message: str = ""
+    count_retry: bool = False
+    bump_version: bool = False
+
+
+def enter_phase(step: Step, transition: Transition) -> None:
+    state = step.state
+    if transition.phase == state.phase:
+        return
+    step.emit(
+        PhaseChanged,
+        previous=state.phase,
+        phase=transition.phase,
+        reason=transition.reason,
+        message=transition.message,
+        retry_count=state.retry_count + (1 if transition.count_retry else 0),
+        version=state.version + (1 if transition.bump_version else 0),
+    )
+    if transition.phase not in ACTIVE_PHASES:
+        cancel_policy_timers(step, reason=f"job entered {transition.phase}")
+    if transition.phase in FINISHED_PHASES or transition.phase == JobPhase.ABORTED:
+        podgroup = step.state.podgroup
+        if podgroup is not None:
+            step.emit(PodGroupDelete, podgroup=podgroup.name)
+    if transition.phase in FINISHED_PHASES:
+        schedule_ttl(step)

@@ -1,0 +1,149 @@
+"""Turn an observation into the Volcano event it means for the job (the `Request`).
+
+As Volcano's `job_controller_handler.go` does with old/new object pairs, but with the
+decider's own record of each pod as "old": a pod first seen already Failed still fires
+PodFailed (volcano#3967), and a deletion the decider itself asked for is not an
+eviction.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from controller.decider.core.state import JobState, PodRecord
+from events.decisions import PolicyRef, TimerScheduled
+from events.observations import (
+    AnyObservation,
+    CommandIssued,
+    JobObserved,
+    PodDeleted,
+    PodGroupObserved,
+    PodObserved,
+    PodsListed,
+)
+from events.volcano.api import Event, PodPhase
+
+
+class Trigger(msgspec.Struct, frozen=True):
+    """What happened, in Volcano's vocabulary, and to which task and pod."""
+
+    event: str
+    task: str = ""
+    pod: str = ""
+    exit_code: int | None = None
+    #: job version of the pod the event came from; older than the job's means stale
+    job_version: int | None = None
+    #: set when the action is already chosen (a command, a delayed action coming due)
+    action: str = ""
+    policy: PolicyRef | None = None
+    timer_id: str = ""
+
+
+OUT_OF_SYNC = Trigger(event=Event.OUT_OF_SYNC)
+
+
+def derive_trigger(before: JobState, after: JobState, observation: AnyObservation) -> Trigger:
+    if isinstance(observation, PodObserved):
+        return _pod_changed(before.pods.get(observation.pod), after, observation)
+    if isinstance(observation, PodDeleted):
+        return _pod_gone(before.pods.get(observation.pod), observation)
+    if isinstance(observation, PodsListed):
+        return _pods_vanished(before, after)
+    if isinstance(observation, PodGroupObserved):
+        previous = before.podgroup.phase if before.podgroup is not None else ""
+        if observation.phase == "Unknown" and previous != "Unknown" and not observation.deleted:
+            return Trigger(event=Event.UNKNOWN)
+        return OUT_OF_SYNC
+    if isinstance(observation, CommandIssued):
+        if observation.command in before.handled_commands:
+            return OUT_OF_SYNC  # the same Command seen again (a relist): act once
+        return Trigger(event=Event.COMMAND_ISSUED, action=observation.action)
+    if isinstance(observation, JobObserved):
+        spec_changed = before.spec is not None and after.spec != before.spec
+        return Trigger(event=Event.JOB_UPDATED) if spec_changed else OUT_OF_SYNC
+    return OUT_OF_SYNC
+
+
+def timer_trigger(timer: TimerScheduled) -> Trigger:
+    """The trigger of a delayed action coming due: the original event, action decided."""
+    return Trigger(
+        event=timer.trigger,
+        task=timer.task,
+        pod=timer.pod,
+        exit_code=timer.exit_code,
+        action=timer.action,
+        policy=timer.policy,
+        timer_id=timer.timer_id,
+    )
+
+
+def _pod_changed(old: PodRecord | None, job: JobState, pod: PodObserved) -> Trigger:
+    event, exit_code = _pod_event(old, job, pod)
+    return Trigger(
+        event=event, task=pod.task, pod=pod.pod, exit_code=exit_code, job_version=pod.job_version
+    )
+
+
+def _pod_event(old: PodRecord | None, job: JobState, pod: PodObserved) -> tuple[str, int | None]:
+    """The event a pod's change means, and the exit code it carries (PodFailed only)."""
+    if old is not None and old.uid not in ("", pod.pod_uid):
+        old = None  # another incarnation of the same name
+    if pod.deleting:
+        if old is not None and (old.deleting or old.killed):
+            return Event.OUT_OF_SYNC, None
+        return Event.POD_EVICTED, None
+    old_phase = old.phase if old is not None else ""
+    if pod.phase == PodPhase.FAILED:
+        if old_phase != PodPhase.FAILED:
+            return Event.POD_FAILED, pod.exit_code
+        return Event.OUT_OF_SYNC, None
+    if pod.phase == PodPhase.SUCCEEDED:
+        if old_phase != PodPhase.SUCCEEDED and _task_completed(job, pod.task):
+            return Event.TASK_COMPLETED, None
+        return Event.OUT_OF_SYNC, None
+    if pod.phase in (PodPhase.PENDING, PodPhase.RUNNING):
+        old_restarts = old.restart_count if old is not None else 0
+        if _restarts_exhausted(job, pod.task, old_restarts, pod.restart_count):
+            return Event.TASK_FAILED, None
+        if pod.phase != old_phase:
+            return (Event.POD_PENDING if pod.phase == PodPhase.PENDING else Event.POD_RUNNING), None
+    return Event.OUT_OF_SYNC, None
+
+
+def _pod_gone(old: PodRecord | None, pod: PodDeleted) -> Trigger:
+    event = Event.POD_EVICTED
+    if old is None or old.killed or old.deleting:
+        event = Event.OUT_OF_SYNC  # ours, or its eviction was already reported
+    return Trigger(event=event, task=pod.task, pod=pod.pod, job_version=pod.job_version)
+
+
+def _pods_vanished(before: JobState, after: JobState) -> Trigger:
+    """Pods the list lacks were deleted while nobody watched: an eviction unless ours."""
+    for name in sorted(set(before.pods) - set(after.pods)):
+        pod = before.pods[name]
+        if not (pod.killed or pod.deleting):
+            return Trigger(
+                event=Event.POD_EVICTED, task=pod.task, pod=pod.name, job_version=pod.version
+            )
+    return OUT_OF_SYNC
+
+
+def _task_completed(job: JobState, task_name: str) -> bool:
+    """Volcano's TaskCompleted: every replica of the task has succeeded."""
+    task = job.spec.task(task_name) if job.spec is not None else None
+    if task is None or task.replicas <= 0:
+        return False
+    succeeded = sum(
+        1
+        for pod in job.pods.values()
+        if pod.task == task_name and pod.phase == PodPhase.SUCCEEDED and not pod.deleting
+    )
+    return succeeded >= task.replicas
+
+
+def _restarts_exhausted(job: JobState, task_name: str, before: int, now: int) -> bool:
+    """Volcano's TaskFailed: a container restarted in place `maxRetry` times (fired once)."""
+    task = job.spec.task(task_name) if job.spec is not None else None
+    if task is None or task.max_retry <= 0:
+        return False
+    return before < task.max_retry <= now

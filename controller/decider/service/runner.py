@@ -1,0 +1,370 @@
+"""`DeciderService`: a consumer group member running the decider over `lavalog.observed`.
+
+For each partition it owns: restore job states from `lavalog.state`, replay from the
+snapshot's checkpoint, then decide each observation, produce its decisions to
+`lavalog.decisions` (a fetch's worth in one batch per partition) and only then commit
+the input offset (at-least-once: a crash re-decides, and decision ids are deterministic,
+so consumers can drop duplicates).
+Policy timeouts are durable: a due timer is published as a TimerFired observation and
+decided like any other fact. A message that cannot be decoded or decided goes to
+`lavalog.deadletter` and the partition goes on. A partition's observations are decided
+one after the other from where it was resumed: one handed out again is not decided
+twice, and a fetch that skipped some is sent back to them (`_in_order`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable
+from typing import Any
+
+import structlog
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
+from aiokafka.errors import KafkaError
+
+from controller.decider.core.due_timers import DueTimer, TimerQueue
+from controller.decider.core.partition import PartitionDecider
+from controller.decider.core.snapshots import encode_record, restore
+from controller.decision_logs import decision_fields
+from controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
+from controller.kafka.batches import PartitionBatches
+from events import topics
+from events.codec import decode_observation, encode
+from events.deadletter import DeadLetter, encode_dead_letter
+from events.decisions import TimerScheduled
+from events.observations import TimerFired
+
+log = structlog.get_logger("lavalog.decider")
+
+GROUP_ID = "lavalog-decider"
+
+
+class DeciderService:
+    """Run with `await service.run()`; cancel to stop (it snapshots what it owns first)."""
+
+    def __init__(
+        self,
+        *,
+        kafka: KafkaSettings,
+        group_id: str = GROUP_ID,
+        snapshot_every: int = 5_000,
+        snapshot_interval: float = 10.0,
+        max_batch: int = 2_000,
+    ) -> None:
+        self.kafka = kafka
+        self.group_id = group_id
+        self.snapshot_every = snapshot_every
+        self.snapshot_interval = snapshot_interval
+        self.max_batch = max_batch
+        self._observed = topic_name(kafka, topics.OBSERVED)
+        self._decisions = topic_name(kafka, topics.DECISIONS)
+        self._state = topic_name(kafka, topics.STATE)
+        self._deadletter = topic_name(kafka, topics.DEADLETTER)
+        self._partitions: dict[int, PartitionDecider] = {}
+        self._positions: dict[int, int] = {}
+        self._snapshot_at: dict[int, float] = {}
+        self._timers = TimerQueue()
+        self._timers_changed = asyncio.Event()
+        self._consumer: AIOKafkaConsumer | None = None
+        self._producer: AIOKafkaProducer | None = None
+        self._outgoing: PartitionBatches | None = None
+        self.ready = False
+        self.counters = {"observations": 0, "decisions": 0, "deadletters": 0, "timers_fired": 0}
+
+    @property
+    def assigned(self) -> list[int]:
+        return sorted(self._partitions)
+
+    async def run(self) -> None:
+        producer = create_producer(self.kafka)
+        consumer = create_consumer(self.kafka, group_id=self.group_id)
+        self._producer, self._consumer = producer, consumer
+        self._outgoing = PartitionBatches(producer, self._decisions)
+        await producer.start()
+        try:
+            await consumer.start()
+            consumer.subscribe([self._observed], listener=_Rebalance(self))
+            timers = asyncio.create_task(self._fire_timers(), name="decider-timers")
+            try:
+                await self._consume(consumer)
+            finally:
+                timers.cancel()
+                await asyncio.gather(timers, return_exceptions=True)
+                await self._release(list(self._partitions))
+                await consumer.stop()
+        finally:
+            self.ready = False
+            await producer.stop()
+
+    async def _consume(self, consumer: AIOKafkaConsumer) -> None:
+        while True:
+            batches = await consumer.getmany(timeout_ms=200, max_records=self.max_batch)
+            self.ready = True
+            owned = [
+                (tp, self._partitions[tp.partition], in_order)
+                for tp, messages in batches.items()
+                if tp.partition in self._partitions
+                and (in_order := self._in_order(consumer, tp, messages))
+            ]
+            if owned:
+                await self._decide_batches(owned)
+
+    def _in_order(
+        self, consumer: AIOKafkaConsumer, tp: TopicPartition, messages: list[Any]
+    ) -> list[Any]:
+        """The messages from the partition's next offset on. Those before it are decided
+        already (handed out again); a first one past it means the fetch skipped
+        observations, which the states would then lack: the consumer is sent back."""
+        expected = self._positions[tp.partition]
+        fresh = [message for message in messages if message.offset >= expected]
+        if fresh and fresh[0].offset > expected:
+            log.warning(
+                "observations skipped by the fetch; fetching them again",
+                partition=tp.partition,
+                expected=expected,
+                offset=fresh[0].offset,
+            )
+            consumer.seek(tp, expected)
+            return []
+        return fresh
+
+    async def _decide_batches(
+        self, batches: list[tuple[TopicPartition, PartitionDecider, list[Any]]]
+    ) -> None:
+        """Decide what one fetch brought, every partition's decisions produced together
+        (one wait for their delivery, one commit, not one each per partition)."""
+        outgoing = self._require_outgoing()
+        deliveries: list[Awaitable[Any]] = []
+        for _, partition, messages in batches:
+            deliveries += await self._decide_messages(partition, messages, outgoing)
+        deliveries += await outgoing.flush()
+        await asyncio.gather(*deliveries)
+        offsets = {tp: messages[-1].offset + 1 for tp, _, messages in batches}
+        for tp, next_offset in offsets.items():
+            self._positions[tp.partition] = next_offset
+        try:
+            await self._require_consumer().commit(offsets)
+        except KafkaError as exc:
+            # The group rebalanced meanwhile (a long broker pause, a session expired): the
+            # partitions' next owner replays from the last commit, whose decisions are
+            # the same ones with the same ids. Dying here would stop the whole process.
+            log.warning("offset commit failed", error=str(exc))
+            return
+        for tp, partition, _ in batches:
+            started = self._snapshot_at.get(tp.partition, 0.0)
+            if (
+                partition.dirty >= self.snapshot_every
+                or time.monotonic() - started >= self.snapshot_interval
+            ):
+                await self._snapshot(tp.partition, partition, offsets[tp])
+
+    async def _decide_messages(
+        self, partition: PartitionDecider, messages: list[Any], outgoing: PartitionBatches
+    ) -> list[Awaitable[Any]]:
+        """Decide each message and add its decisions to `outgoing`; the deliveries of
+        batches sent meanwhile and of dead letters, to await."""
+        deliveries: list[Awaitable[Any]] = []
+        for message in messages:
+            self.counters["observations"] += 1
+            try:
+                observation = decode_observation(message.value)
+                decisions = partition.apply(message.offset, observation)
+            except Exception as exc:  # a poison message must not stall its partition
+                deliveries.append(await self._dead_letter(message, exc))
+                continue
+            finally:
+                for timer in partition.rebuilt_timers():
+                    self._add_timer(timer)
+            for decision in decisions:
+                log.info("decided", **decision_fields(decision))
+                deliveries += await outgoing.add(decision.key.encode(), encode(decision))
+                if isinstance(decision, TimerScheduled):
+                    timer = DueTimer(
+                        decision.fire_at, decision.key, decision.job_uid, decision.timer_id
+                    )
+                    self._add_timer(timer)
+            self.counters["decisions"] += len(decisions)
+        return deliveries
+
+    async def _dead_letter(self, message: Any, error: Exception) -> Awaitable[Any]:
+        self.counters["deadletters"] += 1
+        log.warning(
+            "poison message sent to the dead letter topic",
+            job=message.key.decode(errors="replace") if message.key else None,
+            partition=message.partition,
+            offset=message.offset,
+            error=str(error),
+        )
+        letter = DeadLetter(
+            topic=message.topic,
+            partition=message.partition,
+            offset=message.offset,
+            consumer="decider",
+            error=f"{type(error).__name__}: {error}",
+            value=bytes(message.value or b"").decode(errors="replace"),
+            key=message.key.decode(errors="replace") if message.key else None,
+        )
+        future: Awaitable[Any] = await self._require_producer().send(
+            self._deadletter, encode_dead_letter(letter), key=message.key
+        )
+        return future
+
+    async def _snapshot(self, number: int, partition: PartitionDecider, next_offset: int) -> None:
+        producer = self._require_producer()
+        records = partition.snapshot(next_offset)
+        deliveries = [
+            await producer.send(
+                self._state,
+                None if record is None else encode_record(record),
+                key=key.encode(),
+                partition=number,
+            )
+            for key, record in records[:-1]
+        ]
+        await asyncio.gather(*deliveries)
+        checkpoint_key, checkpoint = records[-1]
+        assert checkpoint is not None
+        await producer.send_and_wait(
+            self._state, encode_record(checkpoint), key=checkpoint_key.encode(), partition=number
+        )
+        self._snapshot_at[number] = time.monotonic()
+
+    async def _adopt(self, assigned: list[int]) -> None:
+        """Restore the states of newly assigned partitions and seek to their checkpoints."""
+        consumer = self._require_consumer()
+        adopted = [number for number in assigned if number not in self._partitions]
+        records = await self._read_state_partitions(adopted)
+        for number in adopted:
+            restored = restore(records[number])
+            tp = TopicPartition(self._observed, number)
+            committed = await consumer.committed(tp) or 0
+            partition = PartitionDecider(restored, committed=committed)
+            consumer.seek(tp, restored.checkpoint)
+            self._partitions[number] = partition
+            self._positions[number] = restored.checkpoint
+            self._snapshot_at[number] = time.monotonic()
+            for timer in partition.timers():
+                self._add_timer(timer)
+            log.info(
+                "partition adopted",
+                partition=number,
+                jobs=len(restored.states),
+                replay_from=restored.checkpoint,
+                committed=committed,
+            )
+            if restored.skipped:
+                log.warning(
+                    "records on lavalog.state that are not snapshots were left out",
+                    partition=number,
+                    skipped=restored.skipped,
+                )
+
+    async def _release(self, revoked: list[int]) -> None:
+        """Snapshot what is handed over, so that its next owner replays little."""
+        for number in revoked:
+            partition = self._partitions.pop(number, None)
+            if partition is None:
+                continue
+            position = self._positions.pop(number, 0)
+            if partition.dirty:
+                await self._snapshot(number, partition, position)
+            self._timers.drop_keys(set(partition.states))
+            log.info("partition released", partition=number, position=position)
+
+    async def _read_state_partitions(
+        self, numbers: list[int]
+    ) -> dict[int, list[tuple[str, bytes | None]]]:
+        """Every record of these `lavalog.state` partitions, from their start to their end,
+        read by one consumer (so that adopting many partitions costs one fetch wait).
+
+        The end is the high watermark seen after a fetch (`end_offsets` is not exact on
+        every Kafka-compatible broker).
+        """
+        records: dict[int, list[tuple[str, bytes | None]]] = {number: [] for number in numbers}
+        if not numbers:
+            return records
+        reader = create_consumer(self.kafka, group_id=None)
+        await reader.start()
+        try:
+            pending = [TopicPartition(self._state, number) for number in numbers]
+            reader.assign(pending)
+            await reader.seek_to_beginning(*pending)
+            while pending:
+                batch = await reader.getmany(*pending, timeout_ms=300)
+                for tp, messages in batch.items():
+                    records[tp.partition].extend(
+                        (m.key.decode(errors="replace") if m.key else "", m.value) for m in messages
+                    )
+                left = []
+                for tp in pending:
+                    end = reader.highwater(tp)
+                    caught_up = end is not None and await reader.position(tp) >= end
+                    if not (caught_up or (not batch and end is None)):
+                        left.append(tp)
+                pending = left
+            return records
+        finally:
+            await reader.stop()
+
+    def _add_timer(self, timer: DueTimer) -> None:
+        self._timers.add(timer)
+        self._timers_changed.set()
+
+    async def _fire_timers(self) -> None:
+        """Publish TimerFired for due timers; the event time is the time it was due."""
+        producer = self._require_producer()
+        while True:
+            next_at = self._timers.next_fire_at()
+            wait = 1.0 if next_at is None else max(0.0, min(1.0, next_at - time.time()))
+            self._timers_changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._timers_changed.wait(), timeout=wait)
+            for timer in self._timers.pop_due(time.time()):
+                fired = TimerFired(
+                    id=f"{timer.timer_id}/fired",
+                    key=timer.key,
+                    job_uid=timer.job_uid,
+                    time=timer.fire_at,
+                    timer_id=timer.timer_id,
+                )
+                await producer.send_and_wait(self._observed, encode(fired), key=timer.key.encode())
+                self.counters["timers_fired"] += 1
+                log.info("timer fired", job=timer.key, timer=timer.timer_id)
+
+    def _require_outgoing(self) -> PartitionBatches:
+        assert self._outgoing is not None, "the service is not running"
+        return self._outgoing
+
+    def _require_producer(self) -> AIOKafkaProducer:
+        assert self._producer is not None, "the service is not running"
+        return self._producer
+
+    def lag(self) -> dict[int, int]:
+        """Per owned partition, the facts in `lavalog.observed` not yet decided (`/metrics`)."""
+        if self._consumer is None:
+            return {}
+        behind = {}
+        for number, position in self._positions.items():
+            highwater = self._consumer.highwater(TopicPartition(self._observed, number))
+            if highwater is not None:
+                behind[number] = max(0, highwater - position)
+        return behind
+
+    def _require_consumer(self) -> AIOKafkaConsumer:
+        assert self._consumer is not None, "the service is not running"
+        return self._consumer
+
+
+class _Rebalance(ConsumerRebalanceListener):  # type: ignore[misc]
+    """Hand partitions over cleanly: snapshot on revoke, restore on assign."""
+
+    def __init__(self, service: DeciderService) -> None:
+        self.service = service
+
+    async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
+        await self.service._release([tp.partition for tp in revoked])
+
+    async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
+        await self.service._adopt(sorted(tp.partition for tp in assigned))

@@ -1,0 +1,4 @@
+"""The watchers' service: list+watch over HTTP, the leader Lease, publishing to Kafka.
+
+Owns the I/O; what a change means is `controller.watchers.core`'s.
+"""

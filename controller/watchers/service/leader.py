@@ -1,0 +1,215 @@
+"""Leader election over a `coordination.k8s.io/v1` Lease, as client-go's leaderelection.
+
+Only the leader runs the watchers, so that several replicas can run while one publishes.
+
+* A candidate takes the Lease when nobody holds it, or when its holder has not renewed
+  it for the holder's `leaseDurationSeconds`, measured on the candidate's own clock
+  from when it first saw that `renewTime` (clocks of two machines are never compared).
+  Taking it over sets `acquireTime` and counts one more `leaseTransitions`.
+* A candidate that finds the Lease held under its own identity takes it back at once:
+  it is a restarted process of the same holder (a container restarted in its pod, whose
+  predecessor is gone), and the claim was its own. Identities must therefore be unique
+  per live process: the pod name in a Deployment.
+* Every write names the resourceVersion it replaces: of two candidates racing for the
+  same Lease, one gets 409 Conflict and stays a candidate.
+* The leader renews every duration/3. A failed renewal is retried until duration*2/3
+  after the last success; then (or at once, when the Lease names another holder) it
+  steps down, before any candidate may consider the Lease expired.
+* A leader that stops gracefully releases the Lease (no holder), so that a standby takes
+  over without waiting for it to expire.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+import msgspec
+import structlog
+
+from controller.kube import MERGE_PATCH, Kube, KubeError
+from controller.watchers.core.lease import Sighting, micro_time
+from controller.watchers.core.objects import Lease
+
+log = structlog.get_logger("lavalog.watchers")
+
+API_VERSION = "coordination.k8s.io/v1"
+#: what a call to the API may fail with and still be worth trying again
+RETRYABLE = (KubeError, aiohttp.ClientError, OSError, TimeoutError, msgspec.DecodeError)
+_decode = msgspec.json.Decoder(Lease).decode
+
+
+@dataclass(frozen=True, kw_only=True)
+class LeaseSettings:
+    identity: str
+    namespace: str = "default"
+    name: str = "lavalog-watchers"
+    #: seconds a holder's claim lasts without renewal
+    duration: float = 15.0
+
+    @property
+    def renew_interval(self) -> float:
+        return self.duration / 3
+
+    @property
+    def renew_deadline(self) -> float:
+        return self.duration * 2 / 3
+
+
+class LeaderElection:
+    """One candidate for one Lease: `acquire`, then `hold` until lost, then `release`."""
+
+    def __init__(
+        self,
+        kube: Kube,
+        settings: LeaseSettings,
+        *,
+        monotonic: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        self.kube = kube
+        self.settings = settings
+        self._monotonic = monotonic
+        self._wall = wall
+        self._lease: Lease | None = None
+        self._sighting: Sighting | None = None
+        self.is_leader = False
+        self._log = log.bind(lease=f"{settings.namespace}/{settings.name}", me=settings.identity)
+
+    async def acquire(self) -> None:
+        """Return once this candidate holds the Lease."""
+        while True:
+            try:
+                if await self._try_acquire():
+                    self.is_leader = True
+                    self._log.info("became the leader")
+                    return
+            except RETRYABLE as exc:
+                self._log.warning("cannot read or claim the lease", error=str(exc))
+            await asyncio.sleep(self.settings.renew_interval)
+
+    async def hold(self) -> None:
+        """Renew the Lease; return (no longer the leader) when it is lost or goes stale."""
+        interval, deadline = self.settings.renew_interval, self.settings.renew_deadline
+        renewed = self._monotonic()
+        attempt = renewed + interval
+        while True:
+            await asyncio.sleep(max(0.0, attempt - self._monotonic()))
+            try:
+                left = renewed + deadline - self._monotonic()
+                if not await asyncio.wait_for(self._renew(), timeout=max(left, 0.001)):
+                    self._log.warning("lost the lease to another holder")
+                    break
+                renewed = self._monotonic()
+                attempt = renewed + interval
+            except RETRYABLE as exc:
+                now = self._monotonic()
+                if now >= renewed + deadline:
+                    self._log.warning("could not renew the lease in time", error=str(exc))
+                    break
+                attempt = min(now + interval / 4, renewed + deadline)
+        self.is_leader = False
+
+    async def release(self) -> None:
+        """Give the Lease up, so that another candidate takes it at once (a no-op when
+        this candidate does not lead)."""
+        lease, leading, self.is_leader = self._lease, self.is_leader, False
+        if not leading or lease is None:
+            return
+        try:
+            self._lease = await self._patch(
+                lease,
+                {"holderIdentity": "", "leaseDurationSeconds": 1, "renewTime": self._now()},
+            )
+            self._log.info("released the lease")
+        except RETRYABLE as exc:  # it will expire on its own
+            self._log.warning("cannot release the lease", error=str(exc))
+
+    # steps -----------------------------------------------------------------------------
+
+    async def _try_acquire(self) -> bool:
+        try:
+            lease = await self._get()
+        except KubeError as exc:
+            if exc.status != 404:
+                raise
+            return await self._create()
+        now = self._monotonic()
+        self._sighting = Sighting.update(self._sighting, lease, now)
+        holder = lease.spec.holder_identity
+        me = self.settings.identity
+        duration = lease.spec.lease_duration_seconds or self.settings.duration
+        if not self._sighting.claimable_by(me, duration, now):
+            return False
+        spec: dict[str, Any] = self._claim()
+        if holder != me:
+            transitions = lease.spec.lease_transitions + 1
+            spec |= {"acquireTime": spec["renewTime"], "leaseTransitions": transitions}
+        try:
+            self._lease = await self._patch(lease, spec)
+        except KubeError as exc:
+            if exc.status == 409:  # another candidate was quicker
+                return False
+            raise
+        return True
+
+    async def _renew(self) -> bool:
+        """True when renewed; False when the Lease now names another holder."""
+        lease = self._lease
+        while lease is not None and lease.spec.holder_identity == self.settings.identity:
+            try:
+                self._lease = await self._patch(lease, self._claim())
+                return True
+            except KubeError as exc:
+                if exc.status != 409:
+                    raise
+            lease = await self._get()  # someone else wrote it: is it still ours?
+        return False
+
+    async def _create(self) -> bool:
+        now = self._now()
+        body = {
+            "apiVersion": API_VERSION,
+            "kind": "Lease",
+            "metadata": {"name": self.settings.name, "namespace": self.settings.namespace},
+            "spec": {**self._claim(now), "acquireTime": now, "leaseTransitions": 0},
+        }
+        try:
+            self._lease = _decode(await self.kube.request("POST", self._path(), body=body))
+        except KubeError as exc:
+            if exc.status == 409:  # another candidate created it first
+                return False
+            raise
+        return True
+
+    # API ---------------------------------------------------------------------------------
+
+    def _claim(self, now: str | None = None) -> dict[str, Any]:
+        return {
+            "holderIdentity": self.settings.identity,
+            "leaseDurationSeconds": max(1, math.ceil(self.settings.duration)),
+            "renewTime": now or self._now(),
+        }
+
+    def _now(self) -> str:
+        return micro_time(self._wall())
+
+    def _path(self, name: str = "") -> str:
+        path = f"/apis/{API_VERSION}/namespaces/{self.settings.namespace}/leases"
+        return f"{path}/{name}" if name else path
+
+    async def _get(self) -> Lease:
+        return _decode(await self.kube.request("GET", self._path(self.settings.name)))
+
+    async def _patch(self, lease: Lease, spec: dict[str, Any]) -> Lease:
+        """A merge patch guarded by the resourceVersion it was computed from."""
+        body = {"metadata": {"resourceVersion": lease.metadata.resource_version}, "spec": spec}
+        data = await self.kube.request(
+            "PATCH", self._path(self.settings.name), body=body, content_type=MERGE_PATCH
+        )
+        return _decode(data)

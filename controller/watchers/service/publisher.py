@@ -1,0 +1,99 @@
+"""Observations to `lavalog.observed`, keyed by job, each batch delivered before the next.
+
+`publish` returns only when the broker has acknowledged every message of the batch
+(acks=all, from the shared producer settings): the watch loop asks for its next batch,
+and so moves its position, only after that. A message that fails is sent again, with
+every later message of the same job after it, so that one job's facts stay in order; a
+message that had gone through is then sent twice, with its id, which consumers drop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+
+import structlog
+from aiokafka import AIOKafkaProducer
+from aiokafka.errors import KafkaError
+
+from controller.kafka import KafkaSettings, create_producer, topic_name
+from controller.watchers.core.backoff import Backoff
+from controller.watchers.core.resend import to_resend
+from events import topics
+from events.codec import encode
+from events.observations import AnyObservation
+
+log = structlog.get_logger("lavalog.watchers")
+
+
+class Publisher:
+    """Sends batches of observations and waits for their delivery, retrying failures."""
+
+    def __init__(self, producer: AIOKafkaProducer, topic: str) -> None:
+        self._producer = producer
+        self._topic = topic
+
+    async def publish(self, batch: Sequence[AnyObservation]) -> None:
+        """Return when every observation of `batch` is on the broker."""
+        pending = list(batch)
+        backoff = Backoff(0.2, 10.0)
+        while pending:
+            failures = await self._send(pending)
+            pending = to_resend(pending, failures)
+            if pending:
+                delay = backoff.next_delay()
+                first = next(f for f in failures if f is not None)
+                log.warning(
+                    "delivery failed, sending again",
+                    messages=len(pending),
+                    error=f"{type(first).__name__}: {first}",
+                    delay=round(delay, 2),
+                )
+                await asyncio.sleep(delay)
+
+    async def _send(self, batch: Sequence[AnyObservation]) -> list[KafkaError | None]:
+        """Queue every message (the producer batches them), then await each delivery."""
+        deliveries: list[asyncio.Future[object] | KafkaError] = []
+        for observation in batch:
+            try:
+                deliveries.append(
+                    await self._producer.send(
+                        self._topic, encode(observation), key=observation.key.encode()
+                    )
+                )
+            except KafkaError as exc:  # not queued: e.g. no metadata for the topic yet
+                deliveries.append(exc)
+        failures: list[KafkaError | None] = []
+        for delivery in deliveries:
+            if isinstance(delivery, KafkaError):
+                failures.append(delivery)
+                continue
+            try:
+                await delivery
+            except KafkaError as exc:
+                failures.append(exc)
+            else:
+                failures.append(None)
+        return failures
+
+
+@asynccontextmanager
+async def open_publisher(settings: KafkaSettings) -> AsyncIterator[Publisher]:
+    """A started producer for `lavalog.observed`, stopped (and flushed) on exit."""
+    producer = create_producer(settings)
+    backoff = Backoff(0.5, 10.0)
+    while True:
+        try:
+            await producer.start()
+            break
+        except KafkaError as exc:  # the broker is not reachable yet: keep trying
+            delay = backoff.next_delay()
+            log.warning("cannot reach Kafka, retrying", error=str(exc), delay=round(delay, 2))
+            await producer.stop()
+            producer = create_producer(settings)
+            await asyncio.sleep(delay)
+    try:
+        yield Publisher(producer, topic_name(settings, topics.OBSERVED))
+    finally:
+        await producer.stop()

@@ -1,0 +1,122 @@
+"""What the decider believes exists: the starting point of a new leader's watch, so that
+Jobs and PodGroups deleted while nobody watched are published as deleted.
+
+A watch compares each list with the objects it knew; a new leader knew nothing, so a
+Job deleted between two leaders would never be seen as deleted and the decider would
+keep it (and its timers) for ever. Before it watches, the leader therefore rebuilds the
+decider's own view from the log, as a decider taking a partition over does: each
+partition's snapshots on `lavalog.state`, then the observations after its checkpoint,
+decided (without producing anything). Every Job and PodGroup in that view becomes an
+object the watch already knows (`known_jobs`, `known_podgroups`): the first list then
+turns the ones that are gone into `JobDeleted` and `PodGroupObserved(deleted=True)`,
+under the ids they would have had if a watcher had seen them go.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
+
+from controller.decider.core.partition import PartitionDecider
+from controller.decider.core.snapshots import restore
+from controller.decider.core.state import JobState
+from controller.kafka import KafkaSettings, create_consumer, topic_name
+from controller.kafka.topics import partitions
+from controller.watchers.core.objects import Job, ObjectMeta, OwnerReference, PodGroup
+from controller.watchers.core.translate import JOB_KIND
+from events.codec import DecodeError, decode_observation
+from events.topics import OBSERVED, STATE, split_job_key
+from events.volcano.api import API_VERSION
+
+#: how long one fetch may wait on a partition with nothing more to give
+_FETCH_MS = 300
+
+
+def _meta(state: JobState) -> ObjectMeta:
+    namespace, name = split_job_key(state.key)
+    return ObjectMeta(name=name, namespace=namespace, uid=state.uid)
+
+
+def _in(namespace: str | None, state: JobState) -> bool:
+    return bool(state.uid) and (namespace is None or split_job_key(state.key)[0] == namespace)
+
+
+def known_jobs(states: Iterable[JobState], namespace: str | None) -> dict[str, Job]:
+    """The Jobs the decider has, by uid, as a watch's memory (no resourceVersion: each one
+    listed again is published again, under the id it had)."""
+    return {s.uid: Job(metadata=_meta(s)) for s in states if _in(namespace, s)}
+
+
+def known_podgroups(states: Iterable[JobState], namespace: str | None) -> dict[str, PodGroup]:
+    """The PodGroups the decider has seen, by uid, owned by their Jobs."""
+    found = {}
+    for state in states:
+        group = state.podgroup
+        if group is None or not group.uid or not _in(namespace, state):
+            continue
+        job = _meta(state)
+        owner = OwnerReference(
+            api_version=API_VERSION, kind=JOB_KIND, name=job.name, uid=job.uid, controller=True
+        )
+        meta = ObjectMeta(
+            name=group.name, namespace=job.namespace, uid=group.uid, owner_references=(owner,)
+        )
+        found[group.uid] = PodGroup(metadata=meta)
+    return found
+
+
+async def decider_view(settings: KafkaSettings) -> list[JobState]:
+    """Every job state the decider has now, rebuilt from snapshots and the log after them."""
+    state_topic, observed_topic = topic_name(settings, STATE), topic_name(settings, OBSERVED)
+    count = partitions(settings, STATE)
+    reader = create_consumer(settings, group_id=None)
+    await reader.start()
+    try:
+        snapshots = await _read_to_end(
+            reader, {TopicPartition(state_topic, n): 0 for n in range(count)}
+        )
+        restored = {
+            tp.partition: restore(
+                (m.key.decode(errors="replace") if m.key else "", m.value) for m in messages
+            )
+            for tp, messages in snapshots.items()
+        }
+        # everything counts as decided already: only the states are wanted, not decisions
+        deciders = {n: PartitionDecider(r, committed=2**62) for n, r in restored.items()}
+        starts = {TopicPartition(observed_topic, n): d.replay_from for n, d in deciders.items()}
+        tails = await _read_to_end(reader, starts)
+    finally:
+        await reader.stop()
+    for tp, messages in tails.items():
+        decider = deciders[tp.partition]
+        for message in messages:
+            try:
+                decider.apply(message.offset, decode_observation(message.value or b""))
+            except DecodeError:
+                continue  # the decider dead-letters it: no state
+    return [state for decider in deciders.values() for state in decider.states.values()]
+
+
+async def _read_to_end(
+    reader: AIOKafkaConsumer, starts: Mapping[TopicPartition, int]
+) -> dict[TopicPartition, list[ConsumerRecord[bytes, bytes]]]:
+    """The records of these partitions from their start offsets to their ends now (the
+    high watermark seen after a fetch: `end_offsets` is not exact on every broker)."""
+    records: dict[TopicPartition, list[ConsumerRecord[bytes, bytes]]] = {tp: [] for tp in starts}
+    pending = list(starts)
+    reader.assign(pending)
+    for tp, offset in starts.items():
+        reader.seek(tp, offset)
+    while pending:
+        batch = await reader.getmany(*pending, timeout_ms=_FETCH_MS)
+        for tp, messages in batch.items():
+            records[tp].extend(messages)
+        left = []
+        for tp in pending:
+            end = reader.highwater(tp)
+            caught_up = end is not None and await reader.position(tp) >= end
+            if not (caught_up or (not batch and end is None)):
+                left.append(tp)
+        pending = left
+    return records

@@ -1,0 +1,71 @@
+"""The actuator's log: one info line per decision carried out, and every line about a
+decision (API retries included) names its job and the decision."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from controller.actuator.service.apply import Applier
+from controller.actuator.service.client import Api
+from controller.actuator.service.counters import Counters
+from controller.actuator.service.ratelimit import RateLimiter, TokenBucket
+from controller.kube import Kube
+from events.decisions import StatusWrite
+from simulator.server import SimulatedCluster
+from tests.actuator.conftest import FAST_RETRIES, fake_keys
+from tests.actuator.support import decision, status, submit, tf_pods
+from tests.json_logs import json_logs
+
+pytestmark = pytest.mark.integration
+
+
+async def test_what_is_carried_out_is_logged_with_its_job_retries_included(
+    cluster: SimulatedCluster, kube: Kube, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async def recover_then_wait(delay: float) -> None:
+        """The backoff before a retry: by then the API server has recovered."""
+        cluster.admin.set_api_faults(error_rate=0)
+        await asyncio.sleep(delay)
+
+    counters = Counters()
+    limiter = RateLimiter(TokenBucket(qps=10_000, burst=10_000), concurrency=32)
+    api = Api(kube, limiter, counters, backoff=FAST_RETRIES, sleep=recover_then_wait)
+    applier = Applier(api, counters, keygen=fake_keys)
+    job = await submit(kube)
+    key = f"default/{job['metadata']['name']}"
+    pods, write = tf_pods(job), decision(StatusWrite, job, status=status("Running", 3))
+    with json_logs(capsys) as lines:
+        cluster.admin.set_api_faults(error_rate=1.0)  # the first call fails
+        await applier.apply(pods)
+        await applier.apply(write)
+        logged = lines()
+
+    assert counters.retried
+    retries = [line for line in logged if line["event"] == "api call retried"]
+    assert retries
+    assert {(line["level"], line["job"], line["decision"]) for line in retries} == {
+        ("info", key, pods.id)
+    }
+    done = [line for line in logged if line["event"] != "api call retried"]
+    assert [{k: v for k, v in line.items() if k != "timestamp"} for line in done] == [
+        {
+            "event": "pods created",
+            "level": "info",
+            "job": key,
+            "decision": pods.id,
+            "kind": "PodsCreate",
+            "pods": 3,
+            "names": [ref.name for ref in pods.pods],
+        },
+        {
+            "event": "status written",
+            "level": "info",
+            "job": key,
+            "decision": write.id,
+            "kind": "StatusWrite",
+            "phase": "Running",
+            "retry_count": 0,
+        },
+    ]

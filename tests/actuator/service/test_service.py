@@ -1,0 +1,314 @@
+"""The actuator service on the development broker and the simulated cluster: per-job order,
+offsets committed past what is done, a restart that repeats without duplicating, a crash
+that repeats only what was in flight, and a partition that goes on past a decision that
+cannot be carried out."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import signal
+import sys
+import uuid
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager, suppress
+from typing import Any
+
+import pytest
+from aiokafka import TopicPartition
+
+from controller.actuator.core import paths
+from controller.actuator.core.offsets import Progress
+from controller.actuator.service.progress_log import ProgressLog
+from controller.actuator.service.runner import ActuatorService
+from controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
+from controller.kafka.settings import env_var
+from controller.kube import Kube
+from events.codec import encode
+from events.decisions import (
+    AnyDecision,
+    PhaseChanged,
+    PodGroupCreate,
+    PodRef,
+    PodsCreate,
+    StatusWrite,
+)
+from events.topics import DECISIONS
+from events.volcano.api import PODGROUP_API_VERSION
+from simulator.server import SimulatedCluster
+from tests.actuator.support import (
+    NAMESPACE,
+    decision,
+    events_of,
+    items,
+    job_path,
+    pods_path,
+    read,
+    status,
+    submit,
+    tf_pods,
+)
+
+pytestmark = pytest.mark.integration
+
+PODGROUPS = paths.collection(PODGROUP_API_VERSION, "PodGroup", NAMESPACE)
+EVENTS = paths.collection("v1", "Event", NAMESPACE)
+
+
+def lifecycle(job: dict[str, Any]) -> list[AnyDecision]:
+    """A job's start as the decider writes it; its status counts only go up, so a job whose
+    decisions ran out of order would end with fewer than 3 running."""
+    name = job["metadata"]["name"]
+    return [
+        decision(PodGroupCreate, job, podgroup=f"{name}-pg", min_member=3, queue="default"),
+        decision(StatusWrite, job, status=status("Pending", 0)),
+        tf_pods(job),
+        decision(PhaseChanged, job, previous="Pending", phase="Running"),
+        *(decision(StatusWrite, job, status=status("Running", n)) for n in (1, 2, 3)),
+    ]
+
+
+async def produce(
+    settings: KafkaSettings, messages: Sequence[bytes | AnyDecision], partition: int | None = None
+) -> dict[int, int]:
+    """Send in order; the offset one past the last message, per partition."""
+    topic = topic_name(settings, DECISIONS)
+    ends: dict[int, int] = {}
+    async with create_producer(settings) as producer:
+        for message in messages:
+            if isinstance(message, bytes):
+                sent = await producer.send_and_wait(topic, message, partition=partition)
+            else:
+                value, key = encode(message), message.key.encode()
+                sent = await producer.send_and_wait(topic, value, key=key, partition=partition)
+            ends[sent.partition] = sent.offset + 1
+    return ends
+
+
+@asynccontextmanager
+async def running(service: ActuatorService) -> AsyncIterator[ActuatorService]:
+    task = asyncio.create_task(service.run())
+    try:
+        yield service
+    finally:
+        task.cancel()
+        with suppress(asyncio.CancelledError):
+            await task
+
+
+async def until(condition: Callable[[], bool], within: float = 60.0) -> None:
+    async with asyncio.timeout(within):
+        while True:
+            if condition():
+                return
+            await asyncio.sleep(0.05)
+
+
+async def committed(settings: KafkaSettings, group: str) -> dict[int, int]:
+    """The group's committed offsets on the decisions topic, per partition that has one."""
+    topic = topic_name(settings, DECISIONS)
+    partitions = [TopicPartition(topic, n) for n in range(settings.decisions_partitions)]
+    consumer = create_consumer(settings, group_id=group)
+    consumer.assign(partitions)
+    async with consumer:
+        found = {tp.partition: await consumer.committed(tp) for tp in partitions}
+    return {partition: offset for partition, offset in found.items() if offset is not None}
+
+
+async def progress(settings: KafkaSettings, group: str, partition: int) -> Progress | None:
+    """What the group's offset commit and its progress record say of one partition."""
+    committed_offsets = await committed(settings, group)
+    if partition not in committed_offsets:
+        return None
+    offset = committed_offsets[partition]
+    recorded = (await ProgressLog(settings, group).last([partition])).get(partition)
+    done = () if recorded is None else tuple(n for n in recorded.done if n >= offset)
+    return Progress(offset, done)
+
+
+async def until_async(condition: Callable[[], Awaitable[bool]], within: float = 60.0) -> None:
+    async with asyncio.timeout(within):
+        while True:
+            if await condition():
+                return
+            await asyncio.sleep(0.1)
+
+
+def handled(service: ActuatorService) -> int:
+    """Decisions carried out, and status writes left out for a later one (`lane_order`)."""
+    return service.counters.applied + service.counters.coalesced
+
+
+def service(kube: Kube, settings: KafkaSettings, group: str) -> ActuatorService:
+    return ActuatorService(kube=kube, kafka=settings, group_id=group, qps=1000, burst=1000)
+
+
+async def cluster_state(kube: Kube, jobs: list[dict[str, Any]]) -> dict[str, Any]:
+    pods = await items(kube, pods_path())
+    events = await items(kube, EVENTS)
+    return {
+        "pods": sorted(p["metadata"]["name"] for p in pods),
+        "podgroups": sorted(p["metadata"]["name"] for p in await items(kube, PODGROUPS)),
+        "events": {j["metadata"]["name"]: len(events_of(events, j)) for j in jobs},
+        "running": {
+            j["metadata"]["name"]: (await read(kube, job_path(j)))["status"]["running"]
+            for j in jobs
+        },
+    }
+
+
+async def test_decisions_are_applied_in_job_order_committed_and_repeated_harmlessly(
+    kube: Kube, kafka_settings: KafkaSettings
+) -> None:
+    jobs = [await submit(kube, name=f"tf-{n}") for n in range(4)]
+    lifecycles = [lifecycle(job) for job in jobs]
+    # Interleaved as the decider would write them for jobs progressing together.
+    stream = [d for step in zip(*lifecycles, strict=True) for d in step]
+    ends = await produce(kafka_settings, stream)
+    group = "actuator"
+
+    async with running(service(kube, kafka_settings, group)) as first:
+        await until(lambda: first.ready)
+        await until(lambda: handled(first) == len(stream))
+    assert (first.counters.failed, first.counters.skipped) == (0, 0)
+    state = await cluster_state(kube, jobs)
+    assert state == {
+        "pods": sorted(f"tf-{n}-{t}" for n in range(4) for t in ("ps-0", "worker-0", "worker-1")),
+        "podgroups": [f"tf-{n}-pg" for n in range(4)],
+        "events": {f"tf-{n}": 1 for n in range(4)},
+        "running": {f"tf-{n}": 3 for n in range(4)},
+    }
+    # A graceful stop commits everything it carried out.
+    assert await committed(kafka_settings, group) == ends
+
+    # Restarted in the same group: nothing is done again, new decisions are.
+    later = decision(StatusWrite, jobs[0], status=status("Running", 3, retries=1))
+    await produce(kafka_settings, [later])
+    async with running(service(kube, kafka_settings, group)) as second:
+        await until(lambda: second.counters.applied == 1)
+        await asyncio.sleep(0.5)
+        assert second.counters.applied == 1
+    assert (await read(kube, job_path(jobs[0])))["status"]["retryCount"] == 1
+
+    # A crash before any commit (here: a new group) repeats every decision: same cluster.
+    fresh = f"{kafka_settings.topic_prefix}actuator-{uuid.uuid4().hex[:6]}"
+    async with running(service(kube, kafka_settings, fresh)) as replay:
+        await until(lambda: handled(replay) == len(stream) + 1)
+    assert replay.counters.failed == 0
+    assert await cluster_state(kube, jobs) == state
+
+
+async def test_a_decision_that_cannot_be_carried_out_does_not_stall_its_partition(
+    kube: Kube, kafka_settings: KafkaSettings
+) -> None:
+    bad_job = await submit(kube, name="bad")
+    good_job = await submit(kube, name="good")
+    invalid = decision(
+        PodsCreate,
+        bad_job,
+        job_version=1,
+        podgroup="pg",
+        pods=(PodRef(name="bad-Worker-0", task="Worker", index=0),),
+    )
+    stream: list[bytes | AnyDecision] = [
+        invalid,
+        b"not a decision",
+        decision(StatusWrite, bad_job, status=status("Pending", 0)),
+        tf_pods(good_job),
+    ]
+    ends = await produce(kafka_settings, stream, partition=0)
+    group = "actuator"
+
+    async with running(service(kube, kafka_settings, group)) as actuator:
+        await until(lambda: actuator.counters.applied == 2)
+        await until(lambda: actuator.in_flight == 0)
+    assert actuator.counters.failed == 2  # the invalid pod (422) and the poison message
+    assert (await read(kube, job_path(bad_job)))["status"]["state"]["phase"] == "Pending"
+    assert len(await items(kube, pods_path())) == 3
+    [warning] = events_of(await items(kube, EVENTS), bad_job)
+    assert warning["reason"] == "FailedCreate"
+    assert await committed(kafka_settings, group) == ends
+
+
+async def test_two_members_share_the_partitions_and_hand_over_without_losing_a_decision(
+    kube: Kube, kafka_settings: KafkaSettings
+) -> None:
+    jobs = [await submit(kube, name=f"tf-{n}") for n in range(8)]
+    lifecycles = [lifecycle(job) for job in jobs]
+    stream = [d for step in zip(*lifecycles, strict=True) for d in step]
+    half = len(stream) // 2
+    group = "actuator"
+
+    async with running(service(kube, kafka_settings, group)) as first:
+        await produce(kafka_settings, stream[:half])
+        await until(lambda: first.counters.applied > 0)
+        async with running(service(kube, kafka_settings, group)) as second:
+            # The second member joins: partitions are handed over mid-stream.
+            await until(lambda: second.ready)
+            await produce(kafka_settings, stream[half:])
+            await until(lambda: handled(first) + handled(second) >= len(stream))
+            await until(lambda: first.in_flight == second.in_flight == 0)
+    assert second.counters.applied > 0
+    assert first.counters.failed == second.counters.failed == 0
+    state = await cluster_state(kube, jobs)
+    assert state["running"] == {f"tf-{n}": 3 for n in range(8)}
+    assert len(state["pods"]) == 24 and len(state["podgroups"]) == 8
+    assert state["events"] == {f"tf-{n}": 1 for n in range(8)}
+
+
+async def test_a_crash_behind_one_slow_decision_repeats_only_that_jobs_writes(
+    cluster: SimulatedCluster, kube: Kube, kafka_settings: KafkaSettings
+) -> None:
+    """One job's status write hangs while four other jobs' lifecycles, after it on the same
+    partition, are carried out; the actuator is then killed. Its successor writes again
+    only what was in flight: the slow job's status, none of the others' writes."""
+    slow = await submit(kube, name="slow")
+    jobs = [await submit(kube, name=f"tf-{n}") for n in range(4)]
+    stream = [
+        decision(StatusWrite, slow, status=status("Pending", 0)),
+        *(d for step in zip(*map(lifecycle, jobs), strict=True) for d in step),
+    ]
+    cluster.faults.hold(job_path(slow))
+    ends = await produce(kafka_settings, stream, partition=0)
+    group = "actuator"
+    others_done = Progress(0, tuple(range(1, ends[0])))
+
+    async def others_committed() -> bool:
+        return await progress(kafka_settings, group, 0) == others_done
+
+    environment = os.environ | {
+        env_var(field.name): str(getattr(kafka_settings, field.name))
+        for field in dataclasses.fields(kafka_settings)
+    }
+    child = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "tests.actuator.actuator_process",
+        str(cluster.kubeconfig_path),
+        group,
+        env=environment,
+    )
+    try:
+        await until_async(others_committed)
+    finally:
+        child.send_signal(signal.SIGKILL)
+        await child.wait()
+    before = Counter(cluster.faults.writes)
+    assert not [w for w in before if job_path(slow) in w]  # its read was held
+
+    cluster.faults.release(job_path(slow))
+    async with running(service(kube, kafka_settings, group)) as successor:
+        await until(lambda: successor.counters.applied >= 1)
+        await until_async(lambda: _equals(progress(kafka_settings, group, 0), Progress(ends[0])))
+    again = Counter(cluster.faults.writes) - before
+    assert {write.split(" ", 1)[1] for write in again} == {f"{job_path(slow)}/status"}
+    assert successor.counters.applied == 1
+    assert (await read(kube, job_path(slow)))["status"]["state"]["phase"] == "Pending"
+    running_counts = (await cluster_state(kube, jobs))["running"]
+    assert running_counts == {f"tf-{n}": 3 for n in range(4)}
+
+
+async def _equals(found: Awaitable[Progress | None], expected: Progress) -> bool:
+    return await found == expected

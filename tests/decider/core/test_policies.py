@@ -1,0 +1,54 @@
+"""Policy matching: Volcano's applyPolicies order and matching rules, as a table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from controller.decider.core.policies import apply_policies
+from controller.decider.core.triggers import Trigger
+from tests.decider.support import admitted, worker_spec
+
+
+def spec_with(job_policies: list[dict[str, Any]], task_policies: list[dict[str, Any]]) -> Any:
+    return admitted(worker_spec(policies=job_policies, task={"policies": task_policies}))
+
+
+FAILED = Trigger(event="PodFailed", task="worker", pod="job-worker-0", exit_code=3, job_version=0)
+
+# fmt: off
+CASES = [
+    pytest.param([], [], FAILED, ("SyncJob", None), id="no-policy-syncs"),
+    pytest.param([{"event": "PodFailed", "action": "RestartJob"}], [], FAILED, ("RestartJob", ("job", 0)), id="job-event"),
+    pytest.param([{"events": ["PodEvicted", "PodFailed"], "action": "AbortJob"}], [], FAILED, ("AbortJob", ("job", 0)), id="event-list"),
+    pytest.param([{"event": "*", "action": "TerminateJob"}], [], FAILED, ("TerminateJob", ("job", 0)), id="wildcard"),
+    pytest.param([{"event": "*", "action": "TerminateJob"}], [], Trigger(event="PodRunning", task="worker", job_version=0), ("SyncJob", None), id="wildcard-not-podrunning"),
+    pytest.param([{"exitCode": 3, "action": "RestartJob"}], [], FAILED, ("RestartJob", ("job", 0)), id="exit-code"),
+    pytest.param([{"exitCode": 4, "action": "RestartJob"}], [], FAILED, ("SyncJob", None), id="other-exit-code"),
+    pytest.param([{"exitCode": 3, "action": "RestartJob"}], [], Trigger(event="PodEvicted", task="worker", job_version=0), ("SyncJob", None), id="exit-code-only-on-failure"),
+    pytest.param([{"event": "PodFailed", "action": "AbortJob"}], [{"event": "PodFailed", "action": "RestartTask"}], FAILED, ("RestartTask", ("task", 0)), id="task-before-job"),
+    pytest.param([{"event": "PodFailed", "action": "AbortJob"}], [{"event": "PodEvicted", "action": "RestartTask"}], FAILED, ("AbortJob", ("job", 0)), id="task-miss-falls-to-job"),
+    pytest.param([{"event": "PodEvicted", "action": "AbortJob"}, {"exitCode": 3, "action": "RestartJob"}], [], FAILED, ("RestartJob", ("job", 1)), id="first-match-wins-in-order"),
+    pytest.param([{"event": "PodFailed", "action": "RestartJob"}], [], Trigger(event="PodFailed", task="worker", exit_code=1, job_version=0), ("RestartJob", ("job", 0)), id="event-needs-no-exit-code"),
+    pytest.param([{"event": "PodFailed", "action": "RestartJob"}], [], Trigger(event="PodFailed", task="worker", job_version=-1), ("SyncJob", None), id="stale-version-syncs"),
+    pytest.param([{"event": "*", "action": "RestartJob"}], [], Trigger(event="OutOfSync"), ("SyncJob", None), id="out-of-sync-never-matches"),
+    pytest.param([{"event": "JobUpdated", "action": "RestartJob"}], [], Trigger(event="JobUpdated"), ("RestartJob", ("job", 0)), id="job-updated-when-named"),
+    pytest.param([{"event": "*", "action": "RestartJob"}], [], Trigger(event="JobUpdated"), ("SyncJob", None), id="wildcard-not-job-updated"),
+    pytest.param([{"event": "*", "action": "RestartJob"}], [], Trigger(event="CommandIssued", action="AbortJob"), ("AbortJob", None), id="command-action-is-taken-as-is"),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(("job_policies", "task_policies", "trigger", "expected"), CASES)
+def test_apply_policies(job_policies, task_policies, trigger, expected):
+    resolution = apply_policies(spec_with(job_policies, task_policies), 0, trigger)
+
+    policy = resolution.policy
+    assert (resolution.action, policy and (policy.level, policy.index)) == expected
+
+
+def test_timeout_becomes_a_delay():
+    spec = spec_with([{"event": "PodFailed", "action": "RestartJob", "timeout": "1m30s"}], [])
+
+    assert apply_policies(spec, 0, FAILED).delay == 90.0

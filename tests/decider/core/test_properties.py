@@ -1,0 +1,109 @@
+"""Properties over arbitrary observation sequences (hypothesis).
+
+For any sequence: the retry count never exceeds maxRetry, a finished job never gets
+pods created or replaced, replaying the same sequence gives identical decisions, and `step` equals
+folding `evolve` over the observation and its decisions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from controller.decider.core import evolve, initial_state, replay, step
+from events.decisions import PodsCreate, PodsReplace
+from events.volcano.api import FINISHED_PHASES
+from simulator.scenarios import JobScript
+
+SPEC: dict[str, Any] = {
+    "minAvailable": 2,
+    "maxRetry": 2,
+    "policies": [
+        {"event": "PodEvicted", "action": "RestartJob"},
+        {"exitCode": 3, "action": "AbortJob"},
+        {"event": "Unknown", "action": "RestartJob", "timeout": "30s"},
+    ],
+    "tasks": [
+        {
+            "name": "ps",
+            "replicas": 1,
+            "template": {"spec": {"containers": [{"name": "c", "image": "i"}]}},
+        },
+        {
+            "name": "worker",
+            "replicas": 2,
+            "policies": [{"event": "PodFailed", "action": "RestartTask"}],
+            "template": {"spec": {"containers": [{"name": "c", "image": "i"}]}},
+        },
+    ],
+}
+
+PODS = [("ps", 0), ("worker", 0), ("worker", 1)]
+steps = st.one_of(
+    st.tuples(
+        st.just("pod"),
+        st.sampled_from(PODS),
+        st.sampled_from(["Pending", "Running", "Succeeded", "Failed"]),
+        st.integers(0, 3),
+        st.sampled_from([None, 1, 3]),
+    ),
+    st.tuples(st.just("deleted"), st.sampled_from(PODS), st.integers(0, 3)),
+    st.tuples(st.just("podgroup"), st.sampled_from(["Inqueue", "Running", "Unknown"])),
+    st.tuples(st.just("command"), st.sampled_from(["AbortJob", "ResumeJob", "RestartJob"])),
+    st.tuples(st.just("wait"), st.integers(1, 60)),
+)
+
+
+def script_of(moves: list[tuple[Any, ...]]) -> JobScript:
+    script = JobScript("prop", SPEC).submit()
+    for move in moves:
+        kind = move[0]
+        if kind == "pod":
+            (task, index), phase, version, code = move[1], move[2], move[3], move[4]
+            script.pod(
+                task, index, phase, version=version, exit_code=code if phase == "Failed" else None
+            )
+        elif kind == "deleted":
+            (task, index), version = move[1], move[2]
+            script.pod_deleted(task, index, version=version)
+        elif kind == "podgroup":
+            script.podgroup(move[1])
+        elif kind == "command":
+            script.command(move[1])
+        else:
+            script.after(move[1])
+    return script
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(steps, max_size=40))
+def test_lifecycle_invariants(moves):
+    script = script_of(moves)
+    states: dict[str, Any] = {}
+    finished = False
+    for _, decisions in replay(script.events, states):
+        if finished:
+            assert not any(isinstance(d, PodsCreate | PodsReplace) for d in decisions)
+        state = states[script.key]
+        assert state.retry_count <= SPEC["maxRetry"]
+        finished = state.phase in FINISHED_PHASES
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(steps, max_size=40))
+def test_replay_is_deterministic_and_step_is_the_fold_of_evolve(moves):
+    events = script_of(moves).events
+    first = [decisions for _, decisions in replay(events)]
+    second = [decisions for _, decisions in replay(events)]
+    assert first == second
+
+    state = initial_state(events[0].key)
+    for observation, decisions in zip(events, first, strict=True):
+        stepped, _ = step(state, observation)
+        folded = evolve(state, observation)
+        for decision in decisions:
+            folded = evolve(folded, decision)
+        assert stepped == folded
+        state = stepped

@@ -1,0 +1,175 @@
+"""DeciderService against the development broker: decisions, restart, poison, timers."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable, Iterable
+
+import pytest
+
+from controller.decider.core import replay
+from controller.decider.service.runner import DeciderService
+from controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
+from events import topics
+from events.codec import decode_decision, decode_observation, encode
+from events.decisions import ActionDecided, AnyDecision, PhaseChanged
+from events.observations import AnyObservation, TimerFired
+from projections.audit import audit
+from simulator.examples import max_retry_exhausted, tensorflow_restart_task
+from simulator.scenarios import JobScript
+from tests.decider.support import incarnation_ids
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
+
+ONE_POD = {"tasks": [{"name": "w", "replicas": 1, "template": {}}]}
+
+
+def decider(settings: KafkaSettings, **options: int) -> DeciderService:
+    """A decider in a consumer group of this test's own."""
+    return DeciderService(kafka=settings, group_id="decider", **options)
+
+
+async def publish(settings: KafkaSettings, events: Iterable[AnyObservation]) -> None:
+    async with create_producer(settings) as producer:
+        for event in events:
+            topic = topic_name(settings, topics.OBSERVED)
+            await producer.send_and_wait(topic, encode(event), key=event.key.encode())
+
+
+async def publish_raw(settings: KafkaSettings, value: bytes, key: str) -> None:
+    async with create_producer(settings) as producer:
+        await producer.send_and_wait(topic_name(settings, topics.OBSERVED), value, key=key.encode())
+
+
+async def read(
+    settings: KafkaSettings, base: str, until: Callable[[list[bytes]], bool]
+) -> list[bytes]:
+    """Messages of a topic (all partitions, from the start) until `until` holds of them."""
+    consumer = create_consumer(settings, group_id=None)
+    await consumer.start()
+    try:
+        consumer.subscribe([topic_name(settings, base)])
+        found: list[bytes] = []
+        async with asyncio.timeout(30):
+            while not until(found):
+                batches = await consumer.getmany(timeout_ms=200)
+                found += [m.value for ms in batches.values() for m in ms]
+        return found
+    finally:
+        await consumer.stop()
+
+
+def at_least(count: int) -> Callable[[list[bytes]], bool]:
+    return lambda found: len(found) >= count
+
+
+@contextlib.asynccontextmanager
+async def running(service: DeciderService) -> AsyncIterator[DeciderService]:
+    task = asyncio.create_task(service.run())
+    try:
+        yield service
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+def by_job(decisions: Iterable[AnyDecision]) -> dict[str, list[str]]:
+    grouped: dict[str, list[str]] = {}
+    for decision in decisions:
+        grouped.setdefault(decision.key, []).append(decision.id)
+    return grouped
+
+
+async def test_decisions_match_the_pure_decider_and_a_restart_repeats_none(kafka_settings):
+    events = tensorflow_restart_task() + max_retry_exhausted()
+    expected = [d for _, ds in replay(events) for d in ds]
+    await publish(kafka_settings, events)
+
+    async with running(decider(kafka_settings, snapshot_every=10)):
+        found = await read(kafka_settings, topics.DECISIONS, at_least(len(expected)))
+    assert by_job(decode_decision(v) for v in found) == by_job(expected)
+
+    late = JobScript("late", ONE_POD).submit().events
+    await publish(kafka_settings, late)
+    async with running(decider(kafka_settings)):
+        found = await read(kafka_settings, topics.DECISIONS, at_least(len(expected) + 3))
+        await asyncio.sleep(1.0)  # anything decided twice would have arrived by now
+        found = await read(kafka_settings, topics.DECISIONS, at_least(len(found)))
+    ids = [decode_decision(v).id for v in found]
+    assert len(ids) == len(set(ids))
+    assert {decode_decision(v).key for v in found} == {"ml/tf-dist", "ml/flaky-train", "default/late"}
+
+
+async def test_a_poison_message_goes_to_the_dead_letter_topic_and_the_partition_goes_on(
+    kafka_settings,
+):
+    script = JobScript("after-poison", ONE_POD).submit()
+    await publish_raw(kafka_settings, b'{"type": "PodObserved", "broken": true}', script.key)
+    await publish(kafka_settings, script.events)
+
+    async with running(decider(kafka_settings)):
+        letters = await read(kafka_settings, topics.DEADLETTER, at_least(1))
+        found = await read(kafka_settings, topics.DECISIONS, at_least(3))
+
+    assert b'"consumer":"decider"' in letters[0] and b"broken" in letters[0]
+    assert decode_decision(found[0]).key == script.key
+
+
+async def test_a_policy_timeout_fires_through_the_log(kafka_settings):
+    spec = {
+        "tasks": [{"name": "w", "replicas": 2, "template": {}}],
+        "policies": [{"event": "PodFailed", "action": "AbortJob", "timeout": "1s"}],
+    }
+    script = JobScript("timed", spec, start=time.time()).submit().podgroup("Inqueue")
+    script.pods("w", 2, "Pending").pods("w", 2, "Running")
+    script.at(time.time()).pod("w", 0, "Failed", exit_code=1)  # due one second from now
+    await publish(kafka_settings, script.events)
+
+    def acted(found: list[bytes]) -> bool:
+        return any(isinstance(decode_decision(v), ActionDecided) for v in found)
+
+    async with running(decider(kafka_settings)):
+        decisions = [decode_decision(v) for v in await read(kafka_settings, topics.DECISIONS, acted)]
+        count = len(script.events) + 1
+        observed = [decode_observation(v) for v in await read(kafka_settings, topics.OBSERVED, at_least(count))]
+
+    fired = [o for o in observed if isinstance(o, TimerFired)]
+    actions = [d for d in decisions if isinstance(d, ActionDecided)]
+    assert len(fired) == 1
+    assert [(a.action, a.timer_id) for a in actions] == [("AbortJob", fired[0].timer_id)]
+
+
+@pytest.mark.parametrize("restart", [False, True], ids=["running-on", "restarted-between"])
+async def test_a_reused_name_with_an_invalid_spec_fails_whether_or_not_the_decider_restarted(
+    kafka_settings, restart
+):
+    """Issue 15: `reuse3` completes, is deleted, and is created again with duplicate task
+    names. The new Job ends Failed/InvalidSpec, and a restart in between changes nothing
+    (the audit recomputes exactly what was recorded)."""
+    task = ONE_POD["tasks"][0]
+    first = JobScript("reuse3", ONE_POD, uid="uid-first").submit().podgroup("Inqueue")
+    first.pod("w", 0, "Running").pod("w", 0, "Succeeded").delete()
+    second = JobScript("reuse3", {"tasks": [task, task]}, uid="uid-second", start=first.time)
+    old, new = incarnation_ids(first.events), incarnation_ids(second.submit().events)
+    before = [d for _, ds in replay(old) for d in ds]
+    expected = [d for _, ds in replay(old + new) for d in ds]
+
+    await publish(kafka_settings, old)
+    async with running(decider(kafka_settings)):
+        await read(kafka_settings, topics.DECISIONS, at_least(len(before)))
+        if not restart:
+            await publish(kafka_settings, new)
+            found = await read(kafka_settings, topics.DECISIONS, at_least(len(expected)))
+    if restart:
+        await publish(kafka_settings, new)
+        async with running(decider(kafka_settings)):
+            found = await read(kafka_settings, topics.DECISIONS, at_least(len(expected)))
+
+    recorded = [decode_decision(v) for v in found]
+    assert recorded == expected
+    failed = [d for d in recorded if isinstance(d, PhaseChanged) and d.job_uid == "uid-second"]
+    assert [(d.phase, d.reason) for d in failed] == [("Failed", "InvalidSpec")]
+    assert audit([*old, *new, *recorded], replay).ok

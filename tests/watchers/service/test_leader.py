@@ -1,0 +1,124 @@
+"""Leader election: one replica watches and publishes; another takes over when it goes."""
+
+from __future__ import annotations
+
+import time
+
+import msgspec
+import pytest
+
+from controller.kafka import KafkaSettings
+from controller.kube import MERGE_PATCH, Kube
+from controller.watchers.core.lease import micro_time
+from controller.watchers.core.objects import Lease
+from controller.watchers.service.leader import LeaderElection, LeaseSettings
+from events.observations import AnyObservation, JobObserved
+from tests.watchers.conftest import ObservedLog, create_job, running, service, until
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+
+LEASE = "/apis/coordination.k8s.io/v1/namespaces/default/leases/lavalog-watchers"
+
+
+def about(job: str, seen: list[AnyObservation]) -> list[JobObserved]:
+    return [o for o in seen if isinstance(o, JobObserved) and o.key == f"default/{job}"]
+
+
+async def read_lease(kube: Kube) -> Lease:
+    return msgspec.json.decode(await kube.request("GET", LEASE), type=Lease)
+
+
+async def test_only_the_leader_publishes_and_a_standby_takes_over(
+    kube: Kube, kafka_settings: KafkaSettings, observed: ObservedLog
+) -> None:
+    leader = service(kube, kafka_settings, "replica-a", lease_duration=2.0)
+    standby = service(kube, kafka_settings, "replica-b", lease_duration=2.0)
+    async with running(leader) as (leader_task,):
+        await until(lambda: leader.is_leader and leader.ready)
+        async with running(standby):
+            await until(lambda: standby.ready)
+            assert not standby.is_leader
+            await create_job(kube, "one")
+            await observed.wait_for(lambda seen: bool(about("one", seen)))
+            seen = await observed.settle()
+            assert len(about("one", seen)) == 1  # the standby does not watch
+
+            leader_task.cancel()  # a graceful stop releases the lease: no waiting for expiry
+            await until(lambda: standby.is_leader and standby.ready, within=2.0)
+            await create_job(kube, "two")
+            seen = await observed.wait_for(lambda seen: bool(about("two", seen)))
+
+    # the new leader listed "one" again: the same fact, under the same id
+    assert len({o.id for o in about("one", seen)}) == 1
+    lease = await read_lease(kube)
+    assert (lease.spec.holder_identity, lease.spec.lease_transitions) == ("", 1)  # released again
+
+
+async def test_a_leader_that_loses_its_lease_stops_publishing_until_it_wins_it_back(
+    kube: Kube, kafka_settings: KafkaSettings, observed: ObservedLog
+) -> None:
+    watchers = service(kube, kafka_settings, "replica-a", lease_duration=2.0)
+    async with running(watchers):
+        await until(lambda: watchers.is_leader and watchers.ready)
+        lease = await read_lease(kube)
+        stolen = {
+            "holderIdentity": "intruder",
+            "renewTime": micro_time(time.time()),
+            "leaseDurationSeconds": 2,
+            "leaseTransitions": 1,
+        }
+        await kube.request(
+            "PATCH",
+            LEASE,
+            body={"metadata": {"resourceVersion": lease.metadata.resource_version}, "spec": stolen},
+            content_type=MERGE_PATCH,
+        )
+        await until(lambda: not watchers.is_leader, within=2.0)  # at its next renewal
+
+        await create_job(kube, "meanwhile")
+        assert not about("meanwhile", await observed.settle(quiet=0.5))  # not watching
+
+        # the intruder never renews: once its claim is 2 s old, the lease is taken back
+        await until(lambda: watchers.is_leader and watchers.ready, within=5.0)
+        await observed.wait_for(lambda seen: bool(about("meanwhile", seen)))
+        lease = await read_lease(kube)
+        assert (lease.spec.holder_identity, lease.spec.lease_transitions) == ("replica-a", 2)
+
+
+async def hold_lease(kube: Kube, identity: str, duration: float) -> tuple[Lease, float]:
+    """A Lease `identity` has just claimed, as a process killed right after renewing
+    leaves it (no release); and when (monotonic) it was written."""
+    election = LeaderElection(kube, LeaseSettings(identity=identity, duration=duration))
+    await election.acquire()
+    return await read_lease(kube), time.monotonic()
+
+
+async def test_a_restarted_process_of_the_same_identity_takes_its_lease_back_at_once(
+    kube: Kube,
+) -> None:
+    before, _ = await hold_lease(kube, "replica-a", duration=60.0)
+
+    restarted = LeaderElection(kube, LeaseSettings(identity="replica-a", duration=60.0))
+    await restarted.acquire()  # one attempt: the claim it finds is its own
+
+    after = await read_lease(kube)
+    assert after.spec.holder_identity == "replica-a"
+    # taken back while the previous claim (60 s) was still valid, as the same holder:
+    # no transition, the same acquireTime, a newer renewTime
+    assert after.spec.lease_transitions == before.spec.lease_transitions
+    assert after.spec.acquire_time == before.spec.acquire_time
+    assert (after.spec.renew_time or "") > (before.spec.renew_time or "")
+
+
+async def test_a_new_identity_waits_for_the_previous_claim_to_expire(kube: Kube) -> None:
+    before, written = await hold_lease(kube, "replica-a", duration=2.0)
+
+    newcomer = LeaderElection(kube, LeaseSettings(identity="replica-b", duration=2.0))
+    await newcomer.acquire()
+    became_leader = time.monotonic()
+
+    after = await read_lease(kube)
+    assert after.spec.holder_identity == "replica-b"
+    assert after.spec.lease_transitions == before.spec.lease_transitions + 1
+    # not before the previous holder's claim had gone unrenewed for its whole duration
+    assert became_leader - written >= 2.0

@@ -14,11 +14,15 @@ from typing import Any
 
 import msgspec
 
-API_VERSION = "batch.volcano.sh/v1alpha1"
+GROUP = "batch.volcano.sh"
+API_VERSION = f"{GROUP}/v1alpha1"
 KIND = "Job"
 #: the PodGroup the job controller makes for a job's gang
 PODGROUP_API_VERSION = "scheduling.volcano.sh/v1beta1"
 PODGROUP_KIND = "PodGroup"
+#: `vcctl job suspend/resume/...` writes one of these for the controller to act on
+COMMAND_API_VERSION = "bus.volcano.sh/v1alpha1"
+COMMAND_KIND = "Command"
 
 
 class JobPhase(StrEnum):

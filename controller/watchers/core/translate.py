@@ -55,10 +55,8 @@ from events.observations import (
 from events.timestamps import from_rfc3339
 from events.topics import job_key
 from events.volcano import labels
-from events.volcano.api import API_VERSION, KIND
+from events.volcano.api import API_VERSION, GROUP, KIND
 
-JOB_GROUP = "batch.volcano.sh/"
-JOB_KIND = "Job"
 _TERMINAL = ("Succeeded", "Failed")
 
 T = TypeVar("T", bound=KubeObject)
@@ -69,7 +67,7 @@ Summary = Hashable
 def job_owner(meta: ObjectMeta) -> OwnerReference | None:
     """The Volcano Job controlling an object, from its ownerReferences."""
     for ref in meta.owner_references:
-        if ref.controller and ref.kind == JOB_KIND and ref.api_version.startswith(JOB_GROUP):
+        if ref.controller and ref.kind == KIND and ref.api_version.startswith(f"{GROUP}/"):
             return ref
     return None
 

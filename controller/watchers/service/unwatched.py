@@ -24,10 +24,9 @@ from controller.decider.core.state import JobState
 from controller.kafka import KafkaSettings, create_consumer, topic_name
 from controller.kafka.topics import partitions
 from controller.watchers.core.objects import Job, ObjectMeta, OwnerReference, PodGroup
-from controller.watchers.core.translate import JOB_KIND
 from events.codec import DecodeError, decode_observation
 from events.topics import OBSERVED, STATE, split_job_key
-from events.volcano.api import API_VERSION
+from events.volcano.api import API_VERSION, KIND
 
 #: how long one fetch may wait on a partition with nothing more to give
 _FETCH_MS = 300
@@ -57,7 +56,7 @@ def known_podgroups(states: Iterable[JobState], namespace: str | None) -> dict[s
             continue
         job = _meta(state)
         owner = OwnerReference(
-            api_version=API_VERSION, kind=JOB_KIND, name=job.name, uid=job.uid, controller=True
+            api_version=API_VERSION, kind=KIND, name=job.name, uid=job.uid, controller=True
         )
         meta = ObjectMeta(
             name=group.name, namespace=job.namespace, uid=group.uid, owner_references=(owner,)

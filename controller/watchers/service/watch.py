@@ -62,6 +62,7 @@ from controller.watchers.core.objects import (
     PodGroup,
 )
 from events.volcano import labels
+from events.volcano.api import API_VERSION, COMMAND_API_VERSION, PODGROUP_API_VERSION
 
 T = TypeVar("T", bound=KubeObject)
 
@@ -86,9 +87,9 @@ class Resource(Generic[T]):
 
 #: pods of Volcano jobs only (the owner is checked on each pod by `translate`)
 PODS = Resource("/api/v1", "pods", Pod, label_selector=labels.JOB_NAME)
-JOBS = Resource("/apis/batch.volcano.sh/v1alpha1", "jobs", Job)
-PODGROUPS = Resource("/apis/scheduling.volcano.sh/v1beta1", "podgroups", PodGroup)
-COMMANDS = Resource("/apis/bus.volcano.sh/v1alpha1", "commands", Command)
+JOBS = Resource(f"/apis/{API_VERSION}", "jobs", Job)
+PODGROUPS = Resource(f"/apis/{PODGROUP_API_VERSION}", "podgroups", PodGroup)
+COMMANDS = Resource(f"/apis/{COMMAND_API_VERSION}", "commands", Command)
 
 
 class Mark(enum.Enum):

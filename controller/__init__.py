@@ -1,1 +1,8 @@
-"""lavalog controller package."""
+"""The controller: the three components that run Volcano's lifecycle, and what they share.
+
+Owns `watchers/`, `decider/` and `actuator/` (each a pure `core/` and an I/O `service/`,
+meeting only on the Kafka topics), and what they share: `kafka/` (settings, clients,
+topics), `kube.py` (the API client), `admission/` (Volcano's defaults and validation,
+pure), `logs.py`, `app.py` (the three in one process, health and metrics). Must not
+import the projections (they read its topics), the simulator or the command line.
+"""

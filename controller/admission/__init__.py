@@ -5,6 +5,7 @@ observes: `admit_job` for a new one, `admit_update` for a change to an admitted 
 Both decode the raw `spec` a user gave, apply Volcano's defaults (`defaults`) and check
 Volcano's rules (`rules`, `update`), and answer with the defaulted spec or with every
 problem found, each naming its field path. docs/admission.md lists the rules.
+Must not import any I/O library or any component: the decider's core calls it.
 """
 
 from __future__ import annotations

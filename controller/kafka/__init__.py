@@ -1,4 +1,8 @@
-"""Kafka plumbing shared by every Kafka-facing part of lavalog: settings, topics, clients."""
+"""Kafka plumbing shared by every Kafka-facing part of lavalog: settings, topics, clients.
+
+Must not import the components (watchers, decider, actuator), the projections or the
+command line: they all build on it.
+"""
 
 from controller.kafka.clients import create_consumer, create_producer
 from controller.kafka.settings import KafkaSettings

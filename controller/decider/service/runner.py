@@ -30,6 +30,7 @@ from controller.decider.core.snapshots import encode_record, restore
 from controller.decision_logs import decision_fields
 from controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
 from controller.kafka.batches import PartitionBatches
+from controller.kafka.reading import keyed, read_to_end
 from events import topics
 from events.codec import decode_observation, encode
 from events.deadletter import DeadLetter, encode_dead_letter
@@ -277,36 +278,18 @@ class DeciderService:
         self, numbers: list[int]
     ) -> dict[int, list[tuple[str, bytes | None]]]:
         """Every record of these `lavalog.state` partitions, from their start to their end,
-        read by one consumer (so that adopting many partitions costs one fetch wait).
-
-        The end is the high watermark seen after a fetch (`end_offsets` is not exact on
-        every Kafka-compatible broker).
-        """
-        records: dict[int, list[tuple[str, bytes | None]]] = {number: [] for number in numbers}
+        read by one consumer (so that adopting many partitions costs one fetch wait)."""
         if not numbers:
-            return records
+            return {}
         reader = create_consumer(self.kafka, group_id=None)
         await reader.start()
         try:
-            pending = [TopicPartition(self._state, number) for number in numbers]
-            reader.assign(pending)
-            await reader.seek_to_beginning(*pending)
-            while pending:
-                batch = await reader.getmany(*pending, timeout_ms=300)
-                for tp, messages in batch.items():
-                    records[tp.partition].extend(
-                        (m.key.decode(errors="replace") if m.key else "", m.value) for m in messages
-                    )
-                left = []
-                for tp in pending:
-                    end = reader.highwater(tp)
-                    caught_up = end is not None and await reader.position(tp) >= end
-                    if not (caught_up or (not batch and end is None)):
-                        left.append(tp)
-                pending = left
-            return records
+            found = await read_to_end(
+                reader, {TopicPartition(self._state, number): 0 for number in numbers}
+            )
         finally:
             await reader.stop()
+        return {tp.partition: list(keyed(records)) for tp, records in found.items()}
 
     def _add_timer(self, timer: DueTimer) -> None:
         self._timers.add(timer)

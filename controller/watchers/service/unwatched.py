@@ -14,14 +14,15 @@ under the ids they would have had if a watcher had seen them go.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
-from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
+from aiokafka import TopicPartition
 
 from controller.decider.core.partition import PartitionDecider
 from controller.decider.core.snapshots import restore
 from controller.decider.core.state import JobState
 from controller.kafka import KafkaSettings, create_consumer, topic_name
+from controller.kafka.reading import keyed, read_to_end
 from controller.kafka.topics import partitions
 from controller.watchers.core.objects import Job, ObjectMeta, OwnerReference, PodGroup
 from events.codec import DecodeError, decode_observation
@@ -29,7 +30,6 @@ from events.topics import OBSERVED, STATE, split_job_key
 from events.volcano.api import API_VERSION, KIND
 
 #: how long one fetch may wait on a partition with nothing more to give
-_FETCH_MS = 300
 
 
 def _meta(state: JobState) -> ObjectMeta:
@@ -72,19 +72,14 @@ async def decider_view(settings: KafkaSettings) -> list[JobState]:
     reader = create_consumer(settings, group_id=None)
     await reader.start()
     try:
-        snapshots = await _read_to_end(
+        snapshots = await read_to_end(
             reader, {TopicPartition(state_topic, n): 0 for n in range(count)}
         )
-        restored = {
-            tp.partition: restore(
-                (m.key.decode(errors="replace") if m.key else "", m.value) for m in messages
-            )
-            for tp, messages in snapshots.items()
-        }
+        restored = {tp.partition: restore(keyed(records)) for tp, records in snapshots.items()}
         # everything counts as decided already: only the states are wanted, not decisions
         deciders = {n: PartitionDecider(r, committed=2**62) for n, r in restored.items()}
         starts = {TopicPartition(observed_topic, n): d.replay_from for n, d in deciders.items()}
-        tails = await _read_to_end(reader, starts)
+        tails = await read_to_end(reader, starts)
     finally:
         await reader.stop()
     for tp, messages in tails.items():
@@ -96,26 +91,3 @@ async def decider_view(settings: KafkaSettings) -> list[JobState]:
                 continue  # the decider dead-letters it: no state
     return [state for decider in deciders.values() for state in decider.states.values()]
 
-
-async def _read_to_end(
-    reader: AIOKafkaConsumer, starts: Mapping[TopicPartition, int]
-) -> dict[TopicPartition, list[ConsumerRecord[bytes, bytes]]]:
-    """The records of these partitions from their start offsets to their ends now (the
-    high watermark seen after a fetch: `end_offsets` is not exact on every broker)."""
-    records: dict[TopicPartition, list[ConsumerRecord[bytes, bytes]]] = {tp: [] for tp in starts}
-    pending = list(starts)
-    reader.assign(pending)
-    for tp, offset in starts.items():
-        reader.seek(tp, offset)
-    while pending:
-        batch = await reader.getmany(*pending, timeout_ms=_FETCH_MS)
-        for tp, messages in batch.items():
-            records[tp].extend(messages)
-        left = []
-        for tp in pending:
-            end = reader.highwater(tp)
-            caught_up = end is not None and await reader.position(tp) >= end
-            if not (caught_up or (not batch and end is None)):
-                left.append(tp)
-        pending = left
-    return records

@@ -8,13 +8,13 @@ import sys
 
 import pytest
 
-from controller.cli import COMMANDS, main
 from controller.version import version
+from lavalog.cli import COMMANDS, main
 
 
 def test_version_is_the_installed_packages() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "controller.cli", "--version"], capture_output=True, text=True
+        [sys.executable, "-m", "lavalog.cli", "--version"], capture_output=True, text=True
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, f"lavalog {version()}\n", "")
     assert re.fullmatch(r"\d+\.\d+\.\d+.*", version())

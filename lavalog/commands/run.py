@@ -11,14 +11,12 @@ import sys
 from aiokafka.errors import KafkaConnectionError
 
 from controller.app import COMPONENTS, ControllerConfig, default_identity, run_controller
-from controller.commands.errors import kafka_unreachable
-from controller.commands.kafka_options import add_kafka_arguments, kafka_settings
 from controller.kafka.probe import KafkaUnavailable
 from controller.kube import KUBECONFIG_HELP, KubeConfigError, choose_kubeconfig
 from controller.logs import add_logging_arguments, configure_logging
 from controller.task_stacks import log_task_stacks_on_sigusr1
-
-HELP = "run the controller (watchers, decider, actuator) against a cluster and a Kafka"
+from lavalog.errors import kafka_unreachable
+from lavalog.kafka_options import add_kafka_arguments, kafka_settings
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -17,17 +17,17 @@ from pathlib import Path
 
 from aiokafka.errors import KafkaConnectionError
 
-from controller.commands.errors import kafka_unreachable
-from controller.commands.kafka_options import add_kafka_arguments, kafka_settings
 from controller.kafka import KafkaSettings
 from controller.kafka.probe import KafkaUnavailable, check_connection
 from controller.kafka.security import connection_options
 from controller.logs import add_logging_arguments, configure_logging
 from controller.version import version
+from lavalog.errors import kafka_unreachable
+from lavalog.kafka_options import add_kafka_arguments, kafka_settings
+from lavalog.progress import ProgressBar
+from lavalog.read_options import UsageError, add_state_dir, location
 from projections.app import serve
 from projections.auth import TokenFile
-from projections.cli.common import UsageError, add_state_dir, location
-from projections.cli.progress import ProgressBar
 from projections.database import Location, NotLeader, StoreUnreachable
 from projections.file_source import FileSource
 from projections.kafka_source import GROUP_ID, KafkaSource
@@ -37,8 +37,6 @@ from projections.shutdown import until_signalled
 from projections.store import Store
 
 TOKEN_FILE_ENV = "LAVALOG_API_TOKEN_FILE"
-
-HELP = "serve the projections API and web UI, or rebuild the projections store"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

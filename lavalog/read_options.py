@@ -1,4 +1,5 @@
-"""Options and helpers shared by the projections subcommands: where to read (a store, a
+"""Options and helpers shared by the commands that read the projections (jobs, timeline,
+events, export, audit, whatif; `projections` for its store): where to read (a store, a
 file or a server), which namespace, how to fail (lavalog/exit_codes.py)."""
 
 from __future__ import annotations

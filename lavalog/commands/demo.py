@@ -3,9 +3,10 @@
 Starts the development broker, a simulated cluster (two nodes, four GPUs in all), the
 controller and the projections (API and web UI), submits the jobs of the demo's stories
 (`simulator/demo_stories.py`, manifests in `simulator/demo_jobs/`), injects the fault
-each story needs when its own pod runs, and shows their phases live. `--once` exits when every job has
-finished, prints their timelines and checks every story against its promised ending:
-the exit code is 0 only when each one played out, and the verdict names any that did not.
+each story needs when its own pod runs, and shows their phases live. `--once` exits when
+every job has finished, prints their timelines and checks every story against its
+promised ending: the exit code is 0 only when each one played out, and the verdict names
+any that did not.
 """
 
 from __future__ import annotations

@@ -8,14 +8,11 @@ import os
 import signal
 import sys
 
-from aiokafka.errors import KafkaConnectionError
-
 from controller.app import COMPONENTS, ControllerConfig, default_identity, run_controller
-from controller.kafka.probe import KafkaUnavailable
 from controller.kube import KUBECONFIG_HELP, KubeConfigError, choose_kubeconfig
 from controller.logs import add_logging_arguments, configure_logging
 from controller.task_stacks import log_task_stacks_on_sigusr1
-from lavalog.errors import kafka_unreachable
+from lavalog.errors import KAFKA_FAILURES, kafka_failure
 from lavalog.kafka_options import add_kafka_arguments, kafka_settings
 
 
@@ -95,11 +92,8 @@ async def _main(config: ControllerConfig) -> int:
     log_task_stacks_on_sigusr1()
     try:
         await run_controller(config, stop=stop)
-    except KafkaUnavailable as exc:
-        print(f"lavalog run: {exc}", file=sys.stderr)
-        return 1
-    except KafkaConnectionError:
-        print(f"lavalog run: {kafka_unreachable(config.kafka.bootstrap_servers)}", file=sys.stderr)
+    except KAFKA_FAILURES as exc:
+        print(f"lavalog run: {kafka_failure(exc, config.kafka.bootstrap_servers)}", file=sys.stderr)
         return 1
     except (KubeConfigError, RuntimeError, ValueError, OSError) as exc:
         print(f"lavalog run: {exc}", file=sys.stderr)

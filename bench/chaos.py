@@ -65,7 +65,6 @@ from bench.harness import (
 )
 from controller.actuator.core import paths
 from controller.broker import DevelopmentBroker
-from controller.commands.job import ACTIONS, command_object
 from controller.decider.core import replay
 from controller.kafka import (
     KafkaSettings,
@@ -78,6 +77,7 @@ from controller.kube import Kube, KubeError, connect
 from events import topics
 from events.codec import DecodeError, LogEvent, decode_event
 from events.deadletter import DeadLetter
+from lavalog.commands.job import ACTIONS, command_object
 from projections.audit import audit
 from tests.e2e.jobs import FOREVER, job, on, task
 

@@ -99,7 +99,7 @@ async def simulator_process(
     with tempfile.TemporaryDirectory(prefix="lavalog-bench-") as tmp:
         kubeconfig = Path(tmp) / "kubeconfig"
         command = [
-            sys.executable, "-m", "controller.cli", "sim", "--port", "0",
+            sys.executable, "-m", "lavalog.cli", "sim", "--port", "0",
             "--nodes", str(nodes), "--node-capacity", f"cpu=1000,memory=4Ti,pods={pods_per_node}",
             "--time-scale", str(time_scale), "--history-size", str(history),
             "--kubeconfig", str(kubeconfig),
@@ -181,7 +181,7 @@ class LavalogRun:
         self.port = free_port()
         with self.output.open("ab") as out:
             self.process = await asyncio.create_subprocess_exec(
-                *(sys.executable, "-m", "controller.cli", "run"),
+                *(sys.executable, "-m", "lavalog.cli", "run"),
                 *("--kubeconfig", str(self.kubeconfig)),
                 *("--bootstrap-servers", kafka.bootstrap_servers),
                 *("--http-port", str(self.port), "--identity", self.identity, "--log-json"),

@@ -22,8 +22,8 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from controller.cli import main
-from controller.commands import validate
+from lavalog.cli import main
+from lavalog.commands import validate
 
 
 def manifest(tasks: int) -> str:

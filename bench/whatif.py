@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.replay import generate
 from events.codec import decode_event
-from projections.cli.whatif import summarise
+from lavalog.commands.whatif import summarise
 from projections.file_source import read_file
 from projections.queries import Queries
 from projections.store import Store, load

@@ -1,16 +1,14 @@
-"""`lavalog demo`: the whole system in one process, with jobs that show the lifecycle.
+"""The demo run behind `lavalog demo`: the whole system in one process, with the jobs of
+the demo's stories (`demo_stories.py`, manifests in `demo_jobs/`).
 
-Starts the development broker, a simulated cluster (two nodes, four GPUs in all), the
-controller and the projections (API and web UI), submits the jobs of the demo's stories
-(`demo_stories.py`, manifests in `demo_jobs/`), injects the fault each story needs when
-its own pod runs, and shows their phases live. `--once` exits when every job has
-finished, prints their timelines and checks every story against its promised ending:
-the exit code is 0 only when each one played out, and the verdict names any that did not.
+`demo` wires the development broker, a simulated cluster, the controller and the
+projections together, submits the stories' jobs, injects the fault each story needs when
+its own pod runs, shows their phases live and, with `once`, checks every story against
+its promised ending.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import signal
@@ -26,7 +24,6 @@ from controller.app import ControllerConfig, run_controller
 from controller.broker import DevelopmentBroker
 from controller.kafka import KafkaSettings
 from controller.kube import Kube, connect
-from controller.logs import configure_logging
 from projections.app import serve
 from projections.database import SqliteLocation
 from projections.kafka_source import KafkaSource
@@ -40,8 +37,6 @@ from simulator.demo_stories import STORIES, Crash, check
 from simulator.errors import ApiError
 from simulator.server import SimulatedCluster
 
-HELP = "run everything in one process (cluster, broker, controller, UI) with example jobs"
-
 JOBS_DIR = Path(__file__).with_name("demo_jobs")
 NAMESPACE = "default"
 JOBS_PATH = f"/apis/batch.volcano.sh/v1alpha1/namespaces/{NAMESPACE}/jobs"
@@ -52,49 +47,28 @@ SETTLE_SIMULATED = 60.0
 SETTLE_REAL = 5.0
 
 
-def configure(parser: argparse.ArgumentParser) -> None:
-    parser.description = __doc__
-    parser.add_argument(
-        "--once",
-        action="store_true",
-        help="exit when every job has finished, print the timelines and check every story"
-        " against the README's demo table: exit code 1, naming the story, if one did not"
-        " play out",
-    )
-    parser.add_argument(
-        "--time-scale",
-        type=float,
-        default=10.0,
-        help="simulated seconds per real second (a job's `sleep 60` takes 6 s at 10)",
-    )
-    parser.add_argument("--http-port", type=int, default=8000, help="port of the web UI (0: any)")
-    parser.add_argument(
-        "--state-dir", type=Path, default=None, help="where the projections store lives"
-    )
-    parser.add_argument(
-        "--timeout", type=float, default=300.0, help="with --once: give up after this long"
-    )
-
-
-def run(args: argparse.Namespace) -> int:
-    configure_logging(level="warning", json=False)
-    try:
-        return asyncio.run(_demo(args))
-    except KeyboardInterrupt:
-        return 130
-
-
-async def _demo(args: argparse.Namespace) -> int:
+async def demo(
+    *,
+    once: bool,
+    time_scale: float,
+    http_port: int,
+    state_dir: Path | None,
+    give_up_after: float,
+) -> int:
+    """Run the demo until stopped (SIGTERM, SIGINT) or, with `once`, until every job has
+    finished (or `give_up_after` seconds passed); the exit code: 0 unless a story did not
+    play out. `time_scale`: simulated seconds per real second; `http_port`: the web UI's
+    (0: any); `state_dir`: the projections store's (None: a new temporary one)."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    state_dir = args.state_dir or Path(tempfile.mkdtemp(prefix="lavalog-demo-"))
+    state_dir = state_dir or Path(tempfile.mkdtemp(prefix="lavalog-demo-"))
     say("starting the development broker and the simulated cluster ...")
     async with (
         DevelopmentBroker() as broker,
         SimulatedCluster(
-            nodes=2, node_capacity={"nvidia.com/gpu": "2"}, time_scale=args.time_scale
+            nodes=2, node_capacity={"nvidia.com/gpu": "2"}, time_scale=time_scale
         ) as cluster,
     ):
         kafka = KafkaSettings(
@@ -126,7 +100,7 @@ async def _demo(args: argparse.Namespace) -> int:
                 open_store=lambda: Store(store),
                 source=KafkaSource(kafka),
                 host="127.0.0.1",
-                port=args.http_port,
+                port=http_port,
                 started=ui_url.append,
             )
         )
@@ -142,11 +116,11 @@ async def _demo(args: argparse.Namespace) -> int:
                 }
                 try:
                     finished = await _watch(
-                        kube, stop, ui_url, once=args.once, give_up_after=args.timeout
+                        kube, stop, ui_url, once=once, give_up_after=give_up_after
                     )
-                    if not args.once:
+                    if not once:
                         return 0
-                    settle = SETTLE_REAL + SETTLE_SIMULATED / args.time_scale
+                    settle = SETTLE_REAL + SETTLE_SIMULATED / time_scale
                     verdicts = await _verdicts(kube, store, faults, settle=settle)
                 finally:
                     for fault in faults.values():

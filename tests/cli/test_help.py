@@ -8,16 +8,40 @@ import sys
 
 import pytest
 
-from controller.cli import COMMANDS, main
 from controller.version import version
+from lavalog.cli import COMMANDS, main
 
 
 def test_version_is_the_installed_packages() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "controller.cli", "--version"], capture_output=True, text=True
+        [sys.executable, "-m", "lavalog.cli", "--version"], capture_output=True, text=True
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, f"lavalog {version()}\n", "")
     assert re.fullmatch(r"\d+\.\d+\.\d+.*", version())
+
+
+#: what `lavalog --help` may import of lavalog's own packages
+HELP_NEEDS = {"lavalog", "lavalog.cli", "controller", "controller.version"}
+PROJECT = {"lavalog", "controller", "projections", "simulator", "events"}
+HEAVY = {"aiokafka", "aiohttp", "kubernetes_asyncio", "yaml", "msgspec", "structlog"}
+
+
+def test_help_lists_every_command_without_importing_one() -> None:
+    """`lavalog --help` answers from the table of commands: no command's module, and none
+    of the libraries the commands use, is imported (a fresh interpreter, as the script)."""
+    script = (
+        "import sys\n"
+        "from lavalog.cli import main\n"
+        "main(['--help'])\n"
+        "print(*sys.modules, file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    rows = [line.split(None, 1) for line in done.stdout.splitlines() if line.startswith("  ")]
+    assert {name: text for name, text in rows} == COMMANDS
+    loaded = set(done.stderr.split())
+    assert {m for m in loaded if m.split(".")[0] in PROJECT} <= HELP_NEEDS
+    assert not {m for m in loaded if m.split(".")[0] in HEAVY}
 
 
 def help_text(capsys: pytest.CaptureFixture[str], *args: str) -> str:

@@ -18,7 +18,7 @@ RUNS = 3
 
 async def demo_once(state_dir: Path) -> tuple[int, str]:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "controller.cli", "demo", "--once", "--time-scale", "50",
+        sys.executable, "-m", "lavalog.cli", "demo", "--once", "--time-scale", "50",
         "--http-port", "0", "--state-dir", str(state_dir), "--timeout", "120",
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )  # fmt: skip

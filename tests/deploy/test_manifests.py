@@ -5,7 +5,6 @@ controller uses is tests/e2e/test_cluster_role.py)."""
 from __future__ import annotations
 
 import argparse
-import importlib
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +31,9 @@ def kinds(kind: str) -> list[dict[str, Any]]:
 
 def parse_cli(argv: list[str]) -> argparse.Namespace:
     """Parse like `lavalog ARGV...`, descending into subcommand parsers."""
-    from controller.cli import COMMANDS
+    from lavalog.cli import load
 
-    module = importlib.import_module(COMMANDS[argv[0]])
+    module = load(argv[0])
     parser = argparse.ArgumentParser(prog=f"lavalog {argv[0]}", exit_on_error=False)
     module.configure(parser)
     return parser.parse_args(argv[1:])

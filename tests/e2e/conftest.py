@@ -32,10 +32,10 @@ import pytest
 
 from controller.actuator.core import paths
 from controller.app import ControllerConfig, run_controller
-from controller.commands.job import ACTIONS, _issue
 from controller.health import Health
 from controller.kafka import KafkaSettings, ensure_topics
 from controller.kube import MERGE_PATCH, Kube, KubeError, connect
+from lavalog.commands.job import ACTIONS, _issue
 from simulator import registry
 from simulator.selectors import Selector, parse_labels
 from simulator.server import SimulatedCluster

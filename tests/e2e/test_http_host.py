@@ -19,7 +19,7 @@ pytestmark = pytest.mark.integration
 async def test_the_health_listener_binds_the_address_given(e2e_kafka: KafkaSettings) -> None:
     async with SimulatedCluster(nodes=1) as cluster:
         controller = await asyncio.create_subprocess_exec(
-            *(sys.executable, "-m", "controller.cli", "run", "--components", "decider"),
+            *(sys.executable, "-m", "lavalog.cli", "run", "--components", "decider"),
             *("--kubeconfig", str(cluster.kubeconfig_path)),
             *("--bootstrap-servers", e2e_kafka.bootstrap_servers, "--log-json"),
             *("--http-host", "127.0.0.2", "--http-port", "0"),

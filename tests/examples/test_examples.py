@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import main
+from lavalog.cli import main
 from simulator.examples import EXAMPLES, write_examples
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"

@@ -20,7 +20,7 @@ from projections.database import Location, SqliteLocation
 from projections.postgres import PostgresLocation
 from tests.json_logs import restored_logging
 
-LAVALOG = [sys.executable, "-m", "controller.cli"]
+LAVALOG = [sys.executable, "-m", "lavalog.cli"]
 #: A factory of empty stores, each named for the test's reading.
 NewStore = Callable[[str], Location]
 

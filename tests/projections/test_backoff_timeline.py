@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from controller.cli import main
 from controller.decider.core import replay
 from events.codec import LogEvent
+from lavalog.cli import main
 from projections.app import create_app, url_of
 from projections.file_source import read_file
 from projections.history import new_history, record

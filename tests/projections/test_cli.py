@@ -12,10 +12,10 @@ import msgspec
 import pytest
 import yaml
 
-from controller.cli import main
 from events.codec import encode, read_jsonl, write_jsonl
 from events.decisions import ActionDecided
-from projections.cli.progress import ProgressBar
+from lavalog.cli import main
+from lavalog.progress import ProgressBar
 from projections.file_source import FileSource, read_file
 from projections.store import Store, load
 from tests.projections.helpers import decided_examples, snapshot, store_arguments, write_events

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from aiohttp import web
 
-from controller.cli import main
+from lavalog.cli import main
 from projections.app import create_app
 from projections.auth import TokenFile
 from projections.file_source import read_file

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from controller.cli import main
+from lavalog.cli import main
 from projections.database import NotLeader, StoreUnreachable
 from projections.file_source import read_file
 from projections.postgres import PostgresLocation

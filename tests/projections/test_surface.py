@@ -15,11 +15,11 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from controller.commands import run as run_command
+from lavalog.commands import projections as projections_command
+from lavalog.commands import run as run_command
 from projections import api
 from projections.app import create_app
 from projections.auth import TokenFile
-from projections.cli import projections as projections_command
 from projections.file_source import read_file
 from projections.live import LiveHub
 from projections.queries import Queries

@@ -61,7 +61,7 @@ def test_the_command_prints_json_and_exits_one_on_divergence() -> None:
         [
             sys.executable,
             "-m",
-            "controller.cli",
+            "lavalog.cli",
             "whatif",
             "ml/flaky-train",
             "--file",
@@ -100,7 +100,7 @@ def test_all_history_summarises_phase_restarts_and_pod_hours(tmp_path: Path) -> 
         [
             sys.executable,
             "-m",
-            "controller.cli",
+            "lavalog.cli",
             "whatif",
             "--all",
             "--file",
@@ -123,7 +123,7 @@ def test_all_history_summarises_phase_restarts_and_pod_hours(tmp_path: Path) -> 
         [
             sys.executable,
             "-m",
-            "controller.cli",
+            "lavalog.cli",
             "whatif",
             "--all",
             "--file",

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from controller.commands import exit_codes
-from controller.commands.output import write_json, write_yaml
 from events.durations import format_duration
 from events.timestamps import to_rfc3339
-from projections.cli.common import (
+from lavalog import exit_codes
+from lavalog.output import write_json, write_yaml
+from lavalog.read_options import (
     UsageError,
     add_namespace,
     add_source,
@@ -20,8 +20,6 @@ from projections.cli.common import (
 from projections.queries import MAX_PAGE, JobFilter
 from projections.summary import JobSummary
 from projections.wire import time_text, to_wire
-
-HELP = "list jobs with their phase, retries and restarts (from the projections store)"
 
 COLUMNS = (
     "NAMESPACE",

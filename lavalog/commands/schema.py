@@ -7,8 +7,6 @@ import json
 
 from events.schema import topic_schemas
 
-HELP = "print the JSON Schema of lavalog.observed and lavalog.decisions"
-
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(

@@ -8,10 +8,10 @@ import time
 
 import msgspec
 
-from controller.commands import exit_codes
-from controller.commands.output import write_yaml_stream
 from events.codec import decode_event
-from projections.cli.common import (
+from lavalog import exit_codes
+from lavalog.output import write_yaml_stream
+from lavalog.read_options import (
     Reader,
     UsageError,
     add_job,
@@ -21,8 +21,6 @@ from projections.cli.common import (
     open_queries,
 )
 from projections.render import describe_event
-
-HELP = "print a job's events in log order (observations and decisions); --follow for new ones"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -5,15 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from controller.commands import exit_codes
-from controller.commands.output import write_json, write_yaml
-from projections.cli.common import UsageError, add_job, add_source, fail, job_of, open_queries
+from lavalog import exit_codes
+from lavalog.output import write_json, write_yaml
+from lavalog.read_options import UsageError, add_job, add_source, fail, job_of, open_queries
 from projections.queries import not_found
 from projections.render import render_timeline
 from projections.timeline import Timeline
 from projections.wire import to_wire
-
-HELP = "show a job's timeline: phases, decisions and every pod attempt"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

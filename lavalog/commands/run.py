@@ -8,17 +8,12 @@ import os
 import signal
 import sys
 
-from aiokafka.errors import KafkaConnectionError
-
 from controller.app import COMPONENTS, ControllerConfig, default_identity, run_controller
-from controller.commands.errors import kafka_unreachable
-from controller.commands.kafka_options import add_kafka_arguments, kafka_settings
-from controller.kafka.probe import KafkaUnavailable
 from controller.kube import KUBECONFIG_HELP, KubeConfigError, choose_kubeconfig
 from controller.logs import add_logging_arguments, configure_logging
 from controller.task_stacks import log_task_stacks_on_sigusr1
-
-HELP = "run the controller (watchers, decider, actuator) against a cluster and a Kafka"
+from lavalog.errors import KAFKA_FAILURES, kafka_failure
+from lavalog.kafka_options import add_kafka_arguments, kafka_settings
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -97,11 +92,8 @@ async def _main(config: ControllerConfig) -> int:
     log_task_stacks_on_sigusr1()
     try:
         await run_controller(config, stop=stop)
-    except KafkaUnavailable as exc:
-        print(f"lavalog run: {exc}", file=sys.stderr)
-        return 1
-    except KafkaConnectionError:
-        print(f"lavalog run: {kafka_unreachable(config.kafka.bootstrap_servers)}", file=sys.stderr)
+    except KAFKA_FAILURES as exc:
+        print(f"lavalog run: {kafka_failure(exc, config.kafka.bootstrap_servers)}", file=sys.stderr)
         return 1
     except (KubeConfigError, RuntimeError, ValueError, OSError) as exc:
         print(f"lavalog run: {exc}", file=sys.stderr)

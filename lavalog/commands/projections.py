@@ -15,19 +15,17 @@ import os
 import sys
 from pathlib import Path
 
-from aiokafka.errors import KafkaConnectionError
-
-from controller.commands.errors import kafka_unreachable
-from controller.commands.kafka_options import add_kafka_arguments, kafka_settings
 from controller.kafka import KafkaSettings
-from controller.kafka.probe import KafkaUnavailable, check_connection
+from controller.kafka.probe import check_connection
 from controller.kafka.security import connection_options
 from controller.logs import add_logging_arguments, configure_logging
 from controller.version import version
+from lavalog.errors import KAFKA_FAILURES, kafka_failure
+from lavalog.kafka_options import add_kafka_arguments, kafka_settings
+from lavalog.progress import ProgressBar
+from lavalog.read_options import UsageError, add_state_dir, location
 from projections.app import serve
 from projections.auth import TokenFile
-from projections.cli.common import UsageError, add_state_dir, location
-from projections.cli.progress import ProgressBar
 from projections.database import Location, NotLeader, StoreUnreachable
 from projections.file_source import FileSource
 from projections.kafka_source import GROUP_ID, KafkaSource
@@ -37,8 +35,6 @@ from projections.shutdown import until_signalled
 from projections.store import Store
 
 TOKEN_FILE_ENV = "LAVALOG_API_TOKEN_FILE"
-
-HELP = "serve the projections API and web UI, or rebuild the projections store"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -101,11 +97,8 @@ def run(args: argparse.Namespace) -> int:
         if args.action == "serve":
             return _serve(args, settings, token)
         return _rebuild(args, settings)
-    except KafkaUnavailable as exc:
-        print(f"{command}: {exc}", file=sys.stderr)
-        return 1
-    except KafkaConnectionError:
-        print(f"{command}: {kafka_unreachable(settings.bootstrap_servers)}", file=sys.stderr)
+    except KAFKA_FAILURES as exc:
+        print(f"{command}: {kafka_failure(exc, settings.bootstrap_servers)}", file=sys.stderr)
         return 1
     except (StoreUnreachable, NotLeader, UsageError) as exc:
         print(f"lavalog projections {args.action}: {exc}", file=sys.stderr)

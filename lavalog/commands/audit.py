@@ -11,14 +11,12 @@ import argparse
 import sys
 from collections.abc import Iterable
 
-from controller.commands.output import write_json, write_yaml
 from controller.decider.core import replay
 from events.codec import LogEvent, decode_event
+from lavalog.output import write_json, write_yaml
+from lavalog.read_options import UsageError, add_source, fail, job_key, open_queries
 from projections.audit import AuditReport, Difference, Kind, audit
-from projections.cli.common import UsageError, add_source, fail, job_key, open_queries
 from projections.file_source import read_file
-
-HELP = "recompute a job's decisions from its observations and report every difference"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -22,11 +22,9 @@ import yaml
 
 from controller.admission import Admitted, admit_job
 from controller.admission.unknown_fields import UnknownField, unknown_fields
-from controller.commands import exit_codes
-from controller.commands.output import write_json, write_yaml_stream
 from events.volcano.api import API_VERSION, KIND, FieldError
-
-HELP = "check Volcano Job manifests with Volcano's admission rules and show their defaults"
+from lavalog import exit_codes
+from lavalog.output import write_json, write_yaml_stream
 
 #: libyaml's loader when PyYAML was built with it: twice as fast on large manifests
 #: (bench/validate.py)

@@ -5,10 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from controller.commands import exit_codes
-from projections.cli.common import UsageError, add_job, add_source, fail, job_of, open_queries
-
-HELP = "write every event of a job (all incarnations) as JSONL, in log order"
+from lavalog import exit_codes
+from lavalog.read_options import UsageError, add_job, add_source, fail, job_of, open_queries
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -1,27 +1,31 @@
 """`lavalog replay FILE`: run the decider offline over recorded observations.
 
 With `--serve` the replayed log (observations and recomputed decisions) is shown in the
-projections web UI instead of printed. The projections build on the controller (audit
-runs the decider, `projections serve` reads Kafka with its settings), so the controller
-does not import them: like the command table in `controller.cli`, this command hands
-the log over by module name, and a controller-only installation says what is missing.
+projections web UI instead of printed: the same UI as `lavalog projections serve`, over a
+store loaded from the log.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
+import asyncio
 import sys
-from collections.abc import Callable, Iterator
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
-from controller.commands.output import write_yaml_stream
 from controller.decider.core import replay
+from controller.logs import configure_logging
 from controller.replay_report import render_timelines
 from events.codec import DecodeError, LogEvent, read_jsonl, write_jsonl
 from events.observations import AnyObservation, JobObserved, Observation
-
-HELP = "replay a JSONL file of observations through the decider and print what it decides"
+from lavalog.output import write_yaml_stream
+from projections.app import serve
+from projections.database import SqliteLocation
+from projections.memory_source import MemorySource
+from projections.shutdown import until_signalled
+from projections.store import Store, store_path
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -82,29 +86,42 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-#: where the serving lives (see the module's docstring)
-SERVE_MODULE = "projections.cli.replay"
-
-
-def _serve(events: list[LogEvent], args: argparse.Namespace) -> int:
-    try:
-        module = importlib.import_module(SERVE_MODULE)
-    except ModuleNotFoundError as exc:
-        print(f"lavalog replay --serve: needs the projections ({exc})", file=sys.stderr)
-        return 1
-    serve_replayed: Callable[..., int] = module.serve_replayed
-    return serve_replayed(
-        events,
-        name=str(args.file),
-        state_dir=args.state_dir,
-        host=args.host,
-        port=args.port,
-    )
-
-
 def _observations(path: Path) -> Iterator[AnyObservation]:
     stream = sys.stdin.buffer if str(path) == "-" else path.open("rb")
     with stream:
         for event in read_jsonl(stream):
             if isinstance(event, Observation):
                 yield event
+
+
+def _serve(events: Sequence[LogEvent], args: argparse.Namespace) -> int:
+    """Load `events` into a store (in `--state-dir`, else a temporary one, removed on exit)
+    and serve it until SIGTERM or SIGINT."""
+    configure_logging()
+    name = str(args.file)
+    with _directory(args.state_dir) as directory:
+        store = store_path(directory)
+        asyncio.run(
+            until_signalled(
+                serve(
+                    location=SqliteLocation(store),
+                    open_store=lambda: Store(store),
+                    source=MemorySource(events, name=f"replay:{name}"),
+                    host=args.host,
+                    port=args.port,
+                    started=lambda url: print(
+                        f"replayed {name}: timelines at {url}   (Ctrl-C to stop)", flush=True
+                    ),
+                )
+            )
+        )
+    return 0
+
+
+@contextmanager
+def _directory(state_dir: Path | None) -> Iterator[Path]:
+    if state_dir is not None:
+        yield state_dir
+        return
+    with tempfile.TemporaryDirectory(prefix="lavalog-replay-") as scratch:
+        yield Path(scratch)

@@ -14,13 +14,11 @@ import sys
 import time
 from pathlib import Path
 
-from controller.commands.output import write_json
 from controller.decider.core import replay
 from events.codec import LogEvent, decode_event
-from projections.cli.common import Reader, UsageError, add_source, fail, job_key, open_queries
+from lavalog.output import write_json
+from lavalog.read_options import Reader, UsageError, add_source, fail, job_key, open_queries
 from projections.whatif import SpecChange, Summary, WhatIf, compose, parse_set, whatif
-
-HELP = "replay a job's recorded facts under a changed spec and compare the decisions"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -1,5 +1,6 @@
-"""Options and helpers shared by the projections subcommands: where to read (a store, a
-file or a server), which namespace, how to fail (controller/commands/exit_codes.py)."""
+"""Options and helpers shared by the commands that read the projections (jobs, timeline,
+events, export, audit, whatif; `projections` for its store): where to read (a store, a
+file or a server), which namespace, how to fail (lavalog/exit_codes.py)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from typing import Protocol
 
 import yaml
 
-from controller.commands import exit_codes
 from events.topics import split_job_key
+from lavalog import exit_codes
 from projections.database import Location, StoreUnreachable, store_location
 from projections.file_source import read_file
 from projections.queries import JobFilter, Page, Queries, StoredEvent

@@ -18,8 +18,6 @@ from controller.kube import KUBECONFIG_HELP, KubeConfigError, KubeError, choose_
 from events.topics import split_job_key
 from events.volcano.api import API_VERSION, KIND, Action
 
-HELP = "suspend, resume, restart, abort, terminate or complete a job (Command objects)"
-
 #: subcommand -> Volcano action; suspend and resume are vcctl's names
 ACTIONS = {
     "suspend": Action.ABORT_JOB,

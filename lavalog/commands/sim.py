@@ -17,8 +17,6 @@ from simulator import quantity
 from simulator.faults import ApiFaults
 from simulator.server import DEFAULT_CAPACITY, SimulatedCluster
 
-HELP = "run the simulated Kubernetes cluster (API server, gang scheduler, kubelets)"
-
 
 def _env(name: str, default: str) -> str:
     return os.environ.get(f"LAVALOG_SIM_{name}", default)

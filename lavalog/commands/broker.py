@@ -12,8 +12,6 @@ import sys
 from controller.broker import BrokerStartError, DevelopmentBroker
 from controller.kafka import KafkaSettings, ensure_topics, topic_specs
 
-HELP = "run the development Kafka-compatible broker (tansu, in memory) on 127.0.0.1"
-
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(

@@ -1,1 +1,0 @@
-"""One module per projections subcommand of `lavalog`."""

@@ -97,13 +97,23 @@ class JobScript:
     def delete(self) -> Self:
         return self.observe(JobDeleted)
 
-    def podgroup(self, phase: str, *, reason: str = "", deleted: bool = False) -> Self:
+    def podgroup(
+        self,
+        phase: str,
+        *,
+        reason: str = "",
+        message: str = "",
+        deleted: bool = False,
+        uid: str | None = None,
+    ) -> Self:
+        """The job's PodGroup is seen in `phase` (`uid`: another PodGroup of that name)."""
         return self.observe(
             PodGroupObserved,
             podgroup=f"{self.name}-{self.uid}",
-            podgroup_uid=f"pg-{self.uid}",
+            podgroup_uid=uid or f"pg-{self.uid}",
             phase=phase,
             reason=reason,
+            message=message,
             deleted=deleted,
         )
 

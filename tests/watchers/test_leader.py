@@ -12,9 +12,9 @@ from controller.kube import MERGE_PATCH, Kube
 from controller.watchers.leader import LeaderElection, LeaseSettings, micro_time
 from controller.watchers.objects import Lease
 from events.observations import AnyObservation, JobObserved
-from tests.watchers.conftest import ObservedLog, create_job, running, service, until
+from tests.watchers.conftest import ONE_NODE, ObservedLog, create_job, running, service, until
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(60), ONE_NODE]
 
 LEASE = "/apis/coordination.k8s.io/v1/namespaces/default/leases/lavalog-watchers"
 

@@ -1,8 +1,11 @@
-"""Scripted observation streams: what a cluster would report about one job, step by step.
+"""Scripted logs: what a cluster would report about one job, step by step, and (where a
+test wants a whole recorded log) what the decider answered.
 
 Tests, the shipped examples and the benchmarks write lifecycles with this instead of
-raw JSON: `JobScript(...).submit().podgroup("Inqueue").pod("worker", 0, "Running")...`.
-Ids, uids and times are deterministic, so a script always yields the same log.
+raw JSON: `JobScript(...).submit().podgroup("Inqueue").pod("worker", 0, "Running")...`;
+`.events` are the observations (the decider's input), `.log` the same with the decisions
+`.decide(...)` records on them, in order. Ids, uids and times are deterministic, so a
+script always yields the same log.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from typing import Any, Self
 
 import msgspec
 
+from events.codec import LogEvent
+from events.decisions import AnyDecision, PhaseChanged, PodRef
 from events.observations import (
     AnyObservation,
     CommandIssued,
@@ -26,25 +31,42 @@ from events.observations import (
 #: 2026-01-01T00:00:00Z: scripts start here unless told otherwise
 EPOCH = 1_767_225_600.0
 
+#: Observation ids, as a format of the job's `key`, `uid`, `n` (the observation's place
+#: among the script's observations, from 0) and `seq` (the same, from 1): by default
+#: `<namespace>/<name>@<n>`.
+KEY_IDS = "{key}@{n}"
+#: Ids that name the job incarnation too, as the watchers' do (`<uid>/...`): two scripts
+#: of one job name (deleted and submitted again) never share an id.
+INCARNATION_IDS = "{uid}/{key}@{n}"
+
+#: A decision as `decide` takes it: its type and fields, without the envelope.
+Decided = tuple[type[AnyDecision], dict[str, Any]]
+
 
 class JobScript:
-    """The observations of one job, in order, with a clock that moves only when told."""
+    """The log of one job, in order, with a clock that moves `tick` seconds after each
+    observation and otherwise only when told."""
 
     def __init__(
         self,
         name: str,
-        spec: dict[str, Any],
+        spec: dict[str, Any] | None = None,
         *,
         namespace: str = "default",
         uid: str | None = None,
         start: float = EPOCH,
+        tick: float = 1.0,
+        ids: str = KEY_IDS,
     ) -> None:
         self.name = name
         self.key = f"{namespace}/{name}"
         self.uid = uid or f"uid-{namespace}-{name}"
-        self.spec = spec
+        self.spec = spec or {}
         self.time = start
+        self.tick = tick
+        self.ids = ids
         self.events: list[AnyObservation] = []
+        self.log: list[LogEvent] = []
         self._generation = 0
         self._pod_uids: dict[str, str] = {}
         self._incarnations: dict[str, int] = {}
@@ -68,20 +90,30 @@ class JobScript:
             self.spec = spec
         self._generation += 1
         extensions = annotations or msgspec.UNSET
-        return self._add(
+        return self.observe(
             JobObserved, generation=self._generation, spec=self.spec, extensions=extensions
         )
 
     def delete(self) -> Self:
-        return self._add(JobDeleted)
+        return self.observe(JobDeleted)
 
-    def podgroup(self, phase: str, *, reason: str = "", deleted: bool = False) -> Self:
-        return self._add(
+    def podgroup(
+        self,
+        phase: str,
+        *,
+        reason: str = "",
+        message: str = "",
+        deleted: bool = False,
+        uid: str | None = None,
+    ) -> Self:
+        """The job's PodGroup is seen in `phase` (`uid`: another PodGroup of that name)."""
+        return self.observe(
             PodGroupObserved,
             podgroup=f"{self.name}-{self.uid}",
-            podgroup_uid=f"pg-{self.uid}",
+            podgroup_uid=uid or f"pg-{self.uid}",
             phase=phase,
             reason=reason,
+            message=message,
             deleted=deleted,
         )
 
@@ -97,13 +129,19 @@ class JobScript:
         restarts: int = 0,
         deleting: bool = False,
         node: str = "node-0",
+        uid: str | None = None,
+        created: float | None = None,
+        scheduled: float | None = None,
+        started: float | None = None,
+        finished: float | None = None,
     ) -> Self:
-        """A pod of the job is seen in `phase` (a new incarnation after `pod_deleted`)."""
+        """A pod of the job is seen in `phase` (a new incarnation after `pod_deleted`);
+        `uid` names this incarnation's uid instead of the generated one."""
         name = self.pod_name(task, index)
-        return self._add(
+        return self.observe(
             PodObserved,
             pod=name,
-            pod_uid=self._pod_uid(name),
+            pod_uid=self._pod_uid(name, uid),
             task=task,
             index=index,
             job_version=version,
@@ -113,6 +151,10 @@ class JobScript:
             restart_count=restarts,
             deleting=deleting,
             node=node,
+            created=created,
+            scheduled=scheduled,
+            started=started,
+            finished=finished,
         )
 
     def pods(self, task: str, count: int, phase: str, *, version: int = 0) -> Self:
@@ -122,14 +164,20 @@ class JobScript:
         return self
 
     def pod_deleted(
-        self, task: str, index: int, *, phase: str = "Running", version: int = 0
+        self,
+        task: str,
+        index: int,
+        *,
+        phase: str = "Running",
+        version: int = 0,
+        uid: str | None = None,
     ) -> Self:
         """The pod is gone; the next `pod` of that name is a new incarnation."""
         name = self.pod_name(task, index)
-        self._add(
+        self.observe(
             PodDeleted,
             pod=name,
-            pod_uid=self._pod_uid(name),
+            pod_uid=self._pod_uid(name, uid),
             task=task,
             index=index,
             job_version=version,
@@ -151,33 +199,81 @@ class JobScript:
             self.pod_name(task, index): self._pod_uid(self.pod_name(task, index))
             for task, index in alive
         }
-        return self._add(PodsListed, pods=pods)
+        return self.observe(PodsListed, pods=pods)
 
     def command(self, action: str, *, name: str = "") -> Self:
-        return self._add(
+        return self.observe(
             CommandIssued, command=name or f"{self.name}-{action.lower()}", action=action
         )
 
     def timer(self, timer_id: str) -> Self:
-        return self._add(TimerFired, timer_id=timer_id)
+        return self.observe(TimerFired, timer_id=timer_id)
 
     def pod_name(self, task: str, index: int) -> str:
         return f"{self.name}-{task}-{index}"
 
-    def _pod_uid(self, name: str) -> str:
-        if name not in self._pod_uids:
+    def pod_refs(self, *pods: tuple[str, int]) -> tuple[PodRef, ...]:
+        """References to these pods (task, index) of the job, as decisions name them."""
+        return tuple(PodRef(name=self.pod_name(t, i), task=t, index=i) for t, i in pods)
+
+    def observe(self, kind: type[AnyObservation], **fields: Any) -> Self:
+        """Any observation of the job, with these fields (the others: the script's)."""
+        observation = kind(
+            id=self.ids.format(
+                key=self.key, uid=self.uid, n=len(self.events), seq=len(self.events) + 1
+            ),
+            key=self.key,
+            job_uid=self.uid,
+            time=self.time,
+            **fields,
+        )
+        self.events.append(observation)
+        self.log.append(observation)
+        self.time += self.tick
+        return self
+
+    def decide(self, *decisions: Decided) -> Self:
+        """The decisions taken on the last observation, as the decider records them:
+        caused by it, at its time, with ids `<cause>#<n>`."""
+        cause = self.last
+        for n, (kind, fields) in enumerate(decisions):
+            self.log.append(
+                kind(
+                    id=f"{cause.id}#{n}",
+                    key=self.key,
+                    job_uid=self.uid,
+                    time=cause.time,
+                    cause=cause.id,
+                    **fields,
+                )
+            )
+        return self
+
+    @property
+    def last(self) -> AnyObservation:
+        """The latest observation (a test's single stimulus, say)."""
+        assert self.events, "nothing observed yet"
+        return self.events[-1]
+
+    def _pod_uid(self, name: str, uid: str | None = None) -> str:
+        if uid is not None:
+            self._pod_uids[name] = uid
+        elif name not in self._pod_uids:
             self._pod_uids[name] = f"{name}-uid{self._incarnations.get(name, 0)}"
         return self._pod_uids[name]
 
-    def _add(self, kind: type[AnyObservation], **fields: Any) -> Self:
-        self.events.append(
-            kind(
-                id=f"{self.key}@{len(self.events)}",
-                key=self.key,
-                job_uid=self.uid,
-                time=self.time,
-                **fields,
-            )
-        )
-        self.time += 1.0
-        return self
+
+def phase_change(
+    previous: str, phase: str, *, version: int = 0, retries: int = 0, reason: str = ""
+) -> Decided:
+    """A `PhaseChanged` for `JobScript.decide`."""
+    return (
+        PhaseChanged,
+        {
+            "previous": previous,
+            "phase": phase,
+            "reason": reason,
+            "version": version,
+            "retry_count": retries,
+        },
+    )

@@ -18,6 +18,9 @@ Kafka:
         async with create_producer(kafka_settings) as producer:
             await producer.send_and_wait(topic_name(kafka_settings, OBSERVED), b"...")
 
+Simulated cluster: `sim_cluster`, `kube_api` and `kube` (and the `cluster` marker that
+shapes the cluster) come from `simulator.testing`, registered here as a plugin.
+
 Keep this file to fixtures that several test packages share; put the rest in the
 package's own conftest.py.
 """
@@ -32,6 +35,8 @@ import pytest
 
 from controller.broker import DevelopmentBroker
 from controller.kafka import KafkaSettings, ensure_topics
+
+pytest_plugins = ["simulator.testing"]
 
 
 def _external_broker() -> str | None:

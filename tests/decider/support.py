@@ -1,11 +1,9 @@
-"""Given/when/then helpers for decider tests: build a state, send one observation."""
+"""Given/when/then helpers for decider tests: build a state, send it one observation of
+the same job (written with `simulator.scenarios.JobScript`), read the decisions."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
-
-import msgspec
 
 from controller.admission import Admitted, admit_job
 from controller.decider.core import JobState, PodGroupRecord, PodRecord, step
@@ -18,12 +16,14 @@ from events.decisions import (
     PodsReplace,
     StatusWrite,
 )
-from events.observations import AnyObservation, CommandIssued, PodGroupObserved
+from events.observations import AnyObservation
 from events.volcano.api import JobSpec
+from simulator.scenarios import EPOCH, JobScript
 
 KEY = "default/job"
 UID = "uid-1"
-T0 = 1_767_225_600.0
+T0 = EPOCH
+PODGROUP_UID = "pg-uid"
 
 
 def worker_spec(**overrides: Any) -> dict[str, Any]:
@@ -89,33 +89,22 @@ def given(
         version=version,
         retry_count=retry_count,
         pods={record.name: record for record in pods},
-        podgroup=PodGroupRecord(name=f"job-{UID}", uid="pg-uid", phase=podgroup_phase),
+        podgroup=PodGroupRecord(name=f"job-{UID}", uid=PODGROUP_UID, phase=podgroup_phase),
     )
 
 
-def command(action: str, *, at: float = T0) -> CommandIssued:
-    return CommandIssued(
-        id=f"cmd-{action}", key=KEY, job_uid=UID, time=at, command="cmd", action=action
-    )
+def observed() -> JobScript:
+    """The observations of the job `given` describes, from T0."""
+    return JobScript("job", worker_spec(), uid=UID, start=T0)
 
 
-def nudge(*, phase: str = "Running", at: float = T0) -> PodGroupObserved:
+def command(action: str) -> AnyObservation:
+    return observed().command(action, name="cmd").last
+
+
+def nudge(*, phase: str = "Running") -> AnyObservation:
     """An observation that changes nothing: the job just syncs."""
-    return PodGroupObserved(
-        id="nudge",
-        key=KEY,
-        job_uid=UID,
-        time=at,
-        podgroup=f"job-{UID}",
-        podgroup_uid="pg-uid",
-        phase=phase,
-    )
-
-
-def incarnation_ids(events: Iterable[AnyObservation]) -> list[AnyObservation]:
-    """Events with ids that name the job incarnation, as the watchers' ids do
-    (`job/<uid>/<generation>`...): two scripts of one job name would otherwise share ids."""
-    return [msgspec.structs.replace(e, id=f"{e.job_uid}/{e.id}") for e in events]
+    return observed().podgroup(phase, uid=PODGROUP_UID).last
 
 
 def when(state: JobState, observation: AnyObservation) -> tuple[JobState, list[AnyDecision]]:

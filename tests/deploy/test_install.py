@@ -9,20 +9,17 @@ from __future__ import annotations
 import asyncio
 import copy
 import subprocess
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 import yaml
 
 from simulator import kube_schema, registry, schema
 from simulator.server import SimulatedCluster
 from tests.deploy.conftest import OVERLAYS, is_operators
 
-pytestmark = pytest.mark.integration
-in_module_loop = pytest.mark.asyncio(loop_scope="module")
+pytestmark = [pytest.mark.integration, pytest.mark.cluster(nodes=0)]
 
 OPERATOR_CRDS = Path(__file__).resolve().parent / "operator_crds"
 
@@ -40,12 +37,6 @@ def operator_schemas() -> dict[tuple[str, str], Obj]:
                 key = (f"{spec['group']}/{version['name']}", spec["names"]["kind"])
                 found[key] = version["schema"]["openAPIV3Schema"]
     return found
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def cluster() -> AsyncIterator[SimulatedCluster]:
-    async with SimulatedCluster(nodes=0) as sim:
-        yield sim
 
 
 async def dry_run_apply(
@@ -80,16 +71,15 @@ async def create_namespaces(kubectl: str, cluster: SimulatedCluster, docs: list[
     assert result.returncode == 0, result.stderr
 
 
-@in_module_loop
 @pytest.mark.parametrize("overlay", OVERLAYS)
 async def test_the_overlay_applies_with_a_server_side_dry_run(
-    kubectl: str, rendered: dict[str, list[Obj]], cluster: SimulatedCluster, overlay: str
+    kubectl: str, rendered: dict[str, list[Obj]], sim_cluster: SimulatedCluster, overlay: str
 ) -> None:
     docs = [doc for doc in rendered[overlay] if not is_operators(doc)]
-    await create_namespaces(kubectl, cluster, docs)
-    before = dict(cluster.api_calls)
+    await create_namespaces(kubectl, sim_cluster, docs)
+    before = dict(sim_cluster.api_calls)
 
-    result = await dry_run_apply(kubectl, cluster, docs)
+    result = await dry_run_apply(kubectl, sim_cluster, docs)
 
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
@@ -98,25 +88,27 @@ async def test_the_overlay_applies_with_a_server_side_dry_run(
     # stored none of them
     created = sum(
         n - before.get(call, 0)
-        for call, n in cluster.api_calls.items()
+        for call, n in sim_cluster.api_calls.items()
         if call.startswith("create ")
     )
     assert created == len([doc for doc in docs if doc["kind"] != "Namespace"])
-    assert cluster.objects.find(registry.DEPLOYMENT, "lavalog-system", "lavalog-controller") is None
+    assert (
+        sim_cluster.objects.find(registry.DEPLOYMENT, "lavalog-system", "lavalog-controller")
+        is None
+    )
 
 
-@in_module_loop
 async def test_a_misspelt_field_fails_the_dry_run(
-    kubectl: str, rendered: dict[str, list[Obj]], cluster: SimulatedCluster
+    kubectl: str, rendered: dict[str, list[Obj]], sim_cluster: SimulatedCluster
 ) -> None:
     """The dry run checks what a real API server checks: one unknown field is refused."""
     docs = [doc for doc in rendered["base"] if doc["kind"] in ("Namespace", "Deployment")]
-    await create_namespaces(kubectl, cluster, docs)
+    await create_namespaces(kubectl, sim_cluster, docs)
     broken = copy.deepcopy(docs)
     deployment = next(doc for doc in broken if doc["kind"] == "Deployment")
     deployment["spec"]["template"]["spec"]["containers"][0]["livenesProbe"] = {}
 
-    result = await dry_run_apply(kubectl, cluster, broken)
+    result = await dry_run_apply(kubectl, sim_cluster, broken)
 
     assert result.returncode != 0
     assert 'unknown field "spec.template.spec.containers[0].livenesProbe"' in result.stderr

@@ -19,8 +19,7 @@ from projections.file_source import read_file
 from projections.live import LiveHub
 from projections.queries import Queries
 from projections.store import Store, load
-from tests.projections.helpers import write_events
-from tests.projections.story import failing_job, tf_job
+from tests.projections.helpers import failing_job, tf_job, write_events
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -39,14 +38,14 @@ class Status:
 
 def many_jobs() -> list[LogEvent]:
     """tf-mnist plus 24 one-pod jobs, 100 s apart, over three namespaces and two queues."""
-    events = tf_job(start=1000.0).events
+    events = tf_job(start=1000.0).log
     for n in range(24):
         events += failing_job(
             key=f"{NAMESPACES[n % 3]}/job-{n:02}",
             uid=f"u-{n:02}",
             start=2000.0 + 100 * n,
             queue="batch" if n % 2 else "research",
-        ).events
+        ).log
     return events
 
 
@@ -142,7 +141,7 @@ async def test_one_job_timeline_and_its_raw_events(client):
     assert body["as_of"] == "1970-01-01T01:12:01.000000Z"  # 4321 s
     events = await get(http, "/api/v1/jobs/team-a/tf-mnist/events")
     assert [e["event"] for e in events["events"]] == [
-        msgspec.json.decode(msgspec.json.encode(to_builtins(e))) for e in tf_job().events
+        msgspec.json.decode(msgspec.json.encode(to_builtins(e))) for e in tf_job().log
     ]
     tail = await get(
         http, f"/api/v1/jobs/team-a/tf-mnist/events?after={events['events'][-3]['seq']}"
@@ -176,10 +175,10 @@ async def test_stream_sends_matching_events_once_stored(client, store, tmp_path)
     await response.content.readline()
     story = failing_job(key="team-z/new", uid="u-new", start=9000.0)
     other = failing_job(key="team-z/other", uid="u-other", start=9000.0)
-    items = read_file(write_events(tmp_path / "new.jsonl", other.events + story.events))
+    items = read_file(write_events(tmp_path / "new.jsonl", other.log + story.log))
     hub.publish(await asyncio.to_thread(store.apply, list(items)))
     lines = [await response.content.readline() for _ in range(4)]
-    first_pod = next(e for e in story.events if isinstance(e, PodObserved))
+    first_pod = next(e for e in story.log if isinstance(e, PodObserved))
     assert lines[1:] == [
         b"event: PodObserved\n",
         b"data: " + msgspec.json.encode(first_pod) + b"\n",

@@ -11,8 +11,7 @@ from events.codec import LogEvent, to_builtins
 from events.decisions import ActionDecided, AnyDecision, PhaseChanged
 from events.observations import AnyObservation, Observation
 from projections.audit import Kind, audit
-from tests.projections.helpers import decided_examples
-from tests.projections.story import tf_job
+from tests.projections.helpers import decided_examples, tf_job
 
 
 def recorded_replay(events: list[LogEvent]):
@@ -39,14 +38,14 @@ def fields_of(event: LogEvent) -> tuple[str, ...]:
 
 
 def test_a_consistent_log_has_no_difference():
-    story = tf_job().events
+    story = tf_job().log
     report = audit(story, recorded_replay(story))
     assert report.ok
     assert (report.observations, report.recorded, report.recomputed) == (19, 13, 13)
 
 
 def test_changed_missing_and_unexpected_decisions_are_reported():
-    story = tf_job().events
+    story = tf_job().log
     changed = tamper(story, "u-tf:o12#0", action="AbortJob")
     missing = next(e for e in story if e.id == "u-tf:o14#0")
     dropped = [e for e in changed if e is not missing]

@@ -24,8 +24,7 @@ from projections.file_source import read_file
 from projections.live import LiveHub
 from projections.queries import Queries
 from projections.store import Store, load
-from tests.projections.helpers import decided_examples, write_events
-from tests.projections.story import tf_job
+from tests.projections.helpers import decided_examples, tf_job, write_events
 from tests.projections.test_api import Status
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
@@ -77,7 +76,7 @@ async def browser_page(chromium: Path) -> AsyncIterator[Any]:
 async def served(tmp_path) -> AsyncIterator[tuple[str, Store, LiveHub, list[Sourced]]]:
     """The recorded examples and the first 40 s of tf-mnist, served on a free port; the rest
     of tf-mnist is returned for the test to feed live."""
-    story = tf_job(start=1_767_225_600.0).events
+    story = tf_job(start=1_767_225_600.0).log
     split = next(i for i, e in enumerate(story) if e.time >= 1_767_225_640.0)
     store = Store(tmp_path / "s.sqlite")
     load(store, read_file(write_events(tmp_path / "log.jsonl", decided_examples() + story[:split])))

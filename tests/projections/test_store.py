@@ -13,8 +13,7 @@ from projections.queries import Queries
 from projections.store import Store, load
 from projections.tables import TablesProcess, WriterFailed
 from projections.timeline import build_timeline
-from tests.projections.helpers import snapshot, write_events
-from tests.projections.story import Story, failing_job, tf_job
+from tests.projections.helpers import failing_job, recorded, snapshot, tf_job, write_events
 from tests.projections.test_timeline import interleave
 
 
@@ -24,7 +23,7 @@ class Crash(Exception):
 
 @pytest.fixture
 def log_file(tmp_path):
-    events = interleave(tf_job().events, 1) + interleave(failing_job().events, 2)
+    events = interleave(tf_job().log, 1) + interleave(failing_job().log, 2)
     return write_events(tmp_path / "log.jsonl", events)
 
 
@@ -32,8 +31,8 @@ def test_stored_timeline_is_the_folded_one(new_store, log_file):
     store = Store(new_store("s"))
     load(store, read_file(log_file), batch_size=7)
     queries = Queries(store.location)
-    expected = new_history(tf_job().events[0])
-    for event in tf_job().events:
+    expected = new_history(tf_job().log[0])
+    for event in tf_job().log:
         record(expected, event)
     assert msgspec.json.encode(queries.timeline("team-a/tf-mnist")) == msgspec.json.encode(
         build_timeline(expected)
@@ -96,9 +95,9 @@ def test_a_rolled_back_batch_leaves_no_trace_in_memory(new_store, log_file):
 
 def test_incarnations_of_a_reused_name_are_kept_apart(new_store, tmp_path):
     first = tf_job(uid="u-1", start=1000.0)
-    second = Story("team-a/tf-mnist", "u-2", start=5000.0)
+    second = recorded("team-a/tf-mnist", "u-2", start=5000.0)
     second.observe(JobObserved, spec={"queue": "other", "tasks": []})
-    path = write_events(tmp_path / "log.jsonl", first.events + second.events)
+    path = write_events(tmp_path / "log.jsonl", first.log + second.log)
     store = Store(new_store("s"))
     load(store, read_file(path))
     queries = Queries(store.location)
@@ -119,16 +118,14 @@ def test_retention_forgets_finished_jobs_and_their_late_events(new_store, tmp_pa
     done = tf_job(start=1000.0)  # Completed at 1102
     later = failing_job(start=2000.0)  # events up to 2021
     store = Store(new_store("s"), retention=500.0)
-    path = write_events(tmp_path / "log.jsonl", done.events + later.events)
+    path = write_events(tmp_path / "log.jsonl", done.log + later.log)
     load(store, read_file(path))
     queries = Queries(store.location)
     assert [j.key for j in queries.incarnations("team-a/tf-mnist")] == []
     assert [j.key for j in queries.incarnations("team-b/mpi-run")] == ["team-b/mpi-run"]
     late = done.at(2500.0)
     late.observe(JobObserved, spec={}, deleting=True)
-    assert (
-        store.apply(list(read_file(write_events(tmp_path / "late.jsonl", late.events[-1:])))) == []
-    )
+    assert store.apply(list(read_file(write_events(tmp_path / "late.jsonl", late.log[-1:])))) == []
     assert queries.events("team-a/tf-mnist") == []
 
 
@@ -151,12 +148,12 @@ def test_a_bulk_load_equals_an_incremental_one(new_store, tmp_path):
     all end as in a store fed one event at a time."""
     first = tf_job(uid="u-1", start=1000.0)  # Completed at 1102
     other = failing_job(start=1000.0)
-    second = Story("team-a/tf-mnist", "u-2", start=1200.0)
+    second = recorded("team-a/tf-mnist", "u-2", start=1200.0)
     second.observe(JobObserved, spec={"queue": "other", "tasks": []})
-    events = interleave(first.events + other.events, 3)
-    events[20:20] = second.events  # while u-1 still gets events
+    events = interleave(first.log + other.log, 3)
+    events[20:20] = second.log  # while u-1 still gets events
     first.at(1300.0).observe(JobObserved, spec={}, deleting=True)  # late, u-1 left memory
-    items = list(read_file(write_events(tmp_path / "log.jsonl", [*events, first.events[-1]])))
+    items = list(read_file(write_events(tmp_path / "log.jsonl", [*events, first.log[-1]])))
     fed = [*items[:40], items[3], *items[30:]]  # one duplicate within a batch, ten across
     incremental = Store(new_store("incremental"))
     for item in fed:

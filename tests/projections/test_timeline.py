@@ -14,7 +14,7 @@ from projections.history import JobHistory, PodClock, new_history, record
 from projections.summary import summarize
 from projections.timeline import AttemptView, Outcome, Timeline, build_timeline
 from simulator.scenarios import JobScript
-from tests.projections.story import failing_job, tf_job
+from tests.projections.helpers import failing_job, tf_job
 
 
 def fold(events: list[LogEvent]) -> JobHistory:
@@ -26,7 +26,7 @@ def fold(events: list[LogEvent]) -> JobHistory:
 
 def test_phases_carry_reason_cause_and_trigger():
     story = tf_job(start=1000.0)
-    timeline = build_timeline(fold(story.events))
+    timeline = build_timeline(fold(story.log))
     assert [(p.phase, p.start, p.end, p.reason, p.trigger, p.action) for p in timeline.phases] == [
         ("Pending", 1000.0, 1010.0, "Submitted", "", ""),
         ("Running", 1010.0, 1040.0, "MinAvailable", "", ""),
@@ -46,7 +46,7 @@ def test_phases_carry_reason_cause_and_trigger():
 
 
 def test_every_attempt_of_every_index_with_the_decisions_around_it():
-    timeline = build_timeline(fold(tf_job(start=1000.0).events))
+    timeline = build_timeline(fold(tf_job(start=1000.0).log))
     rows = {
         (task.name, index.index): [
             (
@@ -184,8 +184,8 @@ def _attempts(timeline: Timeline) -> dict[str, AttemptView]:
 
 @pytest.mark.parametrize(("shift", "scale"), [(-3600.0, 1.0), (25.0, 10.0)])
 def test_attempts_sit_on_the_log_clock_whatever_the_pod_clock_says(shift, scale):
-    plain = _attempts(build_timeline(fold(tf_job(start=1000.0).events)))
-    skewed = _attempts(build_timeline(fold(_skewed(tf_job(start=1000.0).events, shift, scale))))
+    plain = _attempts(build_timeline(fold(tf_job(start=1000.0).log)))
+    skewed = _attempts(build_timeline(fold(_skewed(tf_job(start=1000.0).log, shift, scale))))
     times = ("created", "scheduled", "started", "finished", "deleted", "ran")
     assert {uid: [getattr(a, t) for t in times] for uid, a in skewed.items()} == {
         "p0": [1002.0, 1005.0, 1010.0, None, 1102.0, 92.0],
@@ -213,8 +213,8 @@ def test_a_pod_that_fails_because_we_killed_it_is_killed_not_failed():
     """The simulated kubelet (like a real one) ends a killed container with 137: the pod
     turns Failed after the kill. The pod whose own failure led to the kill stays failed."""
     story = tf_job(start=1000.0)
-    story.at(1043.0).pod("worker", 0, "w0", 0, "Failed", exit_code=137, reason="Error")
-    attempts = _attempts(build_timeline(fold(story.events)))
+    story.at(1043.0).pod("worker", 0, "Failed", uid="w0", node="", exit_code=137, reason="Error")
+    attempts = _attempts(build_timeline(fold(story.log)))
     assert (attempts["w0"].outcome, attempts["w0"].finished, attempts["w0"].ended_by) == (
         Outcome.KILLED,
         1043.0,
@@ -224,7 +224,7 @@ def test_a_pod_that_fails_because_we_killed_it_is_killed_not_failed():
 
 
 def test_decisions_keep_policy_and_trigger():
-    timeline = build_timeline(fold(tf_job().events))
+    timeline = build_timeline(fold(tf_job().log))
     assert [(d.type, d.action, d.trigger, d.policy, d.exit_code) for d in timeline.decisions] == [
         ("ActionDecided", "RestartTask", "PodFailed", "task:worker#0", 137),
         ("ActionDecided", "CompleteJob", "TaskCompleted", "", None),
@@ -232,7 +232,7 @@ def test_decisions_keep_policy_and_trigger():
 
 
 def test_summary_counts_restarts_and_pods():
-    row = summarize(fold(tf_job().events))
+    row = summarize(fold(tf_job().log))
     assert (row.phase, row.retry_count, row.version, row.pods, row.restarts) == (
         "Completed",
         1,
@@ -240,7 +240,7 @@ def test_summary_counts_restarts_and_pods():
         5,
         1,
     )
-    aborted = summarize(fold(failing_job().events))
+    aborted = summarize(fold(failing_job().log))
     assert (aborted.phase, aborted.reason, aborted.queue, aborted.restarts) == (
         "Aborted",
         "PodFailed",
@@ -255,7 +255,7 @@ def test_every_restart_action_counts_as_a_restart(action):
         msgspec.structs.replace(e, action=action)
         if getattr(e, "action", None) == "RestartTask"
         else e
-        for e in tf_job().events
+        for e in tf_job().log
     ]
     assert summarize(fold(events)).restarts == 1
 
@@ -274,7 +274,7 @@ def interleave(events: list[LogEvent], seed: int) -> list[LogEvent]:
 
 @pytest.mark.parametrize("seed", range(5))
 def test_history_does_not_depend_on_how_the_topics_interleave(seed):
-    events = tf_job().events
+    events = tf_job().log
     expected = msgspec.msgpack.encode(fold(events))
     assert msgspec.msgpack.encode(fold(interleave(events, seed))) == expected
 

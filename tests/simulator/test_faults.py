@@ -11,7 +11,6 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from simulator.faults import ApiFaults
 from simulator.server import SimulatedCluster
-from simulator.testing import api_client
 from tests.simulator.kube import core_api, eventually, running_pod
 
 
@@ -38,17 +37,16 @@ async def test_error_answers_are_status_objects(
             assert admin.status == 200  # the admin endpoints never fail
 
 
-async def test_error_rate_hits_a_share_of_requests() -> None:
-    faults = ApiFaults(error_rate=0.3, seed=7)
-    async with SimulatedCluster(nodes=0, api_faults=faults) as cluster, api_client(cluster) as api:
-        failures = 0
-        for _ in range(200):
-            try:
-                await core_api(api).list_namespace()
-            except ApiException as exc:
-                assert exc.status == 500
-                failures += 1
-        assert 30 < failures < 90
+@pytest.mark.cluster(nodes=0, api_faults=ApiFaults(error_rate=0.3, seed=7))
+async def test_error_rate_hits_a_share_of_requests(kube_api: ApiClient) -> None:
+    failures = 0
+    for _ in range(200):
+        try:
+            await core_api(kube_api).list_namespace()
+        except ApiException as exc:
+            assert exc.status == 500
+            failures += 1
+    assert 30 < failures < 90
 
 
 async def test_latency_delays_answers(sim_cluster: SimulatedCluster, kube_api: ApiClient) -> None:

@@ -11,13 +11,15 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 
 from simulator.server import SimulatedCluster
+
+#: the cluster kubectl talks to: two nodes at time_scale 50
+pytestmark = pytest.mark.cluster(nodes=2, time_scale=50)
+
 
 POD = """
 apiVersion: v1
@@ -107,12 +109,9 @@ class Kubectl:
         )
 
 
-@pytest_asyncio.fixture
-async def kubectl(kubectl_path: str, tmp_path: Path) -> AsyncIterator[Kubectl]:
-    async with SimulatedCluster(
-        nodes=2, time_scale=50, kubeconfig_path=tmp_path / "kubeconfig"
-    ) as cluster:
-        yield Kubectl(kubectl_path, cluster, tmp_path)
+@pytest.fixture
+def kubectl(kubectl_path: str, sim_cluster: SimulatedCluster, tmp_path: Path) -> Kubectl:
+    return Kubectl(kubectl_path, sim_cluster, tmp_path)
 
 
 async def test_get_nodes_and_namespaces(kubectl: Kubectl) -> None:

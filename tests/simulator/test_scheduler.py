@@ -6,12 +6,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from kubernetes_asyncio.client import ApiClient
 
 from simulator import registry
 from simulator.server import SimulatedCluster
 from simulator.store import Change
-from simulator.testing import api_client
 from tests.simulator.kube import SCHED, core_api, custom_api, eventually
 
 GPU = {"nvidia.com/gpu": "1"}
@@ -79,243 +79,239 @@ async def pg_status(api: ApiClient, name: str) -> dict[str, Any]:
     return status
 
 
-def four_gpu_cluster() -> SimulatedCluster:
-    return SimulatedCluster(nodes=2, node_capacity={"nvidia.com/gpu": "2"}, time_scale=50)
+#: two nodes of two GPUs: two 4-GPU gang jobs fit only one after the other
+FOUR_GPUS = pytest.mark.cluster(nodes=2, node_capacity={"nvidia.com/gpu": "2"}, time_scale=50)
+#: one node of two GPUs
+TWO_GPUS = pytest.mark.cluster(nodes=1, node_capacity={"nvidia.com/gpu": "2"}, time_scale=50)
 
 
-async def test_one_by_one_scheduling_deadlocks_two_gang_jobs() -> None:
-    async with four_gpu_cluster() as cluster, api_client(cluster) as api:
-        forever = ["sh", "-c", "sleep infinity"]  # each worker waits for all its peers
-        await submit_interleaved(api, {"a": forever, "b": forever}, gang=False)
+@FOUR_GPUS
+async def test_one_by_one_scheduling_deadlocks_two_gang_jobs(kube_api: ApiClient) -> None:
+    forever = ["sh", "-c", "sleep infinity"]  # each worker waits for all its peers
+    await submit_interleaved(kube_api, {"a": forever, "b": forever}, gang=False)
 
-        async def half_and_half() -> bool:
-            return await bound_per_job(api) == {"a": 2, "b": 2}
+    async def half_and_half() -> bool:
+        return await bound_per_job(kube_api) == {"a": 2, "b": 2}
 
-        await eventually(half_and_half)
-        await asyncio.sleep(0.3)
-        assert await bound_per_job(api) == {"a": 2, "b": 2}  # and neither job can ever start
-        pending = await core_api(api).list_namespaced_pod(
-            "default", field_selector="spec.nodeName="
+    await eventually(half_and_half)
+    await asyncio.sleep(0.3)
+    assert await bound_per_job(kube_api) == {"a": 2, "b": 2}  # and neither job can ever start
+    pending = await core_api(kube_api).list_namespaced_pod(
+        "default", field_selector="spec.nodeName="
+    )
+    assert len(pending.items) == 4
+    condition = next(c for c in pending.items[0].status.conditions if c.type == "PodScheduled")
+    assert condition.status == "False" and condition.reason == "Unschedulable"
+    assert "Insufficient nvidia.com/gpu" in condition.message
+
+
+@FOUR_GPUS
+async def test_gang_scheduling_runs_one_job_whole_then_the_other(kube_api: ApiClient) -> None:
+    short = ["sh", "-c", "sleep 10"]
+    await submit_interleaved(kube_api, {"a": short, "b": short}, gang=True)
+
+    async def one_whole_job() -> bool:
+        return sorted((await bound_per_job(kube_api)).items()) in ([("a", 4)], [("b", 4)])
+
+    await eventually(one_whole_job)
+    first, second = ("a", "b") if "a" in await bound_per_job(kube_api) else ("b", "a")
+    waiting = await pg_status(kube_api, second)
+    assert waiting["phase"] == "Pending"
+    unschedulable = next(c for c in waiting["conditions"] if c["type"] == "Unschedulable")
+    assert unschedulable["status"] == "True" and "nvidia.com/gpu" in unschedulable["message"]
+
+    async def first_running() -> bool:
+        return (await pg_status(kube_api, first)).get("phase") == "Running"
+
+    await eventually(first_running)
+
+    async def second_runs_after_first_finishes() -> bool:
+        status = await pg_status(kube_api, second)
+        return (
+            status.get("phase") == "Running"
+            and (await pg_status(kube_api, first)).get("succeeded") == 4
         )
-        assert len(pending.items) == 4
-        condition = next(c for c in pending.items[0].status.conditions if c.type == "PodScheduled")
-        assert condition.status == "False" and condition.reason == "Unschedulable"
-        assert "Insufficient nvidia.com/gpu" in condition.message
+
+    await eventually(second_runs_after_first_finishes, within=10)
 
 
-async def test_gang_scheduling_runs_one_job_whole_then_the_other() -> None:
-    async with four_gpu_cluster() as cluster, api_client(cluster) as api:
-        short = ["sh", "-c", "sleep 10"]
-        await submit_interleaved(api, {"a": short, "b": short}, gang=True)
-
-        async def one_whole_job() -> bool:
-            return sorted((await bound_per_job(api)).items()) in ([("a", 4)], [("b", 4)])
-
-        await eventually(one_whole_job)
-        first, second = ("a", "b") if "a" in await bound_per_job(api) else ("b", "a")
-        waiting = await pg_status(api, second)
-        assert waiting["phase"] == "Pending"
-        unschedulable = next(c for c in waiting["conditions"] if c["type"] == "Unschedulable")
-        assert unschedulable["status"] == "True" and "nvidia.com/gpu" in unschedulable["message"]
-
-        async def first_running() -> bool:
-            return (await pg_status(api, first)).get("phase") == "Running"
-
-        await eventually(first_running)
-
-        async def second_runs_after_first_finishes() -> bool:
-            status = await pg_status(api, second)
-            return (
-                status.get("phase") == "Running"
-                and (await pg_status(api, first)).get("succeeded") == 4
-            )
-
-        await eventually(second_runs_after_first_finishes, within=10)
-
-
-async def test_a_gang_admitted_before_its_pods_keeps_its_reservation() -> None:
+@FOUR_GPUS
+async def test_a_gang_admitted_before_its_pods_keeps_its_reservation(kube_api: ApiClient) -> None:
     """The enqueue step admits `b` (no pods yet) while `a`'s gang is incomplete; when
     `a`'s pods are all there they must not take what `b` holds (the race behind a once
     flaky test: the waiting gang then stayed Inqueue instead of Pending)."""
-    async with four_gpu_cluster() as cluster, api_client(cluster) as api:
-        core, custom = core_api(api), custom_api(api)
-        forever = ["sh", "-c", "sleep infinity"]
-        await core.create_namespaced_pod("default", worker("a", 0, forever, gang=True))
-        for job in ("a", "b"):
-            await custom.create_namespaced_custom_object(
-                *SCHED, "default", "podgroups", podgroup(job, 4, gpus=4)
-            )
-
-        async def b_admitted() -> bool:
-            return (await pg_status(api, "b")).get("phase") == "Inqueue"
-
-        await eventually(b_admitted)
-        for i in range(1, 4):
-            await core.create_namespaced_pod("default", worker("a", i, forever, gang=True))
-
-        async def a_refused() -> bool:
-            conditions = (await pg_status(api, "a")).get("conditions") or []
-            return any(
-                c["type"] == "Unschedulable" and "nvidia.com/gpu" in c["message"]
-                for c in conditions
-            )
-
-        await eventually(a_refused)
-        assert await bound_per_job(api) == {}
-        assert (await pg_status(api, "a"))["phase"] == "Pending"
-        for i in range(4):
-            await core.create_namespaced_pod("default", worker("b", i, forever, gang=True))
-
-        async def b_whole() -> bool:
-            return await bound_per_job(api) == {"b": 4}
-
-        await eventually(b_whole)
-
-
-async def test_incomplete_gang_waits_for_its_members_and_its_podgroup() -> None:
-    async with four_gpu_cluster() as cluster, api_client(cluster) as api:
-        core = core_api(api)
-        for i in range(2):
-            await core.create_namespaced_pod("default", worker("g", i, ["sleep", "5"], gang=True))
-        await asyncio.sleep(0.2)
-        assert await bound_per_job(api) == {}  # no PodGroup yet
-        await custom_api(api).create_namespaced_custom_object(
-            *SCHED, "default", "podgroups", podgroup("g", 3)
-        )
-        await asyncio.sleep(0.2)
-        assert await bound_per_job(api) == {}  # 2 of 3 members exist
-        await core.create_namespaced_pod("default", worker("g", 2, ["sleep", "5"], gang=True))
-
-        async def bound() -> bool:
-            return await bound_per_job(api) == {"g": 3}
-
-        await eventually(bound)
-
-
-async def test_queue_capability_holds_a_gang_pending() -> None:
-    async with four_gpu_cluster() as cluster, api_client(cluster) as api:
-        custom = custom_api(api)
-        await custom.create_cluster_custom_object(
-            *SCHED,
-            "queues",
-            {
-                "apiVersion": "scheduling.volcano.sh/v1beta1",
-                "kind": "Queue",
-                "metadata": {"name": "small"},
-                "spec": {"capability": {"nvidia.com/gpu": "2"}},
-            },
-        )
+    core, custom = core_api(kube_api), custom_api(kube_api)
+    forever = ["sh", "-c", "sleep infinity"]
+    await core.create_namespaced_pod("default", worker("a", 0, forever, gang=True))
+    for job in ("a", "b"):
         await custom.create_namespaced_custom_object(
-            *SCHED, "default", "podgroups", podgroup("q", 3, "small", gpus=3)
+            *SCHED, "default", "podgroups", podgroup(job, 4, gpus=4)
         )
-        for i in range(3):
-            await core_api(api).create_namespaced_pod(
-                "default", worker("q", i, ["sleep", "5"], gang=True)
-            )
 
-        async def held() -> bool:
-            conditions = (await pg_status(api, "q")).get("conditions", [])
-            return any("capability" in c.get("message", "") for c in conditions)
+    async def b_admitted() -> bool:
+        return (await pg_status(kube_api, "b")).get("phase") == "Inqueue"
 
-        await eventually(held)
-        assert (await pg_status(api, "q"))["phase"] == "Pending"
-        assert await bound_per_job(api) == {}
+    await eventually(b_admitted)
+    for i in range(1, 4):
+        await core.create_namespaced_pod("default", worker("a", i, forever, gang=True))
 
-
-async def test_gang_that_loses_a_member_it_cannot_replace_is_unknown() -> None:
-    async with (
-        SimulatedCluster(nodes=1, node_capacity={"nvidia.com/gpu": "2"}, time_scale=50) as cluster,
-        api_client(cluster) as api,
-    ):
-        core = core_api(api)
-        forever = ["sleep", "infinity"]
-        await custom_api(api).create_namespaced_custom_object(
-            *SCHED, "default", "podgroups", podgroup("u", 2)
+    async def a_refused() -> bool:
+        conditions = (await pg_status(kube_api, "a")).get("conditions") or []
+        return any(
+            c["type"] == "Unschedulable" and "nvidia.com/gpu" in c["message"] for c in conditions
         )
-        for i in range(2):
-            await core.create_namespaced_pod("default", worker("u", i, forever, gang=True))
 
-        async def running() -> bool:
-            return (await pg_status(api, "u")).get("phase") == "Running"
+    await eventually(a_refused)
+    assert await bound_per_job(kube_api) == {}
+    assert (await pg_status(kube_api, "a"))["phase"] == "Pending"
+    for i in range(4):
+        await core.create_namespaced_pod("default", worker("b", i, forever, gang=True))
 
-        await eventually(running)
-        await core.create_namespaced_pod("default", worker("other", 0, forever, gang=False))
-        await core.delete_namespaced_pod("u-worker-0", "default", grace_period_seconds=0)
+    async def b_whole() -> bool:
+        return await bound_per_job(kube_api) == {"b": 4}
 
-        async def other_took_the_gpu() -> bool:
-            return (await bound_per_job(api)).get("other") == 1
-
-        await eventually(other_took_the_gpu)
-        await core.create_namespaced_pod("default", worker("u", 0, forever, gang=True))
-
-        async def unknown() -> bool:
-            status = await pg_status(api, "u")
-            return status.get("phase") == "Unknown" and any(
-                c["type"] == "Unschedulable" and c["status"] == "True"
-                for c in status.get("conditions", [])
-            )
-
-        await eventually(unknown)
+    await eventually(b_whole)
 
 
-async def test_gang_that_loses_every_member_is_pending_again() -> None:
+@FOUR_GPUS
+async def test_incomplete_gang_waits_for_its_members_and_its_podgroup(kube_api: ApiClient) -> None:
+    core = core_api(kube_api)
+    for i in range(2):
+        await core.create_namespaced_pod("default", worker("g", i, ["sleep", "5"], gang=True))
+    await asyncio.sleep(0.2)
+    assert await bound_per_job(kube_api) == {}  # no PodGroup yet
+    await custom_api(kube_api).create_namespaced_custom_object(
+        *SCHED, "default", "podgroups", podgroup("g", 3)
+    )
+    await asyncio.sleep(0.2)
+    assert await bound_per_job(kube_api) == {}  # 2 of 3 members exist
+    await core.create_namespaced_pod("default", worker("g", 2, ["sleep", "5"], gang=True))
+
+    async def bound() -> bool:
+        return await bound_per_job(kube_api) == {"g": 3}
+
+    await eventually(bound)
+
+
+@FOUR_GPUS
+async def test_queue_capability_holds_a_gang_pending(kube_api: ApiClient) -> None:
+    custom = custom_api(kube_api)
+    await custom.create_cluster_custom_object(
+        *SCHED,
+        "queues",
+        {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "Queue",
+            "metadata": {"name": "small"},
+            "spec": {"capability": {"nvidia.com/gpu": "2"}},
+        },
+    )
+    await custom.create_namespaced_custom_object(
+        *SCHED, "default", "podgroups", podgroup("q", 3, "small", gpus=3)
+    )
+    for i in range(3):
+        await core_api(kube_api).create_namespaced_pod(
+            "default", worker("q", i, ["sleep", "5"], gang=True)
+        )
+
+    async def held() -> bool:
+        conditions = (await pg_status(kube_api, "q")).get("conditions", [])
+        return any("capability" in c.get("message", "") for c in conditions)
+
+    await eventually(held)
+    assert (await pg_status(kube_api, "q"))["phase"] == "Pending"
+    assert await bound_per_job(kube_api) == {}
+
+
+@TWO_GPUS
+async def test_gang_that_loses_a_member_it_cannot_replace_is_unknown(kube_api: ApiClient) -> None:
+    core = core_api(kube_api)
+    forever = ["sleep", "infinity"]
+    await custom_api(kube_api).create_namespaced_custom_object(
+        *SCHED, "default", "podgroups", podgroup("u", 2)
+    )
+    for i in range(2):
+        await core.create_namespaced_pod("default", worker("u", i, forever, gang=True))
+
+    async def running() -> bool:
+        return (await pg_status(kube_api, "u")).get("phase") == "Running"
+
+    await eventually(running)
+    await core.create_namespaced_pod("default", worker("other", 0, forever, gang=False))
+    await core.delete_namespaced_pod("u-worker-0", "default", grace_period_seconds=0)
+
+    async def other_took_the_gpu() -> bool:
+        return (await bound_per_job(kube_api)).get("other") == 1
+
+    await eventually(other_took_the_gpu)
+    await core.create_namespaced_pod("default", worker("u", 0, forever, gang=True))
+
+    async def unknown() -> bool:
+        status = await pg_status(kube_api, "u")
+        return status.get("phase") == "Unknown" and any(
+            c["type"] == "Unschedulable" and c["status"] == "True"
+            for c in status.get("conditions", [])
+        )
+
+    await eventually(unknown)
+
+
+@TWO_GPUS
+async def test_gang_that_loses_every_member_is_pending_again(
+    sim_cluster: SimulatedCluster, kube_api: ApiClient
+) -> None:
     """Volcano's `jobStatus`: a gang with nothing placed (and not Inqueue) is Pending, so it
     must be admitted again (Inqueue); queue_job_status.go "Transform from running to
     pending"."""
-    async with (
-        SimulatedCluster(nodes=1, node_capacity={"nvidia.com/gpu": "2"}, time_scale=50) as cluster,
-        api_client(cluster) as api,
-    ):
-        phases: list[str] = []
+    phases: list[str] = []
 
-        def follow(change: Change) -> None:
-            if change.resource is registry.PODGROUP and change.type != "DELETED":
-                phase = change.entry.obj.get("status", {}).get("phase", "")
-                if phase and phases[-1:] != [phase]:
-                    phases.append(phase)
+    def follow(change: Change) -> None:
+        if change.resource is registry.PODGROUP and change.type != "DELETED":
+            phase = change.entry.obj.get("status", {}).get("phase", "")
+            if phase and phases[-1:] != [phase]:
+                phases.append(phase)
 
-        cluster.store.subscribe(follow)
-        core = core_api(api)
-        forever = ["sleep", "infinity"]
-        await custom_api(api).create_namespaced_custom_object(
-            *SCHED, "default", "podgroups", podgroup("p", 2)
-        )
-        for i in range(2):
-            await core.create_namespaced_pod("default", worker("p", i, forever, gang=True))
+    sim_cluster.store.subscribe(follow)
+    core = core_api(kube_api)
+    forever = ["sleep", "infinity"]
+    await custom_api(kube_api).create_namespaced_custom_object(
+        *SCHED, "default", "podgroups", podgroup("p", 2)
+    )
+    for i in range(2):
+        await core.create_namespaced_pod("default", worker("p", i, forever, gang=True))
 
-        async def phase_is(phase: str) -> bool:
-            return (await pg_status(api, "p")).get("phase") == phase
+    async def phase_is(phase: str) -> bool:
+        return (await pg_status(kube_api, "p")).get("phase") == phase
 
-        await eventually(lambda: phase_is("Running"))
-        for i in range(2):
-            await core.delete_namespaced_pod(f"p-worker-{i}", "default", grace_period_seconds=0)
+    await eventually(lambda: phase_is("Running"))
+    for i in range(2):
+        await core.delete_namespaced_pod(f"p-worker-{i}", "default", grace_period_seconds=0)
 
-        await eventually(lambda: phase_is("Inqueue"))
-        # a scheduling cycle between the two deletes sees one member left: Unknown
-        between = phases[3:-2]
-        assert phases[:3] + phases[-2:] == ["Pending", "Inqueue", "Running", "Pending", "Inqueue"]
-        assert between in ([], ["Unknown"]), phases
+    await eventually(lambda: phase_is("Inqueue"))
+    # a scheduling cycle between the two deletes sees one member left: Unknown
+    between = phases[3:-2]
+    assert phases[:3] + phases[-2:] == ["Pending", "Inqueue", "Running", "Pending", "Inqueue"]
+    assert between in ([], ["Unknown"]), phases
 
 
-async def test_quota_names_in_min_resources_ask_no_node_for_them() -> None:
+@TWO_GPUS
+async def test_quota_names_in_min_resources_ask_no_node_for_them(kube_api: ApiClient) -> None:
     """Volcano's controller repeats minResources under ResourceQuota names (`count/pods`,
     `requests.<r>`); no node has those, so admitting a gang whose pods already wait must
     not ask for them (as admitting one before its pods does not)."""
-    async with (
-        SimulatedCluster(nodes=1, node_capacity={"nvidia.com/gpu": "2"}, time_scale=50) as cluster,
-        api_client(cluster) as api,
-    ):
-        core = core_api(api)
-        for i in range(2):
-            await core.create_namespaced_pod("default", worker("q", i, ["sleep", "9"], gang=True))
-        group = podgroup("q", 2, gpus=2)
-        group["spec"]["minResources"].update({"requests.nvidia.com/gpu": "2", "count/pods": "2"})
-        await custom_api(api).create_namespaced_custom_object(*SCHED, "default", "podgroups", group)
+    core = core_api(kube_api)
+    for i in range(2):
+        await core.create_namespaced_pod("default", worker("q", i, ["sleep", "9"], gang=True))
+    group = podgroup("q", 2, gpus=2)
+    group["spec"]["minResources"].update({"requests.nvidia.com/gpu": "2", "count/pods": "2"})
+    await custom_api(kube_api).create_namespaced_custom_object(
+        *SCHED, "default", "podgroups", group
+    )
 
-        async def running() -> bool:
-            return (await pg_status(api, "q")).get("phase") == "Running"
+    async def running() -> bool:
+        return (await pg_status(kube_api, "q")).get("phase") == "Running"
 
-        await eventually(running)
+    await eventually(running)
 
 
 async def test_binding_subresource_assigns_a_node_once(kube_api: ApiClient) -> None:
@@ -345,46 +341,48 @@ async def test_binding_subresource_assigns_a_node_once(kube_api: ApiClient) -> N
     assert again.status == 409
 
 
-async def test_a_podgroup_without_pods_is_enqueued_only_when_its_min_resources_fit() -> None:
+@pytest.mark.cluster(nodes=1, node_capacity={"nvidia.com/gpu": "4"})
+async def test_a_podgroup_without_pods_is_enqueued_only_when_its_min_resources_fit(
+    sim_cluster: SimulatedCluster,
+) -> None:
     """Volcano's enqueue: the first 4-GPU gang is admitted before its pods exist and
     holds its GPUs; the second waits Pending with the reason, and nothing deadlocks."""
-    async with SimulatedCluster(nodes=1, node_capacity={"nvidia.com/gpu": "4"}) as cluster:
-        for name in ("first", "second"):
-            cluster.objects.create(
-                registry.PODGROUP,
-                "default",
-                {
-                    "metadata": {"name": name},
-                    "spec": {
-                        "minMember": 4,
-                        "minResources": {
-                            "nvidia.com/gpu": "4",
-                            "requests.nvidia.com/gpu": "4",
-                            "count/pods": "4",
-                        },
+    for name in ("first", "second"):
+        sim_cluster.objects.create(
+            registry.PODGROUP,
+            "default",
+            {
+                "metadata": {"name": name},
+                "spec": {
+                    "minMember": 4,
+                    "minResources": {
+                        "nvidia.com/gpu": "4",
+                        "requests.nvidia.com/gpu": "4",
+                        "count/pods": "4",
                     },
                 },
-            )
+            },
+        )
 
-        async def phases() -> dict[str, str]:
-            return {
-                name: (cluster.objects.find(registry.PODGROUP, "default", name) or {})
-                .get("status", {})
-                .get("phase", "")
-                for name in ("first", "second")
-            }
+    async def phases() -> dict[str, str]:
+        return {
+            name: (sim_cluster.objects.find(registry.PODGROUP, "default", name) or {})
+            .get("status", {})
+            .get("phase", "")
+            for name in ("first", "second")
+        }
 
-        async def settled() -> bool:
-            return (await phases()) == {"first": "Inqueue", "second": "Pending"}
+    async def settled() -> bool:
+        return (await phases()) == {"first": "Inqueue", "second": "Pending"}
 
-        await eventually(settled)
-        second = cluster.objects.find(registry.PODGROUP, "default", "second") or {}
-        messages = [c.get("message", "") for c in second["status"].get("conditions", [])]
-        assert any("nvidia.com/gpu" in m for m in messages)
+    await eventually(settled)
+    second = sim_cluster.objects.find(registry.PODGROUP, "default", "second") or {}
+    messages = [c.get("message", "") for c in second["status"].get("conditions", [])]
+    assert any("nvidia.com/gpu" in m for m in messages)
 
-        cluster.objects.delete(registry.PODGROUP, "default", "first")
+    sim_cluster.objects.delete(registry.PODGROUP, "default", "first")
 
-        async def second_admitted() -> bool:
-            return (await phases())["second"] == "Inqueue"
+    async def second_admitted() -> bool:
+        return (await phases())["second"] == "Inqueue"
 
-        await eventually(second_admitted)
+    await eventually(second_admitted)

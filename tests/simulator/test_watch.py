@@ -72,16 +72,16 @@ async def test_expired_version_is_an_error_event_with_410(
     assert events[0]["object"]["code"] == 410 and events[0]["object"]["reason"] == "Expired"
 
 
-async def test_history_is_bounded() -> None:
-    async with SimulatedCluster(nodes=0, history_size=10) as cluster:
-        async with aiohttp.ClientSession() as session:
-            for i in range(25):
-                url = f"{cluster.url}/api/v1/namespaces/default/configmaps"
-                async with session.post(url, json={"metadata": {"name": f"c{i}"}}) as r:
-                    assert r.status == 201
-        assert cluster.store.compacted_rv > 0
-        events = await raw_watch(cluster, "resourceVersion=1", 1)
-        assert events[0]["type"] == "ERROR"
+@pytest.mark.cluster(nodes=0, history_size=10)
+async def test_history_is_bounded(sim_cluster: SimulatedCluster) -> None:
+    async with aiohttp.ClientSession() as session:
+        for i in range(25):
+            url = f"{sim_cluster.url}/api/v1/namespaces/default/configmaps"
+            async with session.post(url, json={"metadata": {"name": f"c{i}"}}) as r:
+                assert r.status == 201
+    assert sim_cluster.store.compacted_rv > 0
+    events = await raw_watch(sim_cluster, "resourceVersion=1", 1)
+    assert events[0]["type"] == "ERROR"
 
 
 async def test_bookmarks_carry_the_current_version(

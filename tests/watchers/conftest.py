@@ -1,4 +1,6 @@
-"""Fixtures for the watcher tests: a small simulated cluster, a client, the observed log."""
+"""Fixtures for the watcher tests: the observed log, watcher services, Jobs and pods.
+
+Their cluster is `sim_cluster` (simulator.testing) of one node: `ONE_NODE`."""
 
 from __future__ import annotations
 
@@ -8,36 +10,26 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import msgspec
+import pytest
 import pytest_asyncio
 from aiokafka import TopicPartition
 
 from controller.actuator.core.pods import build_pod
 from controller.kafka import KafkaSettings, create_consumer, topic_name
-from controller.kube import Kube, connect
+from controller.kube import Kube
 from controller.watchers.service.runner import WatcherService
 from controller.watchers.service.watch import WatchSettings
 from events import topics
 from events.codec import decode_observation
 from events.decisions import PodRef
 from events.observations import AnyObservation
-from simulator.server import SimulatedCluster
 
 #: short watches, quick retries: the tests see resumes and backoff within seconds
 FAST = WatchSettings(timeout_seconds=3, backoff_initial=0.02, backoff_max=0.3)
 JOBS = "/apis/batch.volcano.sh/v1alpha1/namespaces/default/jobs"
 PODS = "/api/v1/namespaces/default/pods"
-
-
-@pytest_asyncio.fixture
-async def cluster() -> AsyncIterator[SimulatedCluster]:
-    async with SimulatedCluster(nodes=1, time_scale=50, bookmark_interval=0.2) as sim:
-        yield sim
-
-
-@pytest_asyncio.fixture
-async def kube(cluster: SimulatedCluster) -> AsyncIterator[Kube]:
-    async with connect(str(cluster.kubeconfig_path)) as client:
-        yield client
+#: the watcher tests' cluster: one node (`pytestmark = ONE_NODE` in their modules)
+ONE_NODE = pytest.mark.cluster(nodes=1, time_scale=50, bookmark_interval=0.2)
 
 
 class ObservedLog:

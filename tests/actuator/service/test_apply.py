@@ -355,13 +355,13 @@ async def test_a_permanent_error_is_reported_on_the_job_and_the_decision_is_done
 
 
 async def test_transient_api_failures_are_retried_until_the_decision_is_done(
-    cluster: SimulatedCluster, kube: Kube, applier: Applier, counters: Counters
+    sim_cluster: SimulatedCluster, kube: Kube, applier: Applier, counters: Counters
 ) -> None:
     job = await submit(kube)
-    cluster.admin.set_api_faults(error_rate=0.5, throttle_rate=0.3)
+    sim_cluster.admin.set_api_faults(error_rate=0.5, throttle_rate=0.3)
     await applier.apply(tf_pods(job))
     await applier.apply(decision(StatusWrite, job, status=status("Pending", 0)))
-    cluster.admin.set_api_faults(error_rate=0, throttle_rate=0)
+    sim_cluster.admin.set_api_faults(error_rate=0, throttle_rate=0)
 
     assert len(await items(kube, pods_path())) == 3
     assert (await read(kube, job_path(job)))["status"]["state"]["phase"] == "Pending"
@@ -408,21 +408,21 @@ async def test_the_podgroup_comes_after_the_jobs_claims_named_created_or_looked_
 
 
 async def test_pods_of_a_job_held_at_the_decisions_generation_are_created_without_reading_it(
-    cluster: SimulatedCluster, kube: Kube, applier: Applier
+    sim_cluster: SimulatedCluster, kube: Kube, applier: Applier
 ) -> None:
     job = await submit(kube)
     generation = job["metadata"]["generation"]
     await applier.apply(decision(StatusWrite, job, status=status("Pending", 0)))
-    reads = cluster.api_calls["get jobs"]
+    reads = sim_cluster.api_calls["get jobs"]
 
     await applier.apply(replace(tf_pods(job), job_generation=generation))
 
     assert len(await items(kube, pods_path())) == 3
-    assert cluster.api_calls["get jobs"] == reads
+    assert sim_cluster.api_calls["get jobs"] == reads
 
 
 async def test_pods_decided_from_a_newer_spec_than_the_one_held_read_the_job(
-    cluster: SimulatedCluster, kube: Kube, applier: Applier
+    sim_cluster: SimulatedCluster, kube: Kube, applier: Applier
 ) -> None:
     job = await submit(kube)
     await applier.apply(decision(StatusWrite, job, status=status("Pending", 0)))
@@ -438,11 +438,11 @@ async def test_pods_decided_from_a_newer_spec_than_the_one_held_read_the_job(
     )
     generation = msgspec.json.decode(changed)["metadata"]["generation"]
     assert generation > job["metadata"]["generation"]
-    reads = cluster.api_calls["get jobs"]
+    reads = sim_cluster.api_calls["get jobs"]
 
     await applier.apply(replace(tf_pods(job), job_generation=generation))
 
-    assert cluster.api_calls["get jobs"] == reads + 1
+    assert sim_cluster.api_calls["get jobs"] == reads + 1
     assert {p["metadata"]["labels"].get("spec") for p in await items(kube, pods_path())} == {"two"}
 
 

@@ -22,11 +22,11 @@ pytestmark = pytest.mark.integration
 
 
 async def test_what_is_carried_out_is_logged_with_its_job_retries_included(
-    cluster: SimulatedCluster, kube: Kube, capsys: pytest.CaptureFixture[str]
+    sim_cluster: SimulatedCluster, kube: Kube, capsys: pytest.CaptureFixture[str]
 ) -> None:
     async def recover_then_wait(delay: float) -> None:
         """The backoff before a retry: by then the API server has recovered."""
-        cluster.admin.set_api_faults(error_rate=0)
+        sim_cluster.admin.set_api_faults(error_rate=0)
         await asyncio.sleep(delay)
 
     counters = Counters()
@@ -37,7 +37,7 @@ async def test_what_is_carried_out_is_logged_with_its_job_retries_included(
     key = f"default/{job['metadata']['name']}"
     pods, write = tf_pods(job), decision(StatusWrite, job, status=status("Running", 3))
     with json_logs(capsys) as lines:
-        cluster.admin.set_api_faults(error_rate=1.0)  # the first call fails
+        sim_cluster.admin.set_api_faults(error_rate=1.0)  # the first call fails
         await applier.apply(pods)
         await applier.apply(write)
         logged = lines()

@@ -259,7 +259,7 @@ async def test_two_members_share_the_partitions_and_hand_over_without_losing_a_d
 
 
 async def test_a_crash_behind_one_slow_decision_repeats_only_that_jobs_writes(
-    cluster: SimulatedCluster, kube: Kube, kafka_settings: KafkaSettings
+    sim_cluster: SimulatedCluster, kube: Kube, kafka_settings: KafkaSettings
 ) -> None:
     """One job's status write hangs while four other jobs' lifecycles, after it on the same
     partition, are carried out; the actuator is then killed. Its successor writes again
@@ -270,7 +270,7 @@ async def test_a_crash_behind_one_slow_decision_repeats_only_that_jobs_writes(
         decision(StatusWrite, slow, status=status("Pending", 0)),
         *(d for step in zip(*map(lifecycle, jobs), strict=True) for d in step),
     ]
-    cluster.faults.hold(job_path(slow))
+    sim_cluster.faults.hold(job_path(slow))
     ends = await produce(kafka_settings, stream, partition=0)
     group = "actuator"
     others_done = Progress(0, tuple(range(1, ends[0])))
@@ -286,7 +286,7 @@ async def test_a_crash_behind_one_slow_decision_repeats_only_that_jobs_writes(
         sys.executable,
         "-m",
         "tests.actuator.actuator_process",
-        str(cluster.kubeconfig_path),
+        str(sim_cluster.kubeconfig_path),
         group,
         env=environment,
     )
@@ -295,14 +295,14 @@ async def test_a_crash_behind_one_slow_decision_repeats_only_that_jobs_writes(
     finally:
         child.send_signal(signal.SIGKILL)
         await child.wait()
-    before = Counter(cluster.faults.writes)
+    before = Counter(sim_cluster.faults.writes)
     assert not [w for w in before if job_path(slow) in w]  # its read was held
 
-    cluster.faults.release(job_path(slow))
+    sim_cluster.faults.release(job_path(slow))
     async with running(service(kube, kafka_settings, group)) as successor:
         await until(lambda: successor.counters.applied >= 1)
         await until_async(lambda: _equals(progress(kafka_settings, group, 0), Progress(ends[0])))
-    again = Counter(cluster.faults.writes) - before
+    again = Counter(sim_cluster.faults.writes) - before
     assert {write.split(" ", 1)[1] for write in again} == {f"{job_path(slow)}/status"}
     assert successor.counters.applied == 1
     assert (await read(kube, job_path(slow)))["status"]["state"]["phase"] == "Pending"

@@ -5,23 +5,15 @@ from __future__ import annotations
 from msgspec.structs import replace
 
 from events.decisions import PodGroupPending
-from events.observations import PodGroupObserved
-from tests.decider.support import KEY, T0, UID, given, when
+from events.observations import AnyObservation
+from tests.decider.support import PODGROUP_UID, UID, given, observed, when
 
 
 def unschedulable(
-    *, uid: str = "pg-uid", message: str = "3/3 tasks in gang unschedulable"
-) -> PodGroupObserved:
-    return PodGroupObserved(
-        id="pg-1",
-        key=KEY,
-        job_uid=UID,
-        time=T0,
-        podgroup=f"job-{UID}",
-        podgroup_uid=uid,
-        phase="Pending",
-        reason="NotEnoughResources",
-        message=message,
+    *, uid: str = PODGROUP_UID, message: str = "3/3 tasks in gang unschedulable"
+) -> AnyObservation:
+    return (
+        observed().podgroup("Pending", reason="NotEnoughResources", message=message, uid=uid).last
     )
 
 

@@ -14,8 +14,7 @@ import msgspec
 from controller.decider.core import initial_state, replay, step
 from events.decisions import ActionDecided, AnyDecision, JobRejected, PhaseChanged, StatusWrite
 from events.observations import AnyObservation, JobObserved
-from simulator.scenarios import JobScript
-from tests.decider.support import incarnation_ids
+from simulator.scenarios import INCARNATION_IDS, JobScript
 
 TASK = {"name": "w", "replicas": 2, "template": {"spec": {"containers": [{"name": "c"}]}}}
 VALID: dict[str, Any] = {"minAvailable": 2, "tasks": [TASK]}
@@ -24,11 +23,7 @@ INVALID: dict[str, Any] = {"minAvailable": 2, "tasks": [TASK, TASK]}
 
 
 def incarnation(name: str, uid: str, start: float) -> JobScript:
-    return JobScript(name, VALID, uid=uid, start=start)
-
-
-def unique_ids(script: JobScript) -> list[AnyObservation]:
-    return incarnation_ids(script.events)
+    return JobScript(name, VALID, uid=uid, start=start, ids=INCARNATION_IDS)
 
 
 def completed_then_deleted(name: str = "reuse3") -> JobScript:
@@ -42,8 +37,8 @@ def decisions_of(events: list[AnyObservation]) -> list[list[AnyDecision]]:
 
 
 def test_a_reused_name_with_an_invalid_spec_is_rejected_and_fails():
-    first = unique_ids(completed_then_deleted())
-    again = unique_ids(incarnation("reuse3", "uid-second", 2_000.0).submit(INVALID))
+    first = completed_then_deleted().events
+    again = incarnation("reuse3", "uid-second", 2_000.0).submit(INVALID).events
 
     decisions = decisions_of(first + again)[-1]
 
@@ -59,11 +54,9 @@ def test_a_reused_name_with_an_invalid_spec_is_rejected_and_fails():
 def test_a_new_incarnation_is_decided_alike_after_the_old_state_or_from_nothing():
     """The decider service forgets a deleted job at its next snapshot; a restart may
     restore the old incarnation or nothing at all. Neither may change a decision."""
-    old = unique_ids(completed_then_deleted())
+    old = completed_then_deleted().events
     for spec in (VALID, INVALID):
-        new = unique_ids(
-            incarnation("reuse3", "uid-second", 2_000.0).submit(spec).podgroup("Inqueue")
-        )
+        new = incarnation("reuse3", "uid-second", 2_000.0).submit(spec).podgroup("Inqueue").events
         kept = decisions_of(old + new)[len(old) :]
         forgotten = decisions_of(new)
         assert kept == forgotten, spec["tasks"]
@@ -73,9 +66,9 @@ def test_a_reused_name_with_another_valid_spec_is_a_new_job_not_an_update():
     """JobUpdated is about a change of one Job's spec; a new Job under an old name has no
     earlier spec, so a JobUpdated policy must not act on it."""
     updated = {"event": "JobUpdated", "action": "AbortJob"}
-    first = unique_ids(completed_then_deleted())
+    first = completed_then_deleted().events
     scaled = {**VALID, "policies": [updated], "tasks": [{**TASK, "replicas": 3}]}
-    again = unique_ids(incarnation("reuse3", "uid-second", 2_000.0).submit(scaled))
+    again = incarnation("reuse3", "uid-second", 2_000.0).submit(scaled).events
 
     decisions = decisions_of(first + again)[-1]
 
@@ -84,8 +77,8 @@ def test_a_reused_name_with_another_valid_spec_is_a_new_job_not_an_update():
 
 
 def test_a_late_copy_of_an_older_generation_does_not_report_a_rejection_again():
-    script = JobScript("gens", VALID).submit().submit(INVALID)
-    events = unique_ids(script)
+    script = JobScript("gens", VALID, ids=INCARNATION_IDS).submit().submit(INVALID)
+    events = script.events
     state = initial_state(script.key)
     for event in events:
         state, _ = step(state, event)

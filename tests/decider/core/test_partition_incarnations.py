@@ -24,8 +24,7 @@ from events.decisions import AnyDecision
 from events.observations import AnyObservation
 from events.volcano.api import JobState, JobStatus
 from projections.audit import audit
-from simulator.scenarios import JobScript
-from tests.decider.support import incarnation_ids
+from simulator.scenarios import INCARNATION_IDS, JobScript
 
 TASK = {"name": "w", "replicas": 2, "template": {"spec": {"containers": [{"name": "c"}]}}}
 VALID: dict[str, Any] = {
@@ -77,7 +76,9 @@ def log_of(plan: Plan) -> list[AnyObservation]:
     events: list[AnyObservation] = []
     time = 1_000.0
     for number, (spec, phase, early, steps, deleted) in enumerate(plan):
-        script = JobScript("reuse", SPECS[spec], uid=f"uid-{number}", start=time).submit()
+        script = JobScript(
+            "reuse", SPECS[spec], uid=f"uid-{number}", start=time, ids=INCARNATION_IDS
+        ).submit()
         if phase is not None:
             status = JobStatus(state=JobState(phase=phase), version=1, retry_count=1)
             script.events[0] = msgspec.structs.replace(script.events[0], status=status)
@@ -100,7 +101,7 @@ def log_of(plan: Plan) -> list[AnyObservation]:
         if deleted or number < len(plan) - 1:
             script.delete().pod("w", 1, "Running", deleting=True)
             script.pod_deleted("w", 0, phase="Succeeded")
-        job, *rest = incarnation_ids(script.events)
+        job, *rest = script.events
         events += [*rest[:early], job, *rest[early:]]
         time = script.time
     return events

@@ -18,8 +18,7 @@ from events.decisions import ActionDecided, AnyDecision, PhaseChanged
 from events.observations import AnyObservation, TimerFired
 from projections.audit import audit
 from simulator.examples import max_retry_exhausted, tensorflow_restart_task
-from simulator.scenarios import JobScript
-from tests.decider.support import incarnation_ids
+from simulator.scenarios import INCARNATION_IDS, JobScript
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 
@@ -100,7 +99,11 @@ async def test_decisions_match_the_pure_decider_and_a_restart_repeats_none(kafka
         found = await read(kafka_settings, topics.DECISIONS, at_least(len(found)))
     ids = [decode_decision(v).id for v in found]
     assert len(ids) == len(set(ids))
-    assert {decode_decision(v).key for v in found} == {"ml/tf-dist", "ml/flaky-train", "default/late"}
+    assert {decode_decision(v).key for v in found} == {
+        "ml/tf-dist",
+        "ml/flaky-train",
+        "default/late",
+    }
 
 
 async def test_a_poison_message_goes_to_the_dead_letter_topic_and_the_partition_goes_on(
@@ -132,9 +135,14 @@ async def test_a_policy_timeout_fires_through_the_log(kafka_settings):
         return any(isinstance(decode_decision(v), ActionDecided) for v in found)
 
     async with running(decider(kafka_settings)):
-        decisions = [decode_decision(v) for v in await read(kafka_settings, topics.DECISIONS, acted)]
+        decisions = [
+            decode_decision(v) for v in await read(kafka_settings, topics.DECISIONS, acted)
+        ]
         count = len(script.events) + 1
-        observed = [decode_observation(v) for v in await read(kafka_settings, topics.OBSERVED, at_least(count))]
+        observed = [
+            decode_observation(v)
+            for v in await read(kafka_settings, topics.OBSERVED, at_least(count))
+        ]
 
     fired = [o for o in observed if isinstance(o, TimerFired)]
     actions = [d for d in decisions if isinstance(d, ActionDecided)]
@@ -150,10 +158,16 @@ async def test_a_reused_name_with_an_invalid_spec_fails_whether_or_not_the_decid
     names. The new Job ends Failed/InvalidSpec, and a restart in between changes nothing
     (the audit recomputes exactly what was recorded)."""
     task = ONE_POD["tasks"][0]
-    first = JobScript("reuse3", ONE_POD, uid="uid-first").submit().podgroup("Inqueue")
+    first = (
+        JobScript("reuse3", ONE_POD, uid="uid-first", ids=INCARNATION_IDS)
+        .submit()
+        .podgroup("Inqueue")
+    )
     first.pod("w", 0, "Running").pod("w", 0, "Succeeded").delete()
-    second = JobScript("reuse3", {"tasks": [task, task]}, uid="uid-second", start=first.time)
-    old, new = incarnation_ids(first.events), incarnation_ids(second.submit().events)
+    second = JobScript(
+        "reuse3", {"tasks": [task, task]}, uid="uid-second", start=first.time, ids=INCARNATION_IDS
+    )
+    old, new = first.events, second.submit().events
     before = [d for _, ds in replay(old) for d in ds]
     expected = [d for _, ds in replay(old + new) for d in ds]
 

@@ -25,9 +25,17 @@ from events.observations import AnyObservation, PodDeleted, PodObserved
 from simulator import registry
 from simulator.server import SimulatedCluster
 from simulator.store import Change
-from tests.watchers.conftest import ObservedLog, create_job, create_pod, running, service, until
+from tests.watchers.conftest import (
+    ONE_NODE,
+    ObservedLog,
+    create_job,
+    create_pod,
+    running,
+    service,
+    until,
+)
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(60), ONE_NODE]
 
 Facts = dict[str, list[Any]]
 
@@ -83,9 +91,9 @@ def phases(facts: Mapping[str, list[Any]], pod: str) -> list[tuple[str, bool] | 
 
 
 async def test_dropped_watches_and_410s_lose_and_repeat_nothing(
-    cluster: SimulatedCluster, kube: Kube, kafka_settings: KafkaSettings, observed: ObservedLog
+    sim_cluster: SimulatedCluster, kube: Kube, kafka_settings: KafkaSettings, observed: ObservedLog
 ) -> None:
-    truth = truth_of(cluster)
+    truth = truth_of(sim_cluster)
     counting = CountingKube(kube.api)
     watchers = service(counting, kafka_settings)
     async with running(watchers):
@@ -94,20 +102,20 @@ async def test_dropped_watches_and_410s_lose_and_repeat_nothing(
         commands = ["sleep 100; exit 0", "sleep 100; exit 1", "sleep 1000", "sleep 1000"]
         for index, command in enumerate(commands):
             await create_pod(kube, job, index, command)
-            cluster.admin.drop_watches()  # while pods are being scheduled and started
+            sim_cluster.admin.drop_watches()  # while pods are being scheduled and started
         pods = [f"chaos-worker-{i}" for i in range(4)]
         await until(lambda: all(phases(truth, p)[-1:] == [("Running", False)] for p in pods))
 
         # evicted while the watch is down and its history gone
-        cluster.admin.drop_watches()
-        cluster.admin.evict("default", pods[2])
-        cluster.admin.expire_history()
+        sim_cluster.admin.drop_watches()
+        sim_cluster.admin.evict("default", pods[2])
+        sim_cluster.admin.expire_history()
         await observed.wait_for(lambda seen: ("Running", True) in phases(published(seen), pods[2]))
 
         # deleted outright while the watch is down and its history gone
-        cluster.admin.drop_watches()
-        cluster.objects.delete(registry.POD, "default", pods[3], grace_period=0)
-        cluster.admin.expire_history()
+        sim_cluster.admin.drop_watches()
+        sim_cluster.objects.delete(registry.POD, "default", pods[3], grace_period=0)
+        sim_cluster.admin.expire_history()
 
         def finished(seen: list[AnyObservation]) -> bool:
             facts = published(seen)
@@ -128,9 +136,9 @@ async def test_dropped_watches_and_410s_lose_and_repeat_nothing(
 
 
 async def test_api_errors_are_retried_until_nothing_is_missing(
-    cluster: SimulatedCluster, kube: Kube, kafka_settings: KafkaSettings, observed: ObservedLog
+    sim_cluster: SimulatedCluster, kube: Kube, kafka_settings: KafkaSettings, observed: ObservedLog
 ) -> None:
-    truth = truth_of(cluster)
+    truth = truth_of(sim_cluster)
     # A Lease long enough that the errors (which hit its renewals too) cannot make it
     # lapse: a replica that is not the leader watches nothing, and a pod that changes
     # twice meanwhile is listed again in its last state only, which is a leadership gap
@@ -142,9 +150,9 @@ async def test_api_errors_are_retried_until_nothing_is_missing(
         job = await create_job(kube, "flaky")
         for index, command in enumerate(["sleep 50; exit 0", "sleep 75; exit 2"]):
             await create_pod(kube, job, index, command)
-        cluster.admin.set_api_faults(error_rate=0.4, latency=0.01)
+        sim_cluster.admin.set_api_faults(error_rate=0.4, latency=0.01)
         for _ in range(5):  # every reconnection meets the errors
-            cluster.admin.drop_watches()
+            sim_cluster.admin.drop_watches()
             await asyncio.sleep(0.1)
         await until(
             lambda: all(
@@ -153,7 +161,7 @@ async def test_api_errors_are_retried_until_nothing_is_missing(
                 for i in range(2)
             )
         )
-        cluster.admin.set_api_faults(error_rate=0.0, latency=0.0)
+        sim_cluster.admin.set_api_faults(error_rate=0.0, latency=0.0)
         seen = await observed.wait_for(lambda seen: published(seen) == truth)
         seen = await observed.settle()
     assert published(seen) == truth
@@ -175,7 +183,7 @@ class FailedListCounter(Kube):
 
 
 async def test_a_list_beside_the_watches_is_retried_through_server_errors(
-    cluster: SimulatedCluster, kube: Kube
+    sim_cluster: SimulatedCluster, kube: Kube
 ) -> None:
     """The Jobs a pod listing is matched with are listed outside the watches' own retry
     loop; a 500 there stopped the watchers (and `lavalog run`) in the chaos run."""
@@ -183,11 +191,11 @@ async def test_a_list_beside_the_watches_is_retried_through_server_errors(
     counting = FailedListCounter(kube.api)
     settings = WatchSettings(backoff_initial=0.01, backoff_max=0.05)
     decoder = msgspec.json.Decoder(List[Job])
-    cluster.admin.set_api_faults(error_rate=1.0)
+    sim_cluster.admin.set_api_faults(error_rate=1.0)
     listing = asyncio.create_task(
         watch.list_all_retried(counting, watch.JOBS, None, settings, decoder)
     )
     await until(lambda: counting.failed_job_lists >= 2 or listing.done())
-    cluster.admin.set_api_faults(error_rate=0.0)
+    sim_cluster.admin.set_api_faults(error_rate=0.0)
     jobs = await listing
     assert [j.metadata.name for j in jobs] == ["listed"]

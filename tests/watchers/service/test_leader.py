@@ -13,9 +13,9 @@ from controller.watchers.core.lease import micro_time
 from controller.watchers.core.objects import Lease
 from controller.watchers.service.leader import LeaderElection, LeaseSettings
 from events.observations import AnyObservation, JobObserved
-from tests.watchers.conftest import ObservedLog, create_job, running, service, until
+from tests.watchers.conftest import ONE_NODE, ObservedLog, create_job, running, service, until
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(60), ONE_NODE]
 
 LEASE = "/apis/coordination.k8s.io/v1/namespaces/default/leases/lavalog-watchers"
 

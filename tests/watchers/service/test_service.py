@@ -22,6 +22,7 @@ from events.observations import (
 )
 from tests.watchers.conftest import (
     JOBS,
+    ONE_NODE,
     PODS,
     ObservedLog,
     create_job,
@@ -31,7 +32,7 @@ from tests.watchers.conftest import (
     until,
 )
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(60), ONE_NODE]
 
 COMMANDS = "/apis/bus.volcano.sh/v1alpha1/namespaces/default/commands"
 

@@ -1,3 +1,0 @@
-from simulator.testing import kube_api, sim_cluster
-
-__all__ = ["kube_api", "sim_cluster"]

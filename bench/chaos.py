@@ -78,7 +78,7 @@ from controller.kube import Kube, KubeError, connect
 from events import topics
 from events.codec import DecodeError, LogEvent, decode_event
 from events.deadletter import DeadLetter
-from projections.audit import audit
+from projections.core.audit import audit
 from tests.e2e.jobs import FOREVER, job, on, task
 
 NAMESPACE = "default"

@@ -14,9 +14,9 @@ from collections.abc import Iterable
 from controller.commands.output import write_json, write_yaml
 from controller.decider import replay
 from events.codec import LogEvent, decode_event
-from projections.audit import AuditReport, Difference, Kind, audit
 from projections.cli.common import UsageError, add_source, fail, job_key, open_queries
-from projections.file_source import read_file
+from projections.core.audit import AuditReport, Difference, Kind, audit
+from projections.service.file_source import read_file
 
 HELP = "recompute a job's decisions from its observations and report every difference"
 

@@ -20,7 +20,7 @@ from projections.cli.common import (
     job_of,
     open_queries,
 )
-from projections.render import describe_event
+from projections.core.render import describe_event
 
 HELP = "print a job's events in log order (observations and decisions); --follow for new ones"
 

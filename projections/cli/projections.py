@@ -24,17 +24,17 @@ from controller.kafka.probe import KafkaUnavailable, check_connection
 from controller.kafka.security import connection_options
 from controller.logs import add_logging_arguments, configure_logging
 from controller.version import version
-from projections.app import serve
-from projections.auth import TokenFile
 from projections.cli.common import UsageError, add_state_dir, location
 from projections.cli.progress import ProgressBar
-from projections.database import Location, NotLeader, StoreUnreachable
-from projections.file_source import FileSource
-from projections.kafka_source import GROUP_ID, KafkaSource
-from projections.rebuild import BATCH, rebuild
-from projections.runner import Source
-from projections.shutdown import until_signalled
-from projections.store import Store
+from projections.service.app import serve
+from projections.service.auth import TokenFile
+from projections.service.database import Location, NotLeader, StoreUnreachable
+from projections.service.file_source import FileSource
+from projections.service.kafka_source import GROUP_ID, KafkaSource
+from projections.service.rebuild import BATCH, rebuild
+from projections.service.runner import Source
+from projections.service.shutdown import until_signalled
+from projections.service.store import Store
 
 TOKEN_FILE_ENV = "LAVALOG_API_TOKEN_FILE"
 

@@ -18,11 +18,11 @@ from pathlib import Path
 
 from controller.logs import configure_logging
 from events.codec import LogEvent
-from projections.app import serve
-from projections.database import SqliteLocation
-from projections.memory_source import MemorySource
-from projections.shutdown import until_signalled
-from projections.store import Store, store_path
+from projections.service.app import serve
+from projections.service.database import SqliteLocation
+from projections.service.memory_source import MemorySource
+from projections.service.shutdown import until_signalled
+from projections.service.store import Store, store_path
 
 
 def serve_replayed(

@@ -18,7 +18,7 @@ from controller.commands.output import write_json
 from controller.decider import replay
 from events.codec import LogEvent, decode_event
 from projections.cli.common import Reader, UsageError, add_source, fail, job_key, open_queries
-from projections.whatif import SpecChange, Summary, WhatIf, compose, parse_set, whatif
+from projections.core.whatif import SpecChange, Summary, WhatIf, compose, parse_set, whatif
 
 HELP = "replay a job's recorded facts under a changed spec and compare the decisions"
 

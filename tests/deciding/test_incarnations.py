@@ -23,7 +23,7 @@ from controller.deciding.snapshots import Restored, encode_record, restore
 from events.decisions import AnyDecision
 from events.observations import AnyObservation
 from events.volcano import JobState, JobStatus
-from projections.audit import audit
+from projections.core.audit import audit
 from simulator.scenarios import JobScript
 from tests.decider.support import incarnation_ids
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from events.codec import LogEvent, read_jsonl, write_jsonl
 from events.observations import Observation
-from projections.database import FILE_NAME, Location, SqliteLocation, location_of
-from projections.postgres import PostgresLocation
+from projections.service.database import FILE_NAME, Location, SqliteLocation, location_of
+from projections.service.postgres import PostgresLocation
 
 
 def write_events(path: Path, events: Iterable[LogEvent]) -> Path:

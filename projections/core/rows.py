@@ -6,12 +6,12 @@ come out the same whatever the order in which the two topics were consumed.
 
 from __future__ import annotations
 
+from events.causes import policy_label
 from events.codec import LogEvent
 from events.decisions import ActionDecided
 from events.observations import PodObserved
 from events.topics import split_job_key
 from events.volcano import PodPhase
-from projections.core.history import policy_label
 from projections.core.timeline import EVICTION_REASONS
 
 ActionRow = tuple[str, str, str, float, str, str, int | None, str]

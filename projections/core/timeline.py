@@ -16,10 +16,10 @@ import msgspec
 
 from events.topics import split_job_key
 from events.volcano import PodPhase
-from projections.core.history import (
+from projections.core.history import JobHistory
+from projections.core.records import (
     CommandRecord,
     DecisionMark,
-    JobHistory,
     PodAttempt,
     PodClock,
     PodCreate,

@@ -32,7 +32,8 @@ from pathlib import Path
 import msgspec
 
 from events.codec import LogEvent
-from projections.core.history import JobHistory, new_history, record
+from projections.core.fold import new_history, record
+from projections.core.history import JobHistory
 from projections.core.rows import INDEXED_TYPES, ActionRow, FailureRow, action_row, failure_row
 from projections.core.summary import summarize
 from projections.service.database import FILE_NAME, Location, location_of

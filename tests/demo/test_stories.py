@@ -14,7 +14,7 @@ import yaml
 
 from controller.decider import replay
 from events.codec import LogEvent
-from projections.core.history import new_history, record
+from projections.core.fold import new_history, record
 from projections.core.timeline import Timeline, build_timeline
 from simulator import commands
 from simulator.demo import JOBS_DIR

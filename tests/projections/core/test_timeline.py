@@ -10,7 +10,9 @@ import pytest
 from controller.decider import replay
 from events.codec import LogEvent
 from events.observations import Observation, PodObserved
-from projections.core.history import JobHistory, PodClock, new_history, record
+from projections.core.fold import new_history, record
+from projections.core.history import JobHistory
+from projections.core.records import PodClock
 from projections.core.summary import summarize
 from projections.core.timeline import AttemptView, Outcome, Timeline, build_timeline
 from simulator.scenarios import JobScript

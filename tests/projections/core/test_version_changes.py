@@ -8,7 +8,7 @@ from typing import Any
 
 from controller.decider import replay
 from events.codec import LogEvent
-from projections.core.history import new_history, record
+from projections.core.fold import new_history, record
 from projections.core.render import render_timeline
 from projections.core.timeline import Timeline, build_timeline
 from simulator.scenarios import JobScript

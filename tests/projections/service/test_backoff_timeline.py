@@ -12,7 +12,7 @@ from aiohttp import web
 from controller.cli import main
 from controller.decider import replay
 from events.codec import LogEvent
-from projections.core.history import new_history, record
+from projections.core.fold import new_history, record
 from projections.core.timeline import build_timeline
 from projections.service.app import create_app, url_of
 from projections.service.file_source import read_file

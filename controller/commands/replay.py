@@ -17,9 +17,9 @@ from pathlib import Path
 
 from controller.commands.output import write_yaml_stream
 from controller.decider import replay
-from controller.replay_report import render_timelines
 from events.codec import DecodeError, LogEvent, read_jsonl, write_jsonl
 from events.observations import AnyObservation, JobObserved, Observation
+from projections.core.render import render_replay
 
 HELP = "replay a JSONL file of observations through the decider and print what it decides"
 
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.output == "yaml":
         write_yaml_stream(event for observation, ds in steps for event in (observation, *ds))
     else:
-        print(render_timelines(steps, pods=args.pods))
+        print(render_replay(steps, pods=args.pods))
     return 0
 
 

@@ -1,9 +1,32 @@
-"""A timeline as text for a terminal (`lavalog timeline`): times relative to submission."""
+"""Timelines as text for a terminal, times relative to the job's start.
+
+`render_timeline` draws one job incarnation as the store folded it (`lavalog timeline`):
+its phases, decisions and pod attempts. `render_replay` draws a log the decider has just
+recomputed (`lavalog replay`), job by job, in the order the decisions were taken, before
+any store exists. `describe_event` is one event's line (`lavalog events`). A decision's
+cause is written by `events.causes`, as everywhere else.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from events.causes import REPLAYED, cause_of, describe_cause
 from events.codec import LogEvent, to_builtins
+from events.decisions import (
+    ActionDecided,
+    AnyDecision,
+    JobDelete,
+    JobRejected,
+    PhaseChanged,
+    PodsCreate,
+    PodsKill,
+    PodsReplace,
+    TimerCancelled,
+    TimerScheduled,
+)
 from events.durations import format_duration
+from events.observations import AnyObservation
 from events.timestamps import to_rfc3339
 from projections.core.timeline import AttemptView, PhaseView, Timeline
 from projections.core.wire import time_text
@@ -134,3 +157,61 @@ def describe_event(event: LogEvent) -> str:
             value = ",".join(pod["name"] for pod in value)
         parts.append(f"{name}={value}")
     return f"{to_rfc3339(event.time)}  {type(event).__name__:<16} {' '.join(parts)}"
+
+
+def render_replay(
+    steps: Iterable[tuple[AnyObservation, list[AnyDecision]]], *, pods: bool = False
+) -> str:
+    """One block per job: time since the job's first event, then what happened.
+
+    Phase changes and actions always show; pod creations and kills only with `pods`.
+    """
+    lines_by_job: dict[str, list[str]] = {}
+    started: dict[str, float] = {}
+    final: dict[str, PhaseChanged] = {}
+    for observation, decisions in steps:
+        start = started.setdefault(observation.key, observation.time)
+        lines = lines_by_job.setdefault(observation.key, [])
+        for decision in decisions:
+            text = _replayed(decision, pods=pods)
+            if text:
+                lines.append(f"  {format_duration(decision.time - start):>10}  {text}")
+            if isinstance(decision, PhaseChanged):
+                final[decision.key] = decision
+    blocks = []
+    for key, lines in lines_by_job.items():
+        last = final.get(key)
+        summary = (
+            f"{last.phase} (retries {last.retry_count}, version {last.version})"
+            if last
+            else "no phase"
+        )
+        blocks.append("\n".join([f"{key}: {summary}", *lines]))
+    return "\n\n".join(blocks)
+
+
+def _replayed(decision: AnyDecision, *, pods: bool) -> str:
+    """A decision's line in the replay report; empty for what it leaves out."""
+    if isinstance(decision, PhaseChanged):
+        why = f"{decision.reason}: {decision.message}" if decision.message else decision.reason
+        return f"{decision.phase:<11} {why}"
+    if isinstance(decision, ActionDecided):
+        return f"> {decision.action} {describe_cause(cause_of(decision), REPLAYED)}"
+    if isinstance(decision, TimerScheduled):
+        wait = format_duration(decision.fire_at - decision.time)
+        return f"  timer: {decision.action} in {wait} unless {decision.trigger} is resolved"
+    if isinstance(decision, TimerCancelled):
+        return f"  timer cancelled: {decision.reason}"
+    if isinstance(decision, JobRejected):
+        return "! rejected: " + "; ".join(str(error) for error in decision.errors)
+    if isinstance(decision, JobDelete):
+        return f"  delete job: {decision.reason}"
+    if pods and isinstance(decision, PodsCreate):
+        names = ", ".join(ref.name for ref in decision.pods)
+        return f"  + create {names} (version {decision.job_version})"
+    if pods and isinstance(decision, PodsKill):
+        return f"  - kill {', '.join(ref.name for ref in decision.pods)} ({decision.reason})"
+    if pods and isinstance(decision, PodsReplace):
+        names = ", ".join(ref.name for ref in decision.pods)
+        return f"  ~ replace {names} (version {decision.job_version}, {decision.reason})"
+    return ""

@@ -14,8 +14,8 @@ from enum import StrEnum
 
 import msgspec
 
-from events.topics import split_job_key
 from events.volcano import PodPhase
+from projections.core.headline import JobHeadline, headline
 from projections.core.history import JobHistory
 from projections.core.records import (
     CommandRecord,
@@ -115,27 +115,10 @@ class PhaseView(msgspec.Struct, frozen=True, kw_only=True):
     version: int = 0
 
 
-class Timeline(msgspec.Struct, frozen=True, kw_only=True):
+class Timeline(JobHeadline, frozen=True, kw_only=True):
     """Everything known about one job incarnation, ready to show."""
 
-    uid: str
-    key: str
-    namespace: str
-    name: str
-    incarnation: int
-    queue: str
-    phase: str
-    reason: str
-    submitted: Time | None
-    updated: Time
-    finished: Time | None
-    deleted: Time | None
     generation: int
-    retry_count: int
-    version: int
-    queue_wait: float | None
-    run_time: float
-    running_since: Time | None
     events: int
     phases: tuple[PhaseView, ...]
     revisions: tuple[Revision, ...]
@@ -147,28 +130,13 @@ class Timeline(msgspec.Struct, frozen=True, kw_only=True):
 
 def build_timeline(history: JobHistory, *, incarnation: int = 1) -> Timeline:
     """The timeline view of a folded history."""
-    namespace, name = split_job_key(history.key)
     actions = {mark.cause: mark for mark in history.marks if mark.type == "ActionDecided"}
     attempts = _attempt_views(history, actions)
-    return Timeline(
-        uid=history.uid,
-        key=history.key,
-        namespace=namespace,
-        name=name,
+    return headline(
+        history,
+        Timeline,
         incarnation=incarnation,
-        queue=history.queue,
-        phase=history.phase,
-        reason=history.phases[-1].reason if history.phases else "",
-        submitted=history.submitted,
-        updated=history.updated,
-        finished=history.finished,
-        deleted=history.deleted,
         generation=history.generation,
-        retry_count=history.retry_count,
-        version=history.version,
-        queue_wait=history.queue_wait,
-        run_time=history.run_time,
-        running_since=history.running_since,
         events=history.events,
         phases=_phase_views(history, actions),
         revisions=tuple(history.revisions),

@@ -45,48 +45,32 @@ class CauseStyle:
     delayed: str
 
 
+# Each style gives, in `CauseStyle`'s order: trigger, pod, task, task beside a pod,
+# exit code, policy, delayed.
+
 #: a Job's status message (and so its timeline's phase reasons): a readable sentence
 SENTENCE = CauseStyle(
-    trigger="{}",
-    pod=" of pod {}",
-    task=" of task {}",
-    task_with_pod=False,
-    exit_code=" (exit code {})",
-    policy=", matched {owner} policy #{index}",
-    delayed=", after its timeout",
-)
+    "{}", " of pod {}", " of task {}", False, " (exit code {})",
+    ", matched {owner} policy #{index}", ", after its timeout",
+)  # fmt: skip
 #: `lavalog replay`'s action lines, which follow "> <action> "
 REPLAYED = CauseStyle(
-    trigger="on {}",
-    pod=" of pod {}",
-    task="",
-    task_with_pod=False,
-    exit_code=" (exit code {})",
-    policy=", {owner} policy #{index}",
-    delayed=" after its timeout",
-)
+    "on {}", " of pod {}", "", False, " (exit code {})",
+    ", {owner} policy #{index}", " after its timeout",
+)  # fmt: skip
 #: the detail a Kubernetes Event adds after Volcano's own message
 EVENT = CauseStyle(
-    trigger="on {}",
-    pod=", pod {}",
-    task=", task {}",
-    task_with_pod=True,
-    exit_code=", exit code {}",
-    policy="; matched {owner} policy {index}",
-    delayed="; delayed by the policy's timeout",
-)
+    "on {}", ", pod {}", ", task {}", True, ", exit code {}",
+    "; matched {owner} policy {index}", "; delayed by the policy's timeout",
+)  # fmt: skip
 
 
 def cause_of(decision: ActionDecided | TimerScheduled) -> Cause:
     """The cause recorded on an action, or on the timer that delays one (an action that
     names a timer is that timer's, carried out when it fired)."""
+    delayed = isinstance(decision, ActionDecided) and bool(decision.timer_id)
     return Cause(
-        trigger=decision.trigger,
-        pod=decision.pod,
-        task=decision.task,
-        exit_code=decision.exit_code,
-        policy=decision.policy,
-        delayed=isinstance(decision, ActionDecided) and bool(decision.timer_id),
+        decision.trigger, decision.pod, decision.task, decision.exit_code, decision.policy, delayed
     )
 
 

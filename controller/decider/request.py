@@ -18,15 +18,9 @@ class ActionRequest(msgspec.Struct, frozen=True):
     def describe(self) -> str:
         """A one-line why, for status messages and Kubernetes Events."""
         trigger = self.trigger
+        delayed = bool(trigger.timer_id)
         return describe_cause(
-            Cause(
-                trigger=trigger.event,
-                pod=trigger.pod,
-                task=trigger.task,
-                exit_code=trigger.exit_code,
-                policy=self.policy,
-                delayed=bool(trigger.timer_id),
-            )
+            Cause(trigger.event, trigger.pod, trigger.task, trigger.exit_code, self.policy, delayed)
         )
 
 

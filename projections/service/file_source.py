@@ -11,7 +11,7 @@ from typing import IO
 
 from events.codec import DecodeError, LogEvent, decode_event
 from projections.core import decoding
-from projections.service.feed import Batch, Position, Sourced
+from projections.core.feed import Batch, Position, Sourced
 from projections.service.store import Store
 
 
@@ -47,7 +47,7 @@ class FileSource:
     """A JSONL file as a runner source: read once, from the line the store last reached.
 
     Its batches leave the events undecoded: the store decodes them as its writer inserts
-    them (`projections.service.feed.Batch`), with `projections.core.decoding`."""
+    them (`projections.core.feed.Batch`), with `projections.core.decoding`."""
 
     def __init__(self, path: Path, *, batch_size: int = 5_000) -> None:
         self.path = path

@@ -19,7 +19,7 @@ from controller.kafka import KafkaSettings, create_consumer, topic_name
 from events.codec import DecodeError, LogEvent
 from events.topics import DECISIONS, OBSERVED
 from projections.core.decoding import decode_event
-from projections.service.feed import Batch, Run
+from projections.core.feed import Batch, Run
 from projections.service.store import Store
 
 GROUP_ID = "lavalog-projections"

@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 import msgspec
 
 from events.topics import split_job_key
-from projections.service.feed import Applied
+from projections.core.feed import Applied
 
 
 class StreamFilter(msgspec.Struct, frozen=True, kw_only=True):

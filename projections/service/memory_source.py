@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import AsyncIterator, Mapping, Sequence
 
 from events.codec import LogEvent, encode
-from projections.service.feed import Position, Sourced
+from projections.core.feed import Position, Sourced
 from projections.service.store import Store
 
 

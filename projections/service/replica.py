@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping
 import structlog
 
 from events.codec import decode_event
+from projections.core.feed import Applied
 from projections.service.database import NotLeader, StoreUnreachable
-from projections.service.feed import Applied
 from projections.service.live import LiveHub
 from projections.service.queries import Queries
 from projections.service.runner import Runner, Source

@@ -14,7 +14,7 @@ from typing import Any, Protocol, TypeVar
 
 import structlog
 
-from projections.service.feed import Sourced
+from projections.core.feed import Sourced
 from projections.service.live import LiveHub
 from projections.service.store import Store
 

@@ -15,7 +15,7 @@ does not touch it, and the rest when the store is closed. Rewriting every touche
 row at every commit otherwise costs more than the events themselves, and holding every
 history until the end costs the memory. Its SQL runs in a child process
 (`projections.service.tables`), which inserts a part of a batch while this process decodes the
-next (a file's batches come undecoded: `projections.service.feed.Batch`) and folds the one
+next (a file's batches come undecoded: `projections.core.feed.Batch`) and folds the one
 before. A bulk load that fails is thrown away.
 
 The store is synchronous and single-writer (opening a second writer of a PostgreSQL
@@ -32,12 +32,12 @@ from pathlib import Path
 import msgspec
 
 from events.codec import LogEvent
+from projections.core.feed import Applied, Batch, Sourced
 from projections.core.fold import new_history, record
 from projections.core.history import JobHistory
 from projections.core.rows import INDEXED_TYPES, ActionRow, FailureRow, action_row, failure_row
 from projections.core.summary import summarize
 from projections.service.database import FILE_NAME, Location, location_of
-from projections.service.feed import Applied, Batch, Sourced
 from projections.service.tables import JobRow, Tables, TablesProcess
 
 #: Events sent to a bulk load's writer process at a time: it inserts one part while this

@@ -18,8 +18,8 @@ import pytest
 from aiohttp import web
 
 from events.observations import Observation
+from projections.core.feed import Sourced
 from projections.service.app import create_app, url_of
-from projections.service.feed import Sourced
 from projections.service.file_source import read_file
 from projections.service.live import LiveHub
 from projections.service.queries import Queries

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
+from projections.core.feed import Applied, Sourced
 from projections.service.database import Location
-from projections.service.feed import Applied, Sourced
 from projections.service.file_source import read_file
 from projections.service.memory_source import MemorySource
 from projections.service.runner import Runner

@@ -6,9 +6,9 @@ import msgspec
 import pytest
 
 from events.observations import JobObserved
+from projections.core.feed import Position, Sourced
 from projections.core.fold import new_history, record
 from projections.core.timeline import build_timeline
-from projections.service.feed import Position, Sourced
 from projections.service.file_source import file_source, read_file
 from projections.service.queries import Queries
 from projections.service.store import Store, load

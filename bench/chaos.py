@@ -78,7 +78,7 @@ from events import topics
 from events.codec import DecodeError, LogEvent, decode_event
 from events.deadletter import DeadLetter
 from lavalog.commands.job import ACTIONS, command_object
-from projections.audit import audit
+from projections.core.audit import audit
 from tests.e2e.jobs import FOREVER, job, on, task
 
 NAMESPACE = "default"

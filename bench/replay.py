@@ -39,11 +39,11 @@ from controller.kafka import KafkaSettings, create_consumer, create_producer, to
 from events.codec import LogEvent, decode_event, decode_observation, encode
 from events.observations import Observation
 from events.topics import DECISIONS, OBSERVED
-from projections.database import Location, SqliteLocation, location_of
-from projections.file_source import FileSource
-from projections.kafka_source import KafkaSource
-from projections.rebuild import BATCH, CountedSource, rebuild
-from projections.store import Store
+from projections.service.database import Location, SqliteLocation, location_of
+from projections.service.file_source import FileSource
+from projections.service.kafka_source import KafkaSource
+from projections.service.rebuild import BATCH, CountedSource, rebuild
+from projections.service.store import Store
 
 #: observations per job that, with their decisions, make about 100 events
 OBSERVATIONS_PER_JOB = 46

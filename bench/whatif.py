@@ -22,10 +22,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.replay import generate
 from events.codec import decode_event
 from lavalog.commands.whatif import summarise
-from projections.file_source import read_file
-from projections.queries import Queries
-from projections.store import Store, load
-from projections.whatif import parse_set
+from projections.core.whatif import parse_set
+from projections.service.file_source import read_file
+from projections.service.queries import Queries
+from projections.service.store import Store, load
 
 
 def main() -> None:

@@ -17,13 +17,13 @@ import yaml
 
 from events.topics import split_job_key
 from lavalog import exit_codes
-from projections.database import Location, StoreUnreachable, store_location
-from projections.file_source import read_file
-from projections.queries import JobFilter, Page, Queries, StoredEvent
-from projections.remote import RemoteQueries, ServerRefused, ServerUnavailable
-from projections.store import Store, load
-from projections.summary import JobSummary
-from projections.timeline import Timeline
+from projections.core.summary import JobSummary
+from projections.core.timeline import Timeline
+from projections.service.database import Location, StoreUnreachable, store_location
+from projections.service.file_source import read_file
+from projections.service.queries import JobFilter, Page, Queries, StoredEvent
+from projections.service.remote import RemoteQueries, ServerRefused, ServerUnavailable
+from projections.service.store import Store, load
 
 STATE_DIR_ENV = "LAVALOG_STATE_DIR"
 STORE_ENV = "LAVALOG_STORE"

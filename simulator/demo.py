@@ -24,13 +24,13 @@ from controller.app import ControllerConfig, run_controller
 from controller.broker import DevelopmentBroker
 from controller.kafka import KafkaSettings
 from controller.kube import Kube, connect
-from projections.app import serve
-from projections.database import SqliteLocation
-from projections.kafka_source import KafkaSource
-from projections.queries import JobFilter, Queries
-from projections.render import render_timeline
-from projections.store import Store, store_path
-from projections.timeline import Timeline
+from projections.core.render import render_timeline
+from projections.core.timeline import Timeline
+from projections.service.app import serve
+from projections.service.database import SqliteLocation
+from projections.service.kafka_source import KafkaSource
+from projections.service.queries import JobFilter, Queries
+from projections.service.store import Store, store_path
 from simulator import registry
 from simulator.demo_display import JobRow, job_row, render_rows
 from simulator.demo_stories import STORIES, Crash, check

@@ -14,7 +14,7 @@ from itertools import pairwise
 import msgspec
 
 from events.durations import format_duration
-from projections.timeline import AttemptView, Timeline
+from projections.core.timeline import AttemptView, Timeline
 from simulator.demo_display import JobRow
 
 

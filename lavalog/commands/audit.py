@@ -15,8 +15,8 @@ from controller.decider.core import replay
 from events.codec import LogEvent, decode_event
 from lavalog.output import write_json, write_yaml
 from lavalog.read_options import UsageError, add_source, fail, job_key, open_queries
-from projections.audit import AuditReport, Difference, Kind, audit
-from projections.file_source import read_file
+from projections.core.audit import AuditReport, Difference, Kind, audit
+from projections.service.file_source import read_file
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

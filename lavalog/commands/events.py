@@ -20,7 +20,7 @@ from lavalog.read_options import (
     job_of,
     open_queries,
 )
-from projections.render import describe_event
+from projections.core.render import describe_event
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

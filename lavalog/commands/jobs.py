@@ -17,9 +17,9 @@ from lavalog.read_options import (
     namespace_of,
     open_queries,
 )
-from projections.queries import MAX_PAGE, JobFilter
-from projections.summary import JobSummary
-from projections.wire import time_text, to_wire
+from projections.core.summary import JobSummary
+from projections.core.wire import time_text, to_wire
+from projections.service.queries import MAX_PAGE, JobFilter
 
 COLUMNS = (
     "NAMESPACE",

@@ -24,15 +24,15 @@ from lavalog.errors import KAFKA_FAILURES, kafka_failure
 from lavalog.kafka_options import add_kafka_arguments, kafka_settings
 from lavalog.progress import ProgressBar
 from lavalog.read_options import UsageError, add_state_dir, location
-from projections.app import serve
-from projections.auth import TokenFile
-from projections.database import Location, NotLeader, StoreUnreachable
-from projections.file_source import FileSource
-from projections.kafka_source import GROUP_ID, KafkaSource
-from projections.rebuild import BATCH, rebuild
-from projections.runner import Source
-from projections.shutdown import until_signalled
-from projections.store import Store
+from projections.service.app import serve
+from projections.service.auth import TokenFile
+from projections.service.database import Location, NotLeader, StoreUnreachable
+from projections.service.file_source import FileSource
+from projections.service.kafka_source import GROUP_ID, KafkaSource
+from projections.service.rebuild import BATCH, rebuild
+from projections.service.runner import Source
+from projections.service.shutdown import until_signalled
+from projections.service.store import Store
 
 TOKEN_FILE_ENV = "LAVALOG_API_TOKEN_FILE"
 

@@ -17,15 +17,15 @@ from pathlib import Path
 
 from controller.decider.core import replay
 from controller.logs import configure_logging
-from controller.replay_report import render_timelines
 from events.codec import DecodeError, LogEvent, read_jsonl, write_jsonl
 from events.observations import AnyObservation, JobObserved, Observation
 from lavalog.output import write_yaml_stream
-from projections.app import serve
-from projections.database import SqliteLocation
-from projections.memory_source import MemorySource
-from projections.shutdown import until_signalled
-from projections.store import Store, store_path
+from projections.core.render import render_replay
+from projections.service.app import serve
+from projections.service.database import SqliteLocation
+from projections.service.memory_source import MemorySource
+from projections.service.shutdown import until_signalled
+from projections.service.store import Store, store_path
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.output == "yaml":
         write_yaml_stream(event for observation, ds in steps for event in (observation, *ds))
     else:
-        print(render_timelines(steps, pods=args.pods))
+        print(render_replay(steps, pods=args.pods))
     return 0
 
 

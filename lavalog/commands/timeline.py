@@ -8,10 +8,10 @@ import sys
 from lavalog import exit_codes
 from lavalog.output import write_json, write_yaml
 from lavalog.read_options import UsageError, add_job, add_source, fail, job_of, open_queries
-from projections.queries import not_found
-from projections.render import render_timeline
-from projections.timeline import Timeline
-from projections.wire import to_wire
+from projections.core.render import render_timeline
+from projections.core.timeline import Timeline
+from projections.core.wire import to_wire
+from projections.service.queries import not_found
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

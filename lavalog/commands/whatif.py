@@ -18,7 +18,7 @@ from controller.decider.core import replay
 from events.codec import LogEvent, decode_event
 from lavalog.output import write_json
 from lavalog.read_options import Reader, UsageError, add_source, fail, job_key, open_queries
-from projections.whatif import SpecChange, Summary, WhatIf, compose, parse_set, whatif
+from projections.core.whatif import SpecChange, Summary, WhatIf, compose, parse_set, whatif
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -14,8 +14,8 @@ import yaml
 
 from controller.decider.core import replay
 from events.codec import LogEvent
-from projections.history import new_history, record
-from projections.timeline import Timeline, build_timeline
+from projections.core.fold import new_history, record
+from projections.core.timeline import Timeline, build_timeline
 from simulator import commands
 from simulator.demo import JOBS_DIR
 from simulator.demo_display import JobRow

@@ -13,17 +13,17 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from controller.health import health_app
 from controller.kafka import KafkaSettings
-from projections.app import create_app
-from projections.database import SqliteLocation
-from projections.file_source import read_file
-from projections.live import LiveHub
-from projections.queries import Queries
-from projections.store import Store, load
+from projections.service.app import create_app
+from projections.service.database import SqliteLocation
+from projections.service.file_source import read_file
+from projections.service.live import LiveHub
+from projections.service.queries import Queries
+from projections.service.store import Store, load
 from tests.deploy.conftest import DEPLOY
 from tests.e2e.conftest import e2e_kafka as e2e_kafka  # the fixture
 from tests.e2e.conftest import poll_until, running_system
 from tests.projections.helpers import write_events
-from tests.projections.test_api import Status, many_jobs
+from tests.projections.service.test_api import Status, many_jobs
 
 METRIC = re.compile(r"\blavalog_[a-z_]+")
 

@@ -24,7 +24,7 @@ from events.decisions import ActionDecided, TimerCancelled, TimerScheduled
 from events.observations import JobDeleted, PodGroupObserved
 from events.topics import DECISIONS, OBSERVED
 from events.volcano.api import PODGROUP_API_VERSION
-from projections.history import new_history, record
+from projections.core.fold import new_history, record
 from simulator import registry
 from simulator.selectors import Selector
 from tests.e2e.conftest import NAMESPACE, PARTITIONS, Obj, System

@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from bench.postgres import PostgresUnavailable, TemporaryPostgres
-from projections.database import Location, SqliteLocation
-from projections.postgres import PostgresLocation
+from projections.service.database import Location, SqliteLocation
+from projections.service.postgres import PostgresLocation
 from tests.json_logs import restored_logging
 
 LAVALOG = [sys.executable, "-m", "lavalog.cli"]

@@ -10,8 +10,8 @@ from typing import Any
 from events.codec import LogEvent, read_jsonl, write_jsonl
 from events.decisions import ActionDecided, PodGroupCreate, PodRef, PodsCreate, PodsKill, PolicyRef
 from events.observations import JobObserved, Observation
-from projections.database import FILE_NAME, Location, SqliteLocation, location_of
-from projections.postgres import PostgresLocation
+from projections.service.database import FILE_NAME, Location, SqliteLocation, location_of
+from projections.service.postgres import PostgresLocation
 from simulator.scenarios import JobScript, phase_change
 
 #: ids as the contract has them (`<uid>:o<n>`; a decision's `<cause>#<n>`)

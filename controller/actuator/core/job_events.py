@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from events.causes import EVENT, cause_of, describe_cause
 from events.decisions import (
     ActionDecided,
     Decision,
@@ -33,7 +34,6 @@ from events.decisions import (
     PodsCreate,
     PodsKill,
     PodsReplace,
-    PolicyRef,
     StatusWrite,
     TimerScheduled,
 )
@@ -73,30 +73,8 @@ class Notice:
     message: str
 
 
-def _cause(
-    trigger: str, pod: str, task: str, exit_code: int | None, policy: PolicyRef | None
-) -> str:
-    """What led to an action, in lavalog's words: `on PodFailed, pod p, ...; matched ...`."""
-    parts = [f"on {trigger}"]
-    if pod:
-        parts.append(f"pod {pod}")
-    if task:
-        parts.append(f"task {task}")
-    if exit_code is not None:
-        parts.append(f"exit code {exit_code}")
-    cause = ", ".join(parts)
-    if policy is not None:
-        owner = f"task {policy.task} " if policy.level == "task" else "job "
-        cause += f"; matched {owner}policy {policy.index}"
-    return cause
-
-
 def _action(decision: ActionDecided) -> tuple[Notice, ...]:
-    cause = _cause(
-        decision.trigger, decision.pod, decision.task, decision.exit_code, decision.policy
-    )
-    if decision.timer_id:
-        cause += "; delayed by the policy's timeout"
+    cause = describe_cause(cause_of(decision), EVENT)
     executed = Notice(
         NORMAL,
         EXECUTE_ACTION,
@@ -116,9 +94,7 @@ def _action(decision: ActionDecided) -> tuple[Notice, ...]:
 def _delayed(decision: TimerScheduled) -> tuple[Notice, ...]:
     if decision.action == Action.DELETE_JOB:
         return ()  # ttlSecondsAfterFinished: Volcano's garbage collector says nothing
-    cause = _cause(
-        decision.trigger, decision.pod, decision.task, decision.exit_code, decision.policy
-    )
+    cause = describe_cause(cause_of(decision), EVENT)
     delay = format_duration(decision.fire_at - decision.time)
     return (
         Notice(NORMAL, EXECUTE_ACTION, f"Execute action {decision.action} after {delay} ({cause})"),

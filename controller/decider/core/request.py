@@ -5,6 +5,7 @@ from __future__ import annotations
 import msgspec
 
 from controller.decider.core.triggers import OUT_OF_SYNC, Trigger
+from events.causes import Cause, describe_cause
 from events.decisions import PolicyRef
 from events.volcano.api import Action
 
@@ -17,19 +18,10 @@ class ActionRequest(msgspec.Struct, frozen=True):
     def describe(self) -> str:
         """A one-line why, for status messages and Kubernetes Events."""
         trigger = self.trigger
-        text = trigger.event
-        if trigger.pod:
-            text += f" of pod {trigger.pod}"
-        elif trigger.task:
-            text += f" of task {trigger.task}"
-        if trigger.exit_code is not None:
-            text += f" (exit code {trigger.exit_code})"
-        if self.policy is not None:
-            where = f"task {self.policy.task}" if self.policy.level == "task" else "job"
-            text += f", matched {where} policy #{self.policy.index}"
-        if trigger.timer_id:
-            text += ", after its timeout"
-        return text
+        delayed = bool(trigger.timer_id)
+        return describe_cause(
+            Cause(trigger.event, trigger.pod, trigger.task, trigger.exit_code, self.policy, delayed)
+        )
 
 
 #: the request Volcano queues after every phase change: sync in the new phase

@@ -23,7 +23,7 @@ from controller.decider.core.state import forgettable
 from events.decisions import AnyDecision
 from events.observations import AnyObservation
 from events.volcano.api import JobState, JobStatus
-from projections.audit import audit
+from projections.core.audit import audit
 from simulator.scenarios import INCARNATION_IDS, JobScript
 
 TASK = {"name": "w", "replicas": 2, "template": {"spec": {"containers": [{"name": "c"}]}}}

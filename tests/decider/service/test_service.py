@@ -16,7 +16,7 @@ from events import topics
 from events.codec import decode_decision, decode_observation, encode
 from events.decisions import ActionDecided, AnyDecision, PhaseChanged
 from events.observations import AnyObservation, TimerFired
-from projections.audit import audit
+from projections.core.audit import audit
 from simulator.examples import max_retry_exhausted, tensorflow_restart_task
 from simulator.scenarios import INCARNATION_IDS, JobScript
 

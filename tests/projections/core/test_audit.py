@@ -1,0 +1,82 @@
+"""The audit: recomputed decisions against recorded ones, with a fake and with the decider."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import msgspec
+
+from controller.decider.core import replay
+from events.codec import LogEvent, to_builtins
+from events.decisions import ActionDecided, AnyDecision, PhaseChanged
+from events.observations import AnyObservation, Observation
+from projections.core.audit import Kind, audit
+from tests.projections.helpers import decided_examples, tf_job
+
+
+def recorded_replay(events: list[LogEvent]):
+    """A fake decider that decides exactly what the story recorded."""
+
+    def fake(
+        observations: Iterable[AnyObservation],
+    ) -> Iterator[tuple[AnyObservation, list[AnyDecision]]]:
+        for observation in observations:
+            decided = [
+                e for e in events if not isinstance(e, Observation) and e.cause == observation.id
+            ]
+            yield observation, decided
+
+    return fake
+
+
+def tamper(events: list[LogEvent], decision_id: str, **changes: object) -> list[LogEvent]:
+    return [msgspec.structs.replace(e, **changes) if e.id == decision_id else e for e in events]
+
+
+def fields_of(event: LogEvent) -> tuple[str, ...]:
+    return tuple(to_builtins(event))
+
+
+def test_a_consistent_log_has_no_difference():
+    story = tf_job().log
+    report = audit(story, recorded_replay(story))
+    assert report.ok
+    assert (report.observations, report.recorded, report.recomputed) == (19, 13, 13)
+
+
+def test_changed_missing_and_unexpected_decisions_are_reported():
+    story = tf_job().log
+    changed = tamper(story, "u-tf:o12#0", action="AbortJob")
+    missing = next(e for e in story if e.id == "u-tf:o14#0")
+    dropped = [e for e in changed if e is not missing]
+    forged = PhaseChanged(
+        id="u-tf:o3#0",
+        key="team-a/tf-mnist",
+        job_uid="u-tf",
+        time=1002.0,
+        cause="u-tf:o3",
+        previous="Pending",
+        phase="Failed",
+    )
+    report = audit([*dropped, forged], recorded_replay(story))
+    assert [(d.kind, d.id, d.type, d.fields) for d in report.differences] == [
+        (Kind.CHANGED, "u-tf:o12#0", "ActionDecided", ("action",)),
+        (Kind.MISSING, "u-tf:o14#0", "PhaseChanged", fields_of(missing)),
+        (Kind.UNEXPECTED, "u-tf:o3#0", "PhaseChanged", fields_of(forged)),
+    ]
+    changed_one = report.differences[0]
+    assert changed_one.recorded is not None and changed_one.recomputed is not None
+    assert (changed_one.recorded["action"], changed_one.recomputed["action"]) == (
+        "AbortJob",
+        "RestartTask",
+    )
+
+
+def test_the_decider_reproduces_the_recorded_examples_and_catches_a_tampered_one():
+    log = decided_examples()
+    assert audit(log, replay).ok
+    restart = next(e for e in log if isinstance(e, ActionDecided) and e.action == "RestartTask")
+    report = audit(tamper(log, restart.id, action="RestartPod"), replay)
+    assert [(d.kind, d.id, d.fields) for d in report.differences] == [
+        (Kind.CHANGED, restart.id, ("action",))
+    ]

@@ -1,0 +1,175 @@
+"""The web UI in headless Chromium (Debian's package, driven by Playwright): rows, bars, live.
+
+The browser is `/usr/bin/chromium`; when it is missing the test installs it with apt-get
+(as root) and skips, saying why, only if that fails. Screenshots go to tests/artifacts/.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from events.observations import Observation
+from projections.core.feed import Sourced
+from projections.service.app import create_app, url_of
+from projections.service.file_source import read_file
+from projections.service.live import LiveHub
+from projections.service.queries import Queries
+from projections.service.store import Store, load
+from tests.projections.helpers import decided_examples, tf_job, write_events
+from tests.projections.service.test_api import Status
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Path:
+    if CHROMIUM.exists():
+        return CHROMIUM
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        pytest.skip(f"{CHROMIUM} is missing and apt-get cannot install it here (not root)")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for command in (["apt-get", "update"], ["apt-get", "install", "-y", "chromium"]):
+        result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+        if result.returncode != 0:
+            pytest.skip(f"cannot install chromium: {' '.join(command)}: {result.stderr[-500:]}")
+    return CHROMIUM
+
+
+@asynccontextmanager
+async def browser_page(chromium: Path) -> AsyncIterator[Any]:
+    """A 1280x800 page of a headless Chromium, closed on exit."""
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=str(chromium), args=CHROMIUM_ARGS
+        )
+        try:
+            yield await browser.new_page(viewport={"width": 1280, "height": 800})
+        finally:
+            await browser.close()
+
+
+@pytest.fixture
+async def served(tmp_path) -> AsyncIterator[tuple[str, Store, LiveHub, list[Sourced]]]:
+    """The recorded examples and the first 40 s of tf-mnist, served on a free port; the rest
+    of tf-mnist is returned for the test to feed live."""
+    story = tf_job(start=1_767_225_600.0).log
+    split = next(i for i, e in enumerate(story) if e.time >= 1_767_225_640.0)
+    store = Store(tmp_path / "s.sqlite")
+    load(store, read_file(write_events(tmp_path / "log.jsonl", decided_examples() + story[:split])))
+    hub = LiveHub()
+    queries = Queries(store.location)
+    runner = web.AppRunner(create_app(queries=queries, hub=hub, status=Status()))
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    rest = list(read_file(write_events(tmp_path / "rest.jsonl", story[split:])))
+    try:
+        yield url_of(runner, "127.0.0.1"), store, hub, rest
+    finally:
+        await runner.cleanup()
+        queries.close()
+
+
+async def test_job_list_and_gantt_render_and_follow_the_stream(chromium, served):
+    url, store, hub, rest = served
+    ARTIFACTS.mkdir(exist_ok=True)
+    async with browser_page(chromium) as page:
+        await page.goto(url)
+        await page.wait_for_selector("tr.job-row")
+        rows = await page.eval_on_selector_all(
+            "tr.job-row", "rows => rows.map(r => [r.dataset.key, r.dataset.phase])"
+        )
+        assert sorted(rows) == [
+            ["hpc/mpi-allreduce", "Completed"],
+            ["ml/batch-eval", "Completed"],
+            ["ml/flaky-train", "Failed"],
+            ["ml/tf-dist", "Completed"],
+            ["team-a/tf-mnist", "Running"],
+        ]
+        await page.fill("input[type=search]", "ml/")
+        await page.wait_for_function("document.querySelectorAll('tr.job-row').length === 3")
+        await page.screenshot(path=str(ARTIFACTS / "projections-jobs.png"), full_page=True)
+
+        await page.goto(url + "#/jobs/ml/tf-dist")
+        await page.wait_for_selector("#gantt rect.attempt")
+        gantt = await page.eval_on_selector(
+            "#gantt",
+            """g => ({
+                rows: [...g.querySelectorAll('g.gantt-row')].map(r => r.dataset.task + '-' + r.dataset.index),
+                bars: [...g.querySelectorAll('rect.attempt')].map(b => b.dataset.outcome),
+                phases: [...g.querySelectorAll('.phase-band rect')].map(b => b.dataset.phase),
+                marks: [...g.querySelectorAll('g.decision-mark title')].map(t => t.textContent),
+                labels: [...g.querySelectorAll('g.decision-mark text')].map(t => t.textContent),
+                groups: [...g.querySelectorAll('.podgroup-band rect')].map(b => b.dataset.phase),
+                ticks: [...g.querySelectorAll('.axis text')].map(t => t.textContent),
+            })""",
+        )
+        assert gantt["rows"] == ["ps-0", "worker-0", "worker-1"]
+        assert gantt["bars"] == ["killed", "killed", "succeeded", "failed", "succeeded"]
+        assert gantt["phases"] == [
+            "Pending",
+            "Running",
+            "Restarting",
+            "Pending",
+            "Running",
+            "Completing",
+            "Completed",
+        ]
+        assert len(gantt["marks"]) == 2
+        assert "RestartTask, on PodFailed, policy task:worker#0, exit code 1" in gantt["marks"][0]
+        assert gantt["labels"] == ["RestartTask", "CompleteJob"]
+        assert gantt["groups"] and gantt["groups"][0] == "Inqueue"
+        assert gantt["ticks"][:4] == ["+0s", "+30s", "+1m", "+1m30s"]  # round steps, not fifths
+        legend = await page.locator(".legend").text_content() or ""
+        assert "job phases" in legend and "Restarting" in legend and "decision" in legend
+        # a decision is found by hovering anywhere on its line, not only its 10 px triangle
+        box = await page.locator("#gantt g.decision-mark line.hit").first.bounding_box()
+        assert box is not None
+        await page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 40)
+        await page.wait_for_selector("#tip:not([hidden])")
+        assert "RestartTask" in (await page.locator("#tip").text_content() or "")
+        await page.screenshot(path=str(ARTIFACTS / "projections-tf-dist.png"), full_page=True)
+
+        await page.goto(url + "#/jobs/team-a/tf-mnist")
+        # a hash change keeps the page: wait for this job's view, not the last job's gantt
+        await page.wait_for_selector("h2:has-text('team-a/tf-mnist')")
+        await page.wait_for_selector("#gantt rect.attempt")
+        assert await page.locator("#gantt rect.attempt").count() == 3
+        await page.wait_for_function("document.getElementById('live').classList.contains('on')")
+        hub.publish(store.apply(rest))  # the rest of the job arrives while the page is open
+        await page.wait_for_function(
+            "document.querySelectorAll('#gantt rect.attempt').length === 5", timeout=10_000
+        )
+        outcomes = await page.eval_on_selector_all(
+            "#gantt rect.attempt", "bars => bars.map(b => b.dataset.outcome)"
+        )
+        assert outcomes == ["killed", "killed", "succeeded", "failed", "succeeded"]
+        assert await page.locator("h2 .badge").text_content() == "Completed"
+        await page.screenshot(path=str(ARTIFACTS / "projections-live.png"), full_page=True)
+    assert not any(
+        isinstance(item.event, Observation) and item.event.key != "team-a/tf-mnist" for item in rest
+    )

@@ -1,0 +1,70 @@
+"""The projections fed from the development broker: resume from stored positions, rebuild."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import pytest
+
+from controller.kafka import KafkaSettings, create_producer, topic_name
+from events.codec import LogEvent, encode
+from events.observations import Observation
+from events.topics import DECISIONS, OBSERVED
+from projections.service.kafka_source import KafkaSource
+from projections.service.runner import Runner
+from projections.service.store import Store
+from tests.projections.helpers import decided_examples, event_count, snapshot
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
+
+
+async def produce(settings: KafkaSettings, events: list[LogEvent]) -> None:
+    async with create_producer(settings) as producer:
+        sent = [
+            await producer.send(
+                topic_name(settings, OBSERVED if isinstance(e, Observation) else DECISIONS),
+                encode(e),
+                key=e.key.encode(),
+            )
+            for e in events
+        ]
+        await asyncio.gather(*sent)
+
+
+def stored(store: Store) -> int:
+    return event_count(store.location)
+
+
+async def run_until_caught_up(store: Store, source: KafkaSource, expected: int) -> None:
+    runner = Runner(store, source)
+    task = asyncio.create_task(runner.run())
+    try:
+        while not (runner.ready and stored(store) >= expected):
+            assert not task.done(), runner.error
+            await asyncio.sleep(0.1)
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_incremental_with_a_restart_equals_a_rebuild(kafka_settings, new_store):
+    events = decided_examples()
+    half = len(events) // 2
+    group = f"projections-{uuid.uuid4().hex[:6]}"
+    incremental = Store(new_store("incremental"))
+
+    await produce(kafka_settings, events[:half])
+    await run_until_caught_up(incremental, KafkaSource(kafka_settings, group_id=group), half)
+    await produce(kafka_settings, events[half:] + events[:10])  # a redelivered tail too
+    await run_until_caught_up(incremental, KafkaSource(kafka_settings, group_id=group), len(events))
+
+    rebuilt = Store(new_store("rebuilt"))
+    source = KafkaSource(kafka_settings, group_id=None, until_end=True)
+    await Runner(rebuilt, source).run()
+    assert (source.consumed, source.total) == (len(events) + 10, len(events) + 10)
+    assert stored(rebuilt) == len(events)
+    assert snapshot(rebuilt.location) == snapshot(incremental.location)
+    topics = {topic_name(kafka_settings, OBSERVED), topic_name(kafka_settings, DECISIONS)}
+    assert {topic for topic in topics if incremental.positions(topic)} == topics
+    assert sum(sum(incremental.positions(t).values()) for t in topics) == len(events) + 10

@@ -1,0 +1,200 @@
+"""The store, on SQLite and on PostgreSQL: idempotent batches, positions in the transaction, retention, incarnations."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from events.observations import JobObserved
+from projections.core.feed import Position, Sourced
+from projections.core.fold import new_history, record
+from projections.core.timeline import build_timeline
+from projections.service.file_source import file_source, read_file
+from projections.service.queries import Queries
+from projections.service.store import Store, load
+from projections.service.tables import TablesProcess, WriterFailed
+from tests.projections.core.test_timeline import interleave
+from tests.projections.helpers import failing_job, recorded, snapshot, tf_job, write_events
+
+
+class Crash(Exception):
+    pass
+
+
+@pytest.fixture
+def log_file(tmp_path):
+    events = interleave(tf_job().log, 1) + interleave(failing_job().log, 2)
+    return write_events(tmp_path / "log.jsonl", events)
+
+
+def test_stored_timeline_is_the_folded_one(new_store, log_file):
+    store = Store(new_store("s"))
+    load(store, read_file(log_file), batch_size=7)
+    queries = Queries(store.location)
+    expected = new_history(tf_job().log[0])
+    for event in tf_job().log:
+        record(expected, event)
+    assert msgspec.json.encode(queries.timeline("team-a/tf-mnist")) == msgspec.json.encode(
+        build_timeline(expected)
+    )
+    assert queries.timeline("team-a/nope") is None
+
+
+def test_a_duplicate_is_a_no_op(new_store, log_file):
+    store = Store(new_store("s"))
+    items = list(read_file(log_file))
+    assert load(store, items) == len(items)
+    before = snapshot(store.location)
+    again = [Sourced(i.event, i.raw, Position("replayed", 0, n)) for n, i in enumerate(items)]
+    assert store.apply(again) == []
+    assert snapshot(store.location) == before
+
+
+def test_a_crash_between_write_and_commit_neither_loses_nor_doubles(new_store, log_file):
+    clean = Store(new_store("clean"))
+    load(clean, read_file(log_file), batch_size=10)
+
+    commits = 0
+
+    def crash_on_third_commit() -> None:
+        nonlocal commits
+        commits += 1
+        if commits == 3:
+            raise Crash
+
+    crashing_location = new_store("crash")
+    crashing = Store(crashing_location, before_commit=crash_on_third_commit)
+    with pytest.raises(Crash):
+        load(crashing, read_file(log_file), batch_size=10)
+    crashing.close()
+
+    resumed = Store(crashing_location)
+    start = resumed.positions(file_source(log_file))[0]
+    assert start == 20  # two batches of ten lines committed, the third rolled back
+    load(resumed, read_file(log_file, start=start), batch_size=10)
+    assert snapshot(resumed.location) == snapshot(clean.location)
+
+
+def test_a_rolled_back_batch_leaves_no_trace_in_memory(new_store, log_file):
+    fail = True
+
+    def maybe_crash() -> None:
+        if fail:
+            raise Crash
+
+    store = Store(new_store("s"), before_commit=maybe_crash)
+    items = list(read_file(log_file))
+    with pytest.raises(Crash):
+        store.apply(items[:30])
+    fail = False
+    load(store, items)
+    clean = Store(new_store("clean"))
+    load(clean, items)
+    assert snapshot(store.location) == snapshot(clean.location)
+
+
+def test_incarnations_of_a_reused_name_are_kept_apart(new_store, tmp_path):
+    first = tf_job(uid="u-1", start=1000.0)
+    second = recorded("team-a/tf-mnist", "u-2", start=5000.0)
+    second.observe(JobObserved, spec={"queue": "other", "tasks": []})
+    path = write_events(tmp_path / "log.jsonl", first.log + second.log)
+    store = Store(new_store("s"))
+    load(store, read_file(path))
+    queries = Queries(store.location)
+    assert [(j.uid, j.incarnation, j.queue) for j in queries.incarnations("team-a/tf-mnist")] == [
+        ("u-1", 1, "research"),
+        ("u-2", 2, "other"),
+    ]
+    latest = queries.timeline("team-a/tf-mnist")
+    oldest = queries.timeline("team-a/tf-mnist", incarnation=1)
+    assert latest is not None and oldest is not None
+    assert (latest.uid, oldest.uid, oldest.phase) == ("u-2", "u-1", "Completed")
+    assert {e.seq for e in queries.events("team-a/tf-mnist", uid="u-2")} < {
+        e.seq for e in queries.events("team-a/tf-mnist")
+    }
+
+
+def test_retention_forgets_finished_jobs_and_their_late_events(new_store, tmp_path):
+    done = tf_job(start=1000.0)  # Completed at 1102
+    later = failing_job(start=2000.0)  # events up to 2021
+    store = Store(new_store("s"), retention=500.0)
+    path = write_events(tmp_path / "log.jsonl", done.log + later.log)
+    load(store, read_file(path))
+    queries = Queries(store.location)
+    assert [j.key for j in queries.incarnations("team-a/tf-mnist")] == []
+    assert [j.key for j in queries.incarnations("team-b/mpi-run")] == ["team-b/mpi-run"]
+    late = done.at(2500.0)
+    late.observe(JobObserved, spec={}, deleting=True)
+    assert store.apply(list(read_file(write_events(tmp_path / "late.jsonl", late.log[-1:])))) == []
+    assert queries.events("team-a/tf-mnist") == []
+
+
+def test_positions_are_per_source_and_partition(new_store, log_file):
+    store = Store(new_store("s"))
+    items = list(read_file(log_file))
+    store.apply(
+        [Sourced(i.event, i.raw, Position("topic-a", n % 2, n)) for n, i in enumerate(items)]
+    )
+    last_even = max(n for n in range(len(items)) if n % 2 == 0)
+    last_odd = max(n for n in range(len(items)) if n % 2 == 1)
+    assert store.positions("topic-a") == {0: last_even + 1, 1: last_odd + 1}
+    assert store.positions("topic-b") == {}
+
+
+def test_a_bulk_load_equals_an_incremental_one(new_store, tmp_path):
+    """A bulk load (a rebuild's store) writes job rows late and its SQL in a child process:
+    duplicates within and across batches, histories that leave memory between batches
+    and come back, and a name reused while its first incarnation still gets events must
+    all end as in a store fed one event at a time."""
+    first = tf_job(uid="u-1", start=1000.0)  # Completed at 1102
+    other = failing_job(start=1000.0)
+    second = recorded("team-a/tf-mnist", "u-2", start=1200.0)
+    second.observe(JobObserved, spec={"queue": "other", "tasks": []})
+    events = interleave(first.log + other.log, 3)
+    events[20:20] = second.log  # while u-1 still gets events
+    first.at(1300.0).observe(JobObserved, spec={}, deleting=True)  # late, u-1 left memory
+    items = list(read_file(write_events(tmp_path / "log.jsonl", [*events, first.log[-1]])))
+    fed = [*items[:40], items[3], *items[30:]]  # one duplicate within a batch, ten across
+    incremental = Store(new_store("incremental"))
+    for item in fed:
+        incremental.apply([item])
+    bulk = Store(new_store("bulk"), durable=False)
+    assert load(bulk, fed, batch_size=7) == len(items)
+    bulk.close()
+    assert snapshot(bulk.location) == snapshot(incremental.location)
+    assert [
+        (j.uid, j.incarnation) for j in Queries(bulk.location).incarnations("team-a/tf-mnist")
+    ] == [
+        ("u-1", 1),
+        ("u-2", 2),
+    ]
+
+
+def test_a_bulk_load_whose_writer_dies_fails_and_stays_failed(new_store, log_file):
+    items = list(read_file(log_file))
+    store = Store(new_store("bulk"), durable=False)
+    store.apply(items[:10])
+    writer = store._tables
+    assert isinstance(writer, TablesProcess)
+    writer._process.kill()  # as the OOM killer would
+    with pytest.raises(WriterFailed, match=r"died|exited"):
+        store.apply(items[10:20])
+    with pytest.raises(RuntimeError, match="thrown away"):
+        store.apply(items[20:])
+    store.close()  # returns: nothing more to write
+
+
+def test_a_bulk_load_that_fails_is_given_up_without_waiting_for_its_writer(new_store, log_file):
+    def crash() -> None:
+        raise Crash
+
+    items = list(read_file(log_file))
+    store = Store(new_store("bulk"), durable=False, before_commit=crash)
+    writer = store._tables
+    assert isinstance(writer, TablesProcess)
+    with pytest.raises(Crash):
+        store.apply(items)
+    with pytest.raises(RuntimeError, match="thrown away"):
+        store.apply(items)
+    store.close()
+    assert writer._process.poll() is not None  # the writer process is gone

@@ -2,7 +2,8 @@
 Volcano.
 
 One module per plugin; `base` says what a plugin is, `args` reads plugin arguments the
-way Go's `flag` package does, `registry` maps names to builders.
+way Go's `flag` package does, `registry` maps names to builders. Part of the actuator's
+core: must not import I/O libraries (ssh keys come through `PluginContext`).
 """
 
 from controller.actuator.core.plugins.base import (

@@ -1,7 +1,8 @@
 """One handler per job phase, as Volcano's `pkg/controllers/job/state/` has one file each.
 
 A handler receives the action chosen for the current event and does what that phase
-does with it: kill, sync, or nothing but tidying up.
+does with it: kill, sync, or nothing but tidying up. Part of the decider's core: must
+not import I/O libraries or the decider's service.
 """
 
 from __future__ import annotations

@@ -82,6 +82,9 @@ class ActuatorService:
             urgent=lambda item: is_urgent(item.decision),
         )
         self._ready = False
+        #: partitions whose progress is known: aiokafka may hand out a new partition's
+        #: messages while `_take_over` still reads it, and those must wait for it
+        self._taken_over: set[TopicPartition] = set()
 
     @property
     def ready(self) -> bool:
@@ -139,6 +142,11 @@ class ActuatorService:
     def _receive_all(
         self, consumer: AIOKafkaConsumer, partition: TopicPartition, messages: list[Any]
     ) -> None:
+        if partition not in self._taken_over:
+            # fetched before its progress was read (a slow progress log): carrying these out
+            # now would repeat decisions done before the last commit; fetch them again
+            consumer.seek(partition, messages[0].offset)
+            return
         for message in messages:
             missing = self._offsets.missing_before(partition, message.offset)
             if missing is not None:
@@ -208,6 +216,7 @@ class ActuatorService:
             positions={tp.partition: self._offsets.position(tp) for tp in partitions},
         )
         self._offsets.forget(partitions)
+        self._taken_over -= partitions
         if partitions:
             self._applier.forget_jobs()
 
@@ -231,6 +240,7 @@ class ActuatorService:
             start = stored.offset if committed is None else max(committed, stored.offset)
             done = tuple(offset for offset in stored.done if offset >= start)
             self._offsets.resume(tp, Progress(start, done))
+        self._taken_over |= partitions
         _log.info(
             "partitions taken over",
             partitions=sorted(tp.partition for tp in partitions),

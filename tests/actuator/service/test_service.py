@@ -12,7 +12,7 @@ import signal
 import sys
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 
@@ -258,12 +258,19 @@ async def test_two_members_share_the_partitions_and_hand_over_without_losing_a_d
     assert state["events"] == {f"tf-{n}": 1 for n in range(8)}
 
 
+@pytest.mark.parametrize("progress_read_delay", [0.0, 2.0], ids=["progress-read-at-once", "slow"])
 async def test_a_crash_behind_one_slow_decision_repeats_only_that_jobs_writes(
-    sim_cluster: SimulatedCluster, kube: Kube, kafka_settings: KafkaSettings
+    sim_cluster: SimulatedCluster,
+    kube: Kube,
+    kafka_settings: KafkaSettings,
+    monkeypatch: pytest.MonkeyPatch,
+    progress_read_delay: float,
 ) -> None:
     """One job's status write hangs while four other jobs' lifecycles, after it on the same
     partition, are carried out; the actuator is then killed. Its successor writes again
-    only what was in flight: the slow job's status, none of the others' writes."""
+    only what was in flight: the slow job's status, none of the others' writes. Also when
+    the successor reads the progress log slowly (a loaded broker): the partition's messages
+    the consumer hands out meanwhile wait for it."""
     slow = await submit(kube, name="slow")
     jobs = [await submit(kube, name=f"tf-{n}") for n in range(4)]
     stream = [
@@ -299,6 +306,13 @@ async def test_a_crash_behind_one_slow_decision_repeats_only_that_jobs_writes(
     assert not [w for w in before if job_path(slow) in w]  # its read was held
 
     sim_cluster.faults.release(job_path(slow))
+    read_progress = ProgressLog.last
+
+    async def slow_read(log: ProgressLog, partitions: Iterable[int]) -> dict[int, Progress]:
+        await asyncio.sleep(progress_read_delay)
+        return await read_progress(log, partitions)
+
+    monkeypatch.setattr(ProgressLog, "last", slow_read)
     async with running(service(kube, kafka_settings, group)) as successor:
         await until(lambda: successor.counters.applied >= 1)
         await until_async(lambda: _equals(progress(kafka_settings, group, 0), Progress(ends[0])))

@@ -38,7 +38,7 @@ from projections.core.history import JobHistory
 from projections.core.rows import INDEXED_TYPES, ActionRow, FailureRow, action_row, failure_row
 from projections.core.summary import summarize
 from projections.service.database import FILE_NAME, Location, location_of
-from projections.service.tables import JobRow, Tables, TablesProcess
+from projections.service.tables import JobRow, Tables, TablesProcess, Writes
 
 #: Events sent to a bulk load's writer process at a time: it inserts one part while this
 #: process folds the one before.
@@ -103,7 +103,7 @@ class Store:
                 if self._bulk and not self._failed:
                     self._tables.begin()
                     self._tables.write(
-                        (), (), [_job_row(self._cache[u]) for u in self._unsaved], ()
+                        Writes(jobs=[_job_row(self._cache[u]) for u in self._unsaved])
                     )
                     self._tables.commit()
                     self._unsaved.clear()
@@ -158,10 +158,14 @@ class Store:
             self._fold(*sent.popleft(), changes)
         saved = self._saved_lazily(changes) if self._bulk else changes.touched.values()
         self._tables.write(
-            changes.actions,
-            changes.failures,
-            [_job_row(history) for history in saved],
-            [(source, partition, offset) for (source, partition), offset in next_offsets.items()],
+            Writes(
+                actions=changes.actions,
+                failures=changes.failures,
+                jobs=[_job_row(history) for history in saved],
+                positions=[
+                    (source, part, offset) for (source, part), offset in next_offsets.items()
+                ],
+            )
         )
         if self._retention is not None:
             self._prune(self._log_time - self._retention)

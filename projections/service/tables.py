@@ -21,7 +21,7 @@ import sys
 from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any, get_args
+from typing import IO, Any, NamedTuple, get_args
 
 import msgspec
 
@@ -33,6 +33,17 @@ from projections.service.database import EventRow, Inserted, Location, NotLeader
 JobRow = tuple[Any, ...]
 #: (source, partition, next_offset)
 PositionRow = tuple[str, int, int]
+
+
+class Writes(NamedTuple):
+    """What a transaction writes besides its events: index rows (duplicates ignored), job
+    rows (inserted or updated) and the sources' next offsets."""
+
+    actions: Sequence[Sequence[Any]] = ()
+    failures: Sequence[Sequence[Any]] = ()
+    jobs: Sequence[JobRow] = ()
+    positions: Sequence[PositionRow] = ()
+
 
 _UPSERT_JOB = """
 INSERT INTO jobs (uid, key, namespace, name, incarnation, queue, phase, reason, submitted,
@@ -146,22 +157,18 @@ class Tables:
         rows = self._db.rows("SELECT history FROM jobs WHERE uid = ?", (uid,))
         return bytes(rows[0][0]) if rows else None
 
-    def write(
-        self,
-        actions: Sequence[Sequence[Any]],
-        failures: Sequence[Sequence[Any]],
-        jobs: Sequence[JobRow],
-        positions: Sequence[PositionRow],
-    ) -> None:
-        """Index rows (duplicates ignored), job rows (inserted or updated), positions."""
+    def write(self, writes: Writes) -> None:
         db = self._db
-        db.many(f"INSERT INTO actions VALUES ({_marks(8)}) ON CONFLICT DO NOTHING", actions)
-        db.many(f"INSERT INTO pod_failures VALUES ({_marks(6)}) ON CONFLICT DO NOTHING", failures)
-        db.many(_UPSERT_JOB, jobs)
+        db.many(f"INSERT INTO actions VALUES ({_marks(8)}) ON CONFLICT DO NOTHING", writes.actions)
+        db.many(
+            f"INSERT INTO pod_failures VALUES ({_marks(6)}) ON CONFLICT DO NOTHING",
+            writes.failures,
+        )
+        db.many(_UPSERT_JOB, writes.jobs)
         db.many(
             "INSERT INTO positions (source, partition, next_offset) VALUES (?, ?, ?)"
             " ON CONFLICT (source, partition) DO UPDATE SET next_offset = excluded.next_offset",
-            positions,
+            writes.positions,
         )
 
     def prune(self, before: float) -> list[str]:
@@ -211,9 +218,13 @@ _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder()
 _request = msgspec.msgpack.Decoder(tuple[str, msgspec.Raw])
 _opening = msgspec.msgpack.Decoder(tuple[list[str], bool, bool])
-#: Events as bytearrays: the sqlite3 module binds those as they are, while bytes first go
-#: through its adapter lookup, a tenth of an insert's time.
-_events = msgspec.msgpack.Decoder(tuple[list[bytearray]])
+#: The arguments of the calls that take more than plain values. Events as bytearrays:
+#: the sqlite3 module binds those as they are, while bytes first go through its adapter
+#: lookup, a tenth of an insert's time.
+_ARGUMENTS: dict[str, msgspec.msgpack.Decoder[Any]] = {
+    "insert_events": msgspec.msgpack.Decoder(tuple[list[bytearray]]),
+    "write": msgspec.msgpack.Decoder(tuple[Writes]),
+}
 _LENGTH = struct.Struct("<I")
 #: What a request pipe holds, where the system allows it (Linux' default maximum).
 PIPE_BYTES = 1 << 20
@@ -322,14 +333,8 @@ class TablesProcess:
         history: bytes | None = self._call("stored_history", uid)
         return history
 
-    def write(
-        self,
-        actions: Sequence[Sequence[Any]],
-        failures: Sequence[Sequence[Any]],
-        jobs: Sequence[JobRow],
-        positions: Sequence[PositionRow],
-    ) -> None:
-        self._send("write", actions, failures, jobs, positions)
+    def write(self, writes: Writes) -> None:
+        self._send("write", writes)
 
     def prune(self, before: float) -> list[str]:
         return list(self._call("prune", before))
@@ -383,7 +388,7 @@ def _serve(requests: IO[bytes], answers: IO[bytes], tables: Tables) -> None:
     or the first error (which is the answer to the next call)."""
     while (frame := _read_frame(requests)) is not None:
         method, arguments = _request.decode(frame)
-        args = (_events if method == "insert_events" else _decoder).decode(arguments)
+        args = _ARGUMENTS.get(method, _decoder).decode(arguments)
         try:
             result = getattr(tables, method)(*args)
         except Exception as exc:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from msgspec.structs import replace
+
 from events.causes import policy_label
 from events.decisions import (
     ActionDecided,
@@ -30,7 +32,7 @@ from projections.core.records import DecisionMark, PhaseInterval, PodCreate, Pod
 
 def _phase_changed(history: JobHistory, event: PhaseChanged) -> None:
     if history.phases and history.phases[-1].end is None:
-        history.phases[-1].end = event.time
+        history.phases[-1] = replace(history.phases[-1], end=event.time)
     history.phases.append(
         PhaseInterval(
             phase=event.phase,

@@ -57,7 +57,7 @@ class PodAttempt(msgspec.Struct, kw_only=True, gc=False):
     pod_clock: PodClock = msgspec.field(default_factory=PodClock)
 
 
-class PhaseInterval(msgspec.Struct, kw_only=True, gc=False):
+class PhaseInterval(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """The job stayed in `phase` from `start` to `end` (None: still there)."""
 
     phase: str

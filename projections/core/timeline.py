@@ -20,6 +20,7 @@ from projections.core.history import JobHistory
 from projections.core.records import (
     CommandRecord,
     DecisionMark,
+    PhaseInterval,
     PodAttempt,
     PodClock,
     PodCreate,
@@ -96,16 +97,9 @@ class TaskView(msgspec.Struct, frozen=True, kw_only=True):
     indexes: tuple[IndexView, ...]
 
 
-class PhaseView(msgspec.Struct, frozen=True, kw_only=True):
+class PhaseView(PhaseInterval, frozen=True, kw_only=True):
     """A phase interval and what moved the job into it."""
 
-    phase: str
-    start: Time
-    end: Time | None
-    previous: str
-    reason: str
-    message: str
-    cause: str
     #: the event (PodFailed, CommandIssued, ...) and action behind the change, if any
     trigger: str = ""
     action: str = ""
@@ -165,13 +159,7 @@ def _phase_views(history: JobHistory, actions: dict[str, DecisionMark]) -> tuple
         action = actions.get(interval.cause)
         views.append(
             PhaseView(
-                phase=interval.phase,
-                start=interval.start,
-                end=interval.end,
-                previous=interval.previous,
-                reason=interval.reason,
-                message=interval.message,
-                cause=interval.cause,
+                **msgspec.structs.asdict(interval),
                 trigger=action.trigger if action is not None else "",
                 action=action.action if action is not None else "",
                 retry_count=retry_count,

@@ -32,6 +32,19 @@ KILLED = 137
 MAX_BACKOFF = 300.0
 
 
+#: a node's Ready condition, (reason, message) by status: posted by its kubelet, or set
+#: by the node controller once the kubelet stops posting
+_READY = {
+    True: ("KubeletReady", "kubelet is posting ready status"),
+    False: ("NodeStatusUnknown", "Kubelet stopped posting node status."),
+}
+
+
+def _set_ready(obj: Obj, now: str, *, ready: bool) -> None:
+    reason, message = _READY[ready]
+    set_condition(obj, "Ready", ready, now, reason=reason, message=message, heartbeat=True)
+
+
 class _Gone(Exception):
     """The pod this run belongs to no longer exists (or was replaced)."""
 
@@ -109,15 +122,7 @@ class Kubelet:
                 },
                 "phase": "Running",
             }
-            set_condition(
-                obj,
-                "Ready",
-                True,
-                now,
-                reason="KubeletReady",
-                message="kubelet is posting ready status",
-                heartbeat=True,
-            )
+            _set_ready(obj, now, ready=True)
 
         self.objects.mutate(registry.NODE, "", name, status)
 
@@ -136,15 +141,7 @@ class Kubelet:
         now = self.objects.clock.timestamp()
 
         def unreachable(obj: Obj) -> None:
-            set_condition(
-                obj,
-                "Ready",
-                False,
-                now,
-                reason="NodeStatusUnknown",
-                message="Kubelet stopped posting node status.",
-                heartbeat=True,
-            )
+            _set_ready(obj, now, ready=False)
             obj["status"]["conditions"][-1]["status"] = "Unknown"
             obj["spec"]["taints"] = [
                 {"key": "node.kubernetes.io/unreachable", "effect": "NoExecute", "timeAdded": now}
@@ -163,15 +160,7 @@ class Kubelet:
         now = self.objects.clock.timestamp()
 
         def ready(obj: Obj) -> None:
-            set_condition(
-                obj,
-                "Ready",
-                True,
-                now,
-                reason="KubeletReady",
-                message="kubelet is posting ready status",
-                heartbeat=True,
-            )
+            _set_ready(obj, now, ready=True)
             obj["spec"].pop("taints", None)
 
         self.objects.mutate(registry.NODE, "", name, ready)

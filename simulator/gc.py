@@ -12,7 +12,6 @@ import contextlib
 from simulator import registry
 from simulator.background import WorkQueue
 from simulator.errors import ApiError
-from simulator.objects import Objects
 from simulator.selectors import Selector
 from simulator.store import Change, Obj
 
@@ -23,10 +22,7 @@ _EVERYTHING = Selector()
 class GarbageCollector(WorkQueue[Change]):
     """Reacts to store changes; call `start()` inside the event loop, `stop()` to end."""
 
-    def __init__(self, objects: Objects) -> None:
-        super().__init__("simulator-gc")
-        self.objects = objects
-        objects.store.subscribe(self._observe)
+    task_name = "simulator-gc"
 
     def _observe(self, change: Change) -> None:
         meta = change.entry.obj["metadata"]

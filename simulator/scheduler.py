@@ -65,8 +65,10 @@ def _unplaced(phase: str) -> str:
 class Scheduler(BackgroundLoop):
     """Binds pending pods to nodes; `start()` inside the loop, `stop()` to end."""
 
+    task_name = "simulator-scheduler"
+
     def __init__(self, objects: Objects, *, batch_delay: float = 0.005) -> None:
-        super().__init__("simulator-scheduler")
+        super().__init__()
         self.objects = objects
         self.batch_delay = batch_delay
         self._pending: dict[Key, None] = {}  # unbound pods of our schedulers, oldest first

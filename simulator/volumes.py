@@ -11,17 +11,13 @@ from __future__ import annotations
 
 from simulator import registry
 from simulator.background import WorkQueue
-from simulator.objects import Objects
 from simulator.store import Change, Key, Obj, key_of
 
 
 class VolumeBinder(WorkQueue[Key]):
     """Binds pending claims; `start()` inside the loop, `stop()` to end."""
 
-    def __init__(self, objects: Objects) -> None:
-        super().__init__("simulator-volume-binder")
-        self.objects = objects
-        objects.store.subscribe(self._observe)
+    task_name = "simulator-volume-binder"
 
     def _observe(self, change: Change) -> None:
         if change.resource is registry.PVC and change.type == "ADDED":

@@ -74,6 +74,12 @@ def json_response(body: Any, status: int = 200) -> web.Response:
     return web.Response(body=encode(body), status=status, content_type=JSON)
 
 
+def _success(code: int) -> web.Response:
+    """The `Status` the API server answers an action subresource (eviction, binding) with."""
+    body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": code}
+    return json_response(body, code)
+
+
 def _entry_response(
     entry: Entry, status: int = 200, warnings: list[str] | None = None
 ) -> web.Response:
@@ -424,32 +430,14 @@ class KubeApi:
                 name,
                 body.get("deleteOptions") if isinstance(body, dict) else None,
             )
-            return json_response(
-                {
-                    "kind": "Status",
-                    "apiVersion": "v1",
-                    "metadata": {},
-                    "status": "Success",
-                    "code": 201,
-                },
-                201,
-            )
+            return _success(201)
         if target.subresource == "binding" and request.method == "POST":
             body = await _body(request)
             node = (body.get("target") or {}).get("name") if isinstance(body, dict) else None
             if not node:
                 raise bad_request("binding target.name is required")
             pods.bind(self.objects, namespace, name, node)
-            return json_response(
-                {
-                    "kind": "Status",
-                    "apiVersion": "v1",
-                    "metadata": {},
-                    "status": "Success",
-                    "code": 201,
-                },
-                201,
-            )
+            return _success(201)
         raise ApiError(
             405,
             "MethodNotAllowed",

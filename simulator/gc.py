@@ -7,12 +7,11 @@ normal (graceful) delete, so watchers see the same sequence a real cluster produ
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 
 from simulator import registry
+from simulator.background import WorkQueue
 from simulator.errors import ApiError
-from simulator.objects import Objects
 from simulator.selectors import Selector
 from simulator.store import Change, Obj
 
@@ -20,23 +19,10 @@ FOREGROUND = "foregroundDeletion"
 _EVERYTHING = Selector()
 
 
-class GarbageCollector:
+class GarbageCollector(WorkQueue[Change]):
     """Reacts to store changes; call `start()` inside the event loop, `stop()` to end."""
 
-    def __init__(self, objects: Objects) -> None:
-        self.objects = objects
-        self._queue: asyncio.Queue[Change] = asyncio.Queue()
-        self._task: asyncio.Task[None] | None = None
-        objects.store.subscribe(self._observe)
-
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="simulator-gc")
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+    task_name = "simulator-gc"
 
     def _observe(self, change: Change) -> None:
         meta = change.entry.obj["metadata"]
@@ -48,13 +34,6 @@ class GarbageCollector:
             )
         ):
             self._queue.put_nowait(change)
-
-    async def _run(self) -> None:
-        while True:
-            change = await self._queue.get()
-            # ApiError: the object changed meanwhile; a later change brings us back
-            with contextlib.suppress(ApiError):
-                self._handle(change)
 
     def _handle(self, change: Change) -> None:
         obj = change.entry.obj

@@ -32,6 +32,28 @@ KILLED = 137
 MAX_BACKOFF = 300.0
 
 
+#: a node's Ready condition, (reason, message) by reachability: posted by its kubelet,
+#: or set by the node controller once the kubelet stops posting
+_READY = {
+    True: ("KubeletReady", "kubelet is posting ready status"),
+    False: ("NodeStatusUnknown", "Kubelet stopped posting node status."),
+}
+
+
+def _set_reachable(node: Obj, now: str, *, reachable: bool) -> None:
+    """A node's Ready condition and taints: Ready and untainted while its kubelet posts,
+    Ready Unknown and tainted unreachable (its pods evicted) once it stops."""
+    reason, message = _READY[reachable]
+    set_condition(node, "Ready", reachable, now, reason=reason, message=message, heartbeat=True)
+    if reachable:
+        node["spec"].pop("taints", None)
+    else:
+        node["status"]["conditions"][-1]["status"] = "Unknown"
+        node["spec"]["taints"] = [
+            {"key": "node.kubernetes.io/unreachable", "effect": "NoExecute", "timeAdded": now}
+        ]
+
+
 class _Gone(Exception):
     """The pod this run belongs to no longer exists (or was replaced)."""
 
@@ -109,15 +131,7 @@ class Kubelet:
                 },
                 "phase": "Running",
             }
-            set_condition(
-                obj,
-                "Ready",
-                True,
-                now,
-                reason="KubeletReady",
-                message="kubelet is posting ready status",
-                heartbeat=True,
-            )
+            _set_reachable(obj, now, reachable=True)
 
         self.objects.mutate(registry.NODE, "", name, status)
 
@@ -131,26 +145,7 @@ class Kubelet:
 
     def lose_node(self, name: str) -> None:
         """The node stops answering: it turns NotReady and its pods fail with NodeLost."""
-        node = self._node(name)
-        node.alive = False
-        now = self.objects.clock.timestamp()
-
-        def unreachable(obj: Obj) -> None:
-            set_condition(
-                obj,
-                "Ready",
-                False,
-                now,
-                reason="NodeStatusUnknown",
-                message="Kubelet stopped posting node status.",
-                heartbeat=True,
-            )
-            obj["status"]["conditions"][-1]["status"] = "Unknown"
-            obj["spec"]["taints"] = [
-                {"key": "node.kubernetes.io/unreachable", "effect": "NoExecute", "timeAdded": now}
-            ]
-
-        self.objects.mutate(registry.NODE, "", name, unreachable)
+        node = self._set_alive(name, alive=False)
         for run in [r for r in self._runs.values() if r.node is node]:
             run.task.cancel()
             del self._runs[run.uid]
@@ -158,23 +153,16 @@ class Kubelet:
                 run.lost()
 
     def restore_node(self, name: str) -> None:
+        self._set_alive(name, alive=True)
+
+    def _set_alive(self, name: str, *, alive: bool) -> _Node:
         node = self._node(name)
-        node.alive = True
+        node.alive = alive
         now = self.objects.clock.timestamp()
-
-        def ready(obj: Obj) -> None:
-            set_condition(
-                obj,
-                "Ready",
-                True,
-                now,
-                reason="KubeletReady",
-                message="kubelet is posting ready status",
-                heartbeat=True,
-            )
-            obj["spec"].pop("taints", None)
-
-        self.objects.mutate(registry.NODE, "", name, ready)
+        self.objects.mutate(
+            registry.NODE, "", name, lambda obj: _set_reachable(obj, now, reachable=alive)
+        )
+        return node
 
     def _node(self, name: str) -> _Node:
         node = self._nodes.get(name)

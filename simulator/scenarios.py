@@ -137,14 +137,9 @@ class JobScript:
     ) -> Self:
         """A pod of the job is seen in `phase` (a new incarnation after `pod_deleted`);
         `uid` names this incarnation's uid instead of the generated one."""
-        name = self.pod_name(task, index)
         return self.observe(
             PodObserved,
-            pod=name,
-            pod_uid=self._pod_uid(name, uid),
-            task=task,
-            index=index,
-            job_version=version,
+            **self._pod_identity(task, index, version, uid),
             phase=phase,
             exit_code=exit_code,
             reason=reason,
@@ -173,16 +168,7 @@ class JobScript:
         uid: str | None = None,
     ) -> Self:
         """The pod is gone; the next `pod` of that name is a new incarnation."""
-        name = self.pod_name(task, index)
-        self.observe(
-            PodDeleted,
-            pod=name,
-            pod_uid=self._pod_uid(name, uid),
-            task=task,
-            index=index,
-            job_version=version,
-            phase=phase,
-        )
+        self.observe(PodDeleted, **self._pod_identity(task, index, version, uid), phase=phase)
         return self.new_incarnation(task, index)
 
     def new_incarnation(self, task: str, index: int) -> Self:
@@ -254,6 +240,18 @@ class JobScript:
         """The latest observation (a test's single stimulus, say)."""
         assert self.events, "nothing observed yet"
         return self.events[-1]
+
+    def _pod_identity(self, task: str, index: int, version: int, uid: str | None) -> dict[str, Any]:
+        """The fields that name one incarnation of a pod of the job, as observations carry
+        them (`uid`: this incarnation's uid instead of the generated one)."""
+        name = self.pod_name(task, index)
+        return {
+            "pod": name,
+            "pod_uid": self._pod_uid(name, uid),
+            "task": task,
+            "index": index,
+            "job_version": version,
+        }
 
     def _pod_uid(self, name: str, uid: str | None = None) -> str:
         if uid is not None:

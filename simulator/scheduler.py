@@ -17,10 +17,10 @@ when capacity may have appeared.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections import Counter
 
 from simulator import quantity, registry
+from simulator.background import BackgroundLoop
 from simulator.errors import ApiError
 from simulator.objects import Objects
 from simulator.pods import bind, is_terminal, set_condition
@@ -62,10 +62,13 @@ def _unplaced(phase: str) -> str:
     return phase if phase == "Inqueue" else "Pending"
 
 
-class Scheduler:
+class Scheduler(BackgroundLoop):
     """Binds pending pods to nodes; `start()` inside the loop, `stop()` to end."""
 
+    task_name = "simulator-scheduler"
+
     def __init__(self, objects: Objects, *, batch_delay: float = 0.005) -> None:
+        super().__init__()
         self.objects = objects
         self.batch_delay = batch_delay
         self._pending: dict[Key, None] = {}  # unbound pods of our schedulers, oldest first
@@ -81,20 +84,13 @@ class Scheduler:
         #: PodGroups admitted (Inqueue) and not running yet, and what they hold
         self._reserved = _Reservations()
         self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
         self._events = {name: EventRecorder(objects, name) for name in SCHEDULERS}
         objects.store.subscribe(self._observe)
 
     def start(self) -> None:
         for entry in self.objects.store.scan(registry.POD, None, _ALL):
             self._track_pod(entry.obj, None, deleted=False)
-        self._task = asyncio.create_task(self._run(), name="simulator-scheduler")
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        super().start()
 
     # bookkeeping from store changes ----------------------------------------------------
 

@@ -9,42 +9,22 @@ kept: nothing lavalog reads looks at them.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-
 from simulator import registry
-from simulator.errors import ApiError
-from simulator.objects import Objects
+from simulator.background import WorkQueue
 from simulator.store import Change, Key, Obj, key_of
 
 
-class VolumeBinder:
+class VolumeBinder(WorkQueue[Key]):
     """Binds pending claims; `start()` inside the loop, `stop()` to end."""
 
-    def __init__(self, objects: Objects) -> None:
-        self.objects = objects
-        self._queue: asyncio.Queue[Key] = asyncio.Queue()
-        self._task: asyncio.Task[None] | None = None
-        objects.store.subscribe(self._observe)
-
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="simulator-volume-binder")
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+    task_name = "simulator-volume-binder"
 
     def _observe(self, change: Change) -> None:
         if change.resource is registry.PVC and change.type == "ADDED":
             self._queue.put_nowait(key_of(change.entry.obj))
 
-    async def _run(self) -> None:
-        while True:
-            key = await self._queue.get()
-            with contextlib.suppress(ApiError):  # deleted meanwhile
-                self.objects.mutate(registry.PVC, *key, _bind)
+    def _handle(self, key: Key) -> None:
+        self.objects.mutate(registry.PVC, *key, _bind)
 
 
 def _bind(claim: Obj) -> None:

@@ -21,11 +21,6 @@ from events.codec import DecodeError, LogEvent, read_jsonl, write_jsonl
 from events.observations import AnyObservation, JobObserved, Observation
 from lavalog.output import write_yaml_stream
 from projections.core.render import render_replay
-from projections.service.app import serve
-from projections.service.database import SqliteLocation
-from projections.service.memory_source import MemorySource
-from projections.service.shutdown import until_signalled
-from projections.service.store import Store, store_path
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -97,6 +92,13 @@ def _observations(path: Path) -> Iterator[AnyObservation]:
 def _serve(events: Sequence[LogEvent], args: argparse.Namespace) -> int:
     """Load `events` into a store (in `--state-dir`, else a temporary one, removed on exit)
     and serve it until SIGTERM or SIGINT."""
+    # here, not at the top: printing a replay must not load the web app (aiohttp) and store
+    from projections.service.app import serve
+    from projections.service.database import SqliteLocation
+    from projections.service.memory_source import MemorySource
+    from projections.service.shutdown import until_signalled
+    from projections.service.store import Store, store_path
+
     configure_logging()
     name = str(args.file)
     with _directory(args.state_dir) as directory:

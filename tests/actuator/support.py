@@ -11,10 +11,12 @@ import msgspec
 from controller.actuator.core import paths
 from controller.kube import Kube
 from events.decisions import Decision, PodRef, PodsCreate
-from events.volcano.api import JobState, JobStatus, TaskState
+from events.volcano.api import PODGROUP_API_VERSION, JobState, JobStatus, TaskState
 from tests.data import load_job
 
 NAMESPACE = "default"
+PODGROUPS = paths.collection(PODGROUP_API_VERSION, "PodGroup", NAMESPACE)
+EVENTS = paths.collection("v1", "Event", NAMESPACE)
 _ids = itertools.count(1)
 D = TypeVar("D", bound=Decision)
 

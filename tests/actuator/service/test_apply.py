@@ -28,10 +28,12 @@ from events.decisions import (
     StatusWrite,
     TimerScheduled,
 )
-from events.volcano.api import PODGROUP_API_VERSION, FieldError, JobState, JobStatus
+from events.volcano.api import FieldError, JobState, JobStatus
 from simulator.server import SimulatedCluster
 from tests.actuator.support import (
+    EVENTS,
     NAMESPACE,
+    PODGROUPS,
     create,
     decision,
     events_of,
@@ -46,8 +48,6 @@ from tests.actuator.support import (
 
 pytestmark = pytest.mark.integration
 
-PODGROUPS = paths.collection(PODGROUP_API_VERSION, "PodGroup", NAMESPACE)
-EVENTS = paths.collection("v1", "Event", NAMESPACE)
 
 
 async def twice(applier: Applier, *decisions: Any) -> None:

@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 from aiokafka import TopicPartition
 
-from controller.actuator.core import paths
 from controller.actuator.core.offsets import Progress
 from controller.actuator.service.progress_log import ProgressLog
 from controller.actuator.service.runner import ActuatorService
@@ -36,10 +35,10 @@ from events.decisions import (
     StatusWrite,
 )
 from events.topics import DECISIONS
-from events.volcano.api import PODGROUP_API_VERSION
 from simulator.server import SimulatedCluster
 from tests.actuator.support import (
-    NAMESPACE,
+    EVENTS,
+    PODGROUPS,
     decision,
     events_of,
     items,
@@ -53,8 +52,6 @@ from tests.actuator.support import (
 
 pytestmark = pytest.mark.integration
 
-PODGROUPS = paths.collection(PODGROUP_API_VERSION, "PodGroup", NAMESPACE)
-EVENTS = paths.collection("v1", "Event", NAMESPACE)
 
 
 def lifecycle(job: dict[str, Any]) -> list[AnyDecision]:

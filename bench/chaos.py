@@ -63,22 +63,22 @@ from bench.harness import (
     simulator_process,
     table,
 )
-from controller.actuator.core import paths
-from controller.broker import DevelopmentBroker
-from controller.decider.core import replay
-from controller.kafka import (
+from lavalog.cli.commands.job import ACTIONS, command_object
+from lavalog.controller.actuator.core import paths
+from lavalog.controller.broker import DevelopmentBroker
+from lavalog.controller.decider.core import replay
+from lavalog.controller.kafka import (
     KafkaSettings,
     create_consumer,
     create_producer,
     ensure_topics,
     topic_name,
 )
-from controller.kube import Kube, KubeError, connect
-from events import topics
-from events.codec import DecodeError, LogEvent, decode_event
-from events.deadletter import DeadLetter
-from lavalog.commands.job import ACTIONS, command_object
-from projections.core.audit import audit
+from lavalog.controller.kube import Kube, KubeError, connect
+from lavalog.events import topics
+from lavalog.events.codec import DecodeError, LogEvent, decode_event
+from lavalog.events.deadletter import DeadLetter
+from lavalog.projections.core.audit import audit
 from tests.e2e.jobs import FOREVER, job, on, task
 
 NAMESPACE = "default"

@@ -22,9 +22,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from controller.decider.core import JobState, initial_state, step
-from events.codec import decode_observation, encode
-from simulator.scenarios import JobScript
+from lavalog.controller.decider.core import JobState, initial_state, step
+from lavalog.events.codec import decode_observation, encode
+from lavalog.simulator.scenarios import JobScript
 
 TASKS = {"ps": 1, "worker": 3}
 

@@ -26,8 +26,8 @@ from aiokafka import TopicPartition
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from controller.broker import free_port
-from controller.kafka import KafkaSettings, create_consumer, topic_name
+from lavalog.controller.broker import free_port
+from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -99,7 +99,7 @@ async def simulator_process(
     with tempfile.TemporaryDirectory(prefix="lavalog-bench-") as tmp:
         kubeconfig = Path(tmp) / "kubeconfig"
         command = [
-            sys.executable, "-m", "lavalog.cli", "sim", "--port", "0",
+            sys.executable, "-m", "lavalog.cli.main", "sim", "--port", "0",
             "--nodes", str(nodes), "--node-capacity", f"cpu=1000,memory=4Ti,pods={pods_per_node}",
             "--time-scale", str(time_scale), "--history-size", str(history),
             "--kubeconfig", str(kubeconfig),
@@ -181,7 +181,7 @@ class LavalogRun:
         self.port = free_port()
         with self.output.open("ab") as out:
             self.process = await asyncio.create_subprocess_exec(
-                *(sys.executable, "-m", "lavalog.cli", "run"),
+                *(sys.executable, "-m", "lavalog.cli.main", "run"),
                 *("--kubeconfig", str(self.kubeconfig)),
                 *("--bootstrap-servers", kafka.bootstrap_servers),
                 *("--http-port", str(self.port), "--identity", self.identity, "--log-json"),
@@ -267,8 +267,8 @@ async def read_topic(settings: KafkaSettings, topic: str, partitions: int) -> li
 
 def _run_controller(args: argparse.Namespace) -> None:
     """The child side of `controller_process`."""
-    from controller.app import ControllerConfig, run_controller
-    from controller.logs import configure_logging
+    from lavalog.controller.app import ControllerConfig, run_controller
+    from lavalog.controller.logs import configure_logging
 
     configure_logging(level="warning", json=False)
 

@@ -37,20 +37,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.decider import job_spec, lifecycle_script
 from bench.harness import bounded, kafka_settings, say, simulator_process, table, until
-from controller.actuator.service.runner import ActuatorService
-from controller.broker import DevelopmentBroker
-from controller.decider.service.runner import DeciderService
-from controller.kafka import (
+from lavalog.controller.actuator.service.runner import ActuatorService
+from lavalog.controller.broker import DevelopmentBroker
+from lavalog.controller.decider.service.runner import DeciderService
+from lavalog.controller.kafka import (
     KafkaSettings,
     create_consumer,
     create_producer,
     ensure_topics,
     topic_name,
 )
-from controller.kube import Kube, connect
-from controller.logs import configure_logging
-from events.codec import encode
-from events.topics import DECISIONS, OBSERVED
+from lavalog.controller.kube import Kube, connect
+from lavalog.controller.logs import configure_logging
+from lavalog.events.codec import encode
+from lavalog.events.topics import DECISIONS, OBSERVED
 
 NAMESPACE = "pipeline"
 

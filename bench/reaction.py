@@ -35,16 +35,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.decider import job_lifecycle
 from bench.harness import controller_process, kafka_settings, metric, say, table, until
-from controller.broker import DevelopmentBroker
-from controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
-from controller.kube import Kube, connect
-from events.codec import decode_decision, decode_observation
-from events.decisions import PodsCreate, PodsKill, PodsReplace
-from events.observations import PodDeleted, PodObserved
-from events.topics import DECISIONS, OBSERVED
-from simulator import registry
-from simulator.server import SimulatedCluster
-from simulator.store import Change
+from lavalog.controller.broker import DevelopmentBroker
+from lavalog.controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
+from lavalog.controller.kube import Kube, connect
+from lavalog.events.codec import decode_decision, decode_observation
+from lavalog.events.decisions import PodsCreate, PodsKill, PodsReplace
+from lavalog.events.observations import PodDeleted, PodObserved
+from lavalog.events.topics import DECISIONS, OBSERVED
+from lavalog.simulator import registry
+from lavalog.simulator.server import SimulatedCluster
+from lavalog.simulator.store import Change
 
 JOBS_PATH = "/apis/batch.volcano.sh/v1alpha1/namespaces/default/jobs"
 #: namespaces of the synthetic jobs, so that the Events the actuator writes for them land

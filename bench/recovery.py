@@ -31,12 +31,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.harness import LavalogRun, kafka_settings, say, table
 from bench.reaction import JOBS_PATH, job, percentile
-from controller.broker import DevelopmentBroker
-from controller.kafka import ensure_topics
-from controller.kube import Kube, connect
-from simulator import registry
-from simulator.server import SimulatedCluster
-from simulator.store import Change
+from lavalog.controller.broker import DevelopmentBroker
+from lavalog.controller.kafka import ensure_topics
+from lavalog.controller.kube import Kube, connect
+from lavalog.simulator import registry
+from lavalog.simulator.server import SimulatedCluster
+from lavalog.simulator.store import Change
 
 
 @dataclass

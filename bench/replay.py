@@ -34,16 +34,16 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.decider import job_lifecycle
-from controller.decider.core import replay
-from controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
-from events.codec import LogEvent, decode_event, decode_observation, encode
-from events.observations import Observation
-from events.topics import DECISIONS, OBSERVED
-from projections.service.database import Location, SqliteLocation, location_of
-from projections.service.file_source import FileSource
-from projections.service.kafka_source import KafkaSource
-from projections.service.rebuild import BATCH, CountedSource, rebuild
-from projections.service.store import Store
+from lavalog.controller.decider.core import replay
+from lavalog.controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
+from lavalog.events.codec import LogEvent, decode_event, decode_observation, encode
+from lavalog.events.observations import Observation
+from lavalog.events.topics import DECISIONS, OBSERVED
+from lavalog.projections.service.database import Location, SqliteLocation, location_of
+from lavalog.projections.service.file_source import FileSource
+from lavalog.projections.service.kafka_source import KafkaSource
+from lavalog.projections.service.rebuild import BATCH, CountedSource, rebuild
+from lavalog.projections.service.store import Store
 
 #: observations per job that, with their decisions, make about 100 events
 OBSERVATIONS_PER_JOB = 46
@@ -173,11 +173,11 @@ def report(name: str, figures: dict[str, Any], *, baseline: dict[str, Any] | Non
 
 
 def broker_figures(path: Path, count: int, work: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    from controller.broker import DevelopmentBroker
+    from lavalog.controller.broker import DevelopmentBroker
 
     with DevelopmentBroker() as broker:
         settings = KafkaSettings(bootstrap_servers=broker.bootstrap_servers, topic_prefix="bench.")
-        from controller.kafka import ensure_topics
+        from lavalog.controller.kafka import ensure_topics
 
         asyncio.run(ensure_topics(settings))
         common = [broker.bootstrap_servers, settings.topic_prefix]

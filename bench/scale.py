@@ -38,9 +38,9 @@ from bench.harness import (
     simulator_process,
     table,
 )
-from controller.broker import DevelopmentBroker
-from controller.kafka import ensure_topics
-from controller.kube import Kube, connect
+from lavalog.controller.broker import DevelopmentBroker
+from lavalog.controller.kafka import ensure_topics
+from lavalog.controller.kube import Kube, connect
 
 NAMESPACE = "scale"
 RAW_NAMESPACE = "raw"

@@ -67,7 +67,7 @@ async def cluster(history: int) -> AsyncIterator[str]:
     """Start `lavalog sim` on a free port; yield its URL."""
     with tempfile.TemporaryDirectory(prefix="lavalog-bench-") as tmp:
         command = [
-            sys.executable, "-m", "lavalog.cli", "sim", "--port", "0", "--nodes", "0",
+            sys.executable, "-m", "lavalog.cli.main", "sim", "--port", "0", "--nodes", "0",
             "--history-size", str(history), "--kubeconfig", str(Path(tmp) / "kubeconfig"),
         ]  # fmt: skip
         env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -22,8 +22,8 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lavalog.cli import main
-from lavalog.commands import validate
+from lavalog.cli.commands import validate
+from lavalog.cli.main import main
 
 
 def manifest(tasks: int) -> str:

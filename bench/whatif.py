@@ -20,12 +20,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.replay import generate
-from events.codec import decode_event
-from lavalog.commands.whatif import summarise
-from projections.core.whatif import parse_set
-from projections.service.file_source import read_file
-from projections.service.queries import Queries
-from projections.service.store import Store, load
+from lavalog.cli.commands.whatif import summarise
+from lavalog.events.codec import decode_event
+from lavalog.projections.core.whatif import parse_set
+from lavalog.projections.service.file_source import read_file
+from lavalog.projections.service.queries import Queries
+from lavalog.projections.service.store import Store, load
 
 
 def main() -> None:

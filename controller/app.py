@@ -19,13 +19,13 @@ from typing import Any, Protocol
 import structlog
 from aiohttp import web
 
-from controller.actuator.service.runner import ActuatorService
-from controller.decider.service.runner import DeciderService
-from controller.health import Component, Health, health_app
-from controller.kafka import KafkaSettings, ensure_topics
-from controller.kafka.probe import check_connection
-from controller.kube import CONTROLLER, Kube, connect
-from controller.watchers.service.runner import WatcherService
+from lavalog.controller.actuator.service.runner import ActuatorService
+from lavalog.controller.decider.service.runner import DeciderService
+from lavalog.controller.health import Component, Health, health_app
+from lavalog.controller.kafka import KafkaSettings, ensure_topics
+from lavalog.controller.kafka.probe import check_connection
+from lavalog.controller.kube import CONTROLLER, Kube, connect
+from lavalog.controller.watchers.service.runner import WatcherService
 
 log = structlog.get_logger("lavalog")
 

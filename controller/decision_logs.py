@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from events.decisions import (
+from lavalog.events.decisions import (
     ActionDecided,
     Decision,
     JobDelete,

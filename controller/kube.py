@@ -23,7 +23,7 @@ from kubernetes_asyncio.config.config_exception import ConfigException
 from yaml import YAMLError
 from yarl import URL
 
-from controller.version import version
+from lavalog.controller.version import version
 
 JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from events.decisions import ActionDecided, PolicyRef, TimerScheduled
+from lavalog.events.decisions import ActionDecided, PolicyRef, TimerScheduled
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,8 +12,8 @@ from typing import Any
 
 import msgspec
 
-from events.decisions import AnyDecision
-from events.observations import AnyObservation
+from lavalog.events.decisions import AnyDecision
+from lavalog.events.observations import AnyObservation
 
 LogEvent = AnyObservation | AnyDecision
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import msgspec
 
-from events.durations import format_duration
-from events.observations import SCHEMA_VERSION
-from events.volcano.api import FieldError, JobStatus
+from lavalog.events.durations import format_duration
+from lavalog.events.observations import SCHEMA_VERSION
+from lavalog.events.volcano.api import FieldError, JobStatus
 
 
 class Decision(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):

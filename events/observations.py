@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from events.volcano.api import JobStatus
+from lavalog.events.volcano.api import JobStatus
 
 #: Version of the envelope and payload layout; bumped only with an upcaster in `codec`.
 SCHEMA_VERSION = 1

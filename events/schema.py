@@ -6,9 +6,9 @@ from typing import Any
 
 import msgspec
 
-from events.decisions import AnyDecision
-from events.observations import SCHEMA_VERSION, AnyObservation
-from events.topics import DECISIONS, OBSERVED
+from lavalog.events.decisions import AnyDecision
+from lavalog.events.observations import SCHEMA_VERSION, AnyObservation
+from lavalog.events.topics import DECISIONS, OBSERVED
 
 
 def topic_schemas() -> dict[str, Any]:

@@ -23,13 +23,13 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from simulator import registry
-from simulator.creations import PodCreations
-from simulator.errors import ApiError, bad_request
-from simulator.faults import ApiFaults
-from simulator.kubelet import Kubelet
-from simulator.objects import Objects
-from simulator.store import decode, encode
+from lavalog.simulator import registry
+from lavalog.simulator.creations import PodCreations
+from lavalog.simulator.errors import ApiError, bad_request
+from lavalog.simulator.faults import ApiFaults
+from lavalog.simulator.kubelet import Kubelet
+from lavalog.simulator.objects import Objects
+from lavalog.simulator.store import decode, encode
 
 _FAULT_FIELDS = ("latency", "error_rate", "throttle_rate")
 

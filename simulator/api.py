@@ -16,14 +16,14 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from simulator import discovery, fields, pods, registry, watch
-from simulator.access import Access, AccessListener
-from simulator.errors import ApiError, bad_request, not_found
-from simulator.objects import Objects
-from simulator.registry import ResourceType
-from simulator.selectors import parse as parse_selector
-from simulator.store import Entry, Obj, decode, encode
-from simulator.writes import Write, WriteLog
+from lavalog.simulator import discovery, fields, pods, registry, watch
+from lavalog.simulator.access import Access, AccessListener
+from lavalog.simulator.errors import ApiError, bad_request, not_found
+from lavalog.simulator.objects import Objects
+from lavalog.simulator.registry import ResourceType
+from lavalog.simulator.selectors import parse as parse_selector
+from lavalog.simulator.store import Entry, Obj, decode, encode
+from lavalog.simulator.writes import Write, WriteLog
 
 JSON = "application/json"
 
@@ -149,7 +149,7 @@ class KubeApi:
     ) -> None:
         self.objects = objects
         self.writes = writes or WriteLog()
-        #: called with every request to a resource (`simulator.access`)
+        #: called with every request to a resource (`lavalog.simulator.access`)
         self.access = access if access is not None else []
         #: requests served, by "verb resource[/subresource]" (`GET /sim/state`, benchmarks)
         self.calls = calls

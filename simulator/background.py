@@ -13,9 +13,9 @@ import contextlib
 from abc import ABC, abstractmethod
 from typing import ClassVar, Generic, TypeVar
 
-from simulator.errors import ApiError
-from simulator.objects import Objects
-from simulator.store import Change
+from lavalog.simulator.errors import ApiError
+from lavalog.simulator.objects import Objects
+from lavalog.simulator.store import Change
 
 T = TypeVar("T")
 

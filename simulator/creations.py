@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from simulator import registry
-from simulator.store import Change, Store
+from lavalog.simulator import registry
+from lavalog.simulator.store import Change, Store
 
 VERSION_ANNOTATION = "volcano.sh/job-version"
 

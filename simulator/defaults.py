@@ -10,7 +10,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
-from simulator import registry
+from lavalog.simulator import registry
 
 Obj = dict[str, Any]
 

@@ -20,22 +20,22 @@ from typing import Any
 
 import yaml
 
-from controller.app import ControllerConfig, run_controller
-from controller.broker import DevelopmentBroker
-from controller.kafka import KafkaSettings
-from controller.kube import Kube, connect
-from projections.core.render import render_timeline
-from projections.core.timeline import Timeline
-from projections.service.app import serve
-from projections.service.database import SqliteLocation
-from projections.service.kafka_source import KafkaSource
-from projections.service.queries import JobFilter, Queries
-from projections.service.store import Store, store_path
-from simulator import registry
-from simulator.demo_display import JobRow, job_row, render_rows
-from simulator.demo_stories import STORIES, Crash, check
-from simulator.errors import ApiError
-from simulator.server import SimulatedCluster
+from lavalog.controller.app import ControllerConfig, run_controller
+from lavalog.controller.broker import DevelopmentBroker
+from lavalog.controller.kafka import KafkaSettings
+from lavalog.controller.kube import Kube, connect
+from lavalog.projections.core.render import render_timeline
+from lavalog.projections.core.timeline import Timeline
+from lavalog.projections.service.app import serve
+from lavalog.projections.service.database import SqliteLocation
+from lavalog.projections.service.kafka_source import KafkaSource
+from lavalog.projections.service.queries import JobFilter, Queries
+from lavalog.projections.service.store import Store, store_path
+from lavalog.simulator import registry
+from lavalog.simulator.demo_display import JobRow, job_row, render_rows
+from lavalog.simulator.demo_stories import STORIES, Crash, check
+from lavalog.simulator.errors import ApiError
+from lavalog.simulator.server import SimulatedCluster
 
 JOBS_DIR = Path(__file__).with_name("demo_jobs")
 NAMESPACE = "default"

@@ -13,9 +13,9 @@ from itertools import pairwise
 
 import msgspec
 
-from events.durations import format_duration
-from projections.core.timeline import AttemptView, Timeline
-from simulator.demo_display import JobRow
+from lavalog.events.durations import format_duration
+from lavalog.projections.core.timeline import AttemptView, Timeline
+from lavalog.simulator.demo_display import JobRow
 
 
 class Crash(msgspec.Struct, frozen=True, kw_only=True):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from simulator import registry
+from lavalog.simulator import registry
 
 Doc = dict[str, Any]
 

@@ -1,6 +1,6 @@
 """The recorded lifecycles shipped under `examples/`, written as scripts.
 
-`python -m simulator.examples DIR` writes them as JSONL; a test checks that the files in
+`python -m lavalog.simulator.examples DIR` writes them as JSONL; a test checks that the files in
 the repository are exactly what these scripts produce and that they replay to the
 timelines printed in `examples/README.md`.
 """
@@ -12,9 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from events.codec import write_jsonl
-from events.observations import AnyObservation
-from simulator.scenarios import JobScript
+from lavalog.events.codec import write_jsonl
+from lavalog.events.observations import AnyObservation
+from lavalog.simulator.scenarios import JobScript
 
 
 def _task(name: str, replicas: int, command: str, **extra: Any) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
-from simulator.errors import ApiError
+from lavalog.simulator.errors import ApiError
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 

@@ -17,9 +17,9 @@ import copy
 from functools import cache
 from typing import Any
 
-from simulator import crds, kube_schema, schema
-from simulator.errors import ApiError, bad_request
-from simulator.registry import ResourceType
+from lavalog.simulator import crds, kube_schema, schema
+from lavalog.simulator.errors import ApiError, bad_request
+from lavalog.simulator.registry import ResourceType
 
 STRICT, WARN, IGNORE = "Strict", "Warn", "Ignore"
 #: where `admit` puts the Warning texts of a request

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import contextlib
 
-from simulator import registry
-from simulator.background import WorkQueue
-from simulator.errors import ApiError
-from simulator.selectors import Selector
-from simulator.store import Change, Obj
+from lavalog.simulator import registry
+from lavalog.simulator.background import WorkQueue
+from lavalog.simulator.errors import ApiError
+from lavalog.simulator.selectors import Selector
+from lavalog.simulator.store import Change, Obj
 
 FOREGROUND = "foregroundDeletion"
 _EVERYTHING = Selector()

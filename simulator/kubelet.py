@@ -19,13 +19,13 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from simulator import commands, registry
-from simulator.errors import ApiError
-from simulator.objects import Objects
-from simulator.pods import is_terminal, set_condition
-from simulator.recorder import EventRecorder
-from simulator.selectors import Selector
-from simulator.store import Change, Obj, clone
+from lavalog.simulator import commands, registry
+from lavalog.simulator.errors import ApiError
+from lavalog.simulator.objects import Objects
+from lavalog.simulator.pods import is_terminal, set_condition
+from lavalog.simulator.recorder import EventRecorder
+from lavalog.simulator.selectors import Selector
+from lavalog.simulator.store import Change, Obj, clone
 
 LOG_LINES = 1000
 KILLED = 137

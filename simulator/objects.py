@@ -19,12 +19,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from simulator import defaults, fields, patch, registry
-from simulator.clock import SimClock
-from simulator.errors import ApiError, already_exists, bad_request, conflict, invalid, not_found
-from simulator.registry import ResourceType
-from simulator.selectors import Selector
-from simulator.store import Entry, Obj, Store, clone, decode, encode
+from lavalog.simulator import defaults, fields, patch, registry
+from lavalog.simulator.clock import SimClock
+from lavalog.simulator.errors import (
+    ApiError,
+    already_exists,
+    bad_request,
+    conflict,
+    invalid,
+    not_found,
+)
+from lavalog.simulator.registry import ResourceType
+from lavalog.simulator.selectors import Selector
+from lavalog.simulator.store import Entry, Obj, Store, clone, decode, encode
 
 _NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
 #: Fields that are not the object's desired state: changing them keeps `generation`.

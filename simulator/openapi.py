@@ -18,9 +18,9 @@ from typing import Any
 
 from aiohttp import web
 
-from simulator import discovery, fields, registry
-from simulator.registry import ResourceType
-from simulator.store import encode
+from lavalog.simulator import discovery, fields, registry
+from lavalog.simulator.registry import ResourceType
+from lavalog.simulator.store import encode
 
 Doc = dict[str, Any]
 JSON = "application/json"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from simulator.errors import ApiError, bad_request
+from lavalog.simulator.errors import ApiError, bad_request
 
 MERGE = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"

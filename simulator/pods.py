@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from simulator import registry
-from simulator.errors import ApiError
-from simulator.objects import Objects
+from lavalog.simulator import registry
+from lavalog.simulator.errors import ApiError
+from lavalog.simulator.objects import Objects
 
 Obj = dict[str, Any]
 

@@ -14,9 +14,9 @@ from typing import Any, Self
 
 import msgspec
 
-from events.codec import LogEvent
-from events.decisions import AnyDecision, PhaseChanged, PodRef
-from events.observations import (
+from lavalog.events.codec import LogEvent
+from lavalog.events.decisions import AnyDecision, PhaseChanged, PodRef
+from lavalog.events.observations import (
     AnyObservation,
     CommandIssued,
     JobDeleted,

@@ -19,15 +19,15 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 
-from simulator import quantity, registry
-from simulator.background import BackgroundLoop
-from simulator.errors import ApiError
-from simulator.objects import Objects
-from simulator.pods import bind, is_terminal, set_condition
-from simulator.quantity import Resources
-from simulator.recorder import EventRecorder
-from simulator.selectors import Selector
-from simulator.store import Change, Key, Obj, key_of
+from lavalog.simulator import quantity, registry
+from lavalog.simulator.background import BackgroundLoop
+from lavalog.simulator.errors import ApiError
+from lavalog.simulator.objects import Objects
+from lavalog.simulator.pods import bind, is_terminal, set_condition
+from lavalog.simulator.quantity import Resources
+from lavalog.simulator.recorder import EventRecorder
+from lavalog.simulator.selectors import Selector
+from lavalog.simulator.store import Change, Key, Obj, key_of
 
 DEFAULT_SCHEDULER = "default-scheduler"
 GANG_SCHEDULER = "volcano"

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from simulator.errors import bad_request
+from lavalog.simulator.errors import bad_request
 
 Obj = dict[str, Any]
 

@@ -16,19 +16,19 @@ from types import TracebackType
 
 from aiohttp import web
 
-from simulator import kubeconfig, openapi, registry
-from simulator.access import AccessListener
-from simulator.admin import Admin
-from simulator.api import KubeApi, errors_middleware
-from simulator.clock import SimClock
-from simulator.faults import ApiFaults
-from simulator.gc import GarbageCollector
-from simulator.kubelet import Kubelet
-from simulator.objects import Objects
-from simulator.scheduler import Scheduler
-from simulator.store import Store
-from simulator.volumes import VolumeBinder
-from simulator.writes import WriteListener, WriteLog
+from lavalog.simulator import kubeconfig, openapi, registry
+from lavalog.simulator.access import AccessListener
+from lavalog.simulator.admin import Admin
+from lavalog.simulator.api import KubeApi, errors_middleware
+from lavalog.simulator.clock import SimClock
+from lavalog.simulator.faults import ApiFaults
+from lavalog.simulator.gc import GarbageCollector
+from lavalog.simulator.kubelet import Kubelet
+from lavalog.simulator.objects import Objects
+from lavalog.simulator.scheduler import Scheduler
+from lavalog.simulator.store import Store
+from lavalog.simulator.volumes import VolumeBinder
+from lavalog.simulator.writes import WriteListener, WriteLog
 
 DEFAULT_CAPACITY = {"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": "8", "pods": "110"}
 NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease", "volcano-system")
@@ -113,12 +113,12 @@ class SimulatedCluster:
 
     def on_write(self, listener: WriteListener) -> None:
         """Call `listener` with every create, update and patch served over HTTP, as sent
-        and as stored (see `simulator.writes`)."""
+        and as stored (see `lavalog.simulator.writes`)."""
         self._writes.listeners.append(listener)
 
     def on_request(self, listener: AccessListener) -> None:
         """Call `listener` with every request to a resource served over HTTP, in RBAC's
-        terms (see `simulator.access`)."""
+        terms (see `lavalog.simulator.access`)."""
         self._access.append(listener)
 
     async def stop(self) -> None:

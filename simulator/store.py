@@ -18,9 +18,9 @@ from typing import Any
 
 import msgspec
 
-from simulator.errors import gone
-from simulator.registry import RESOURCES, ResourceType
-from simulator.selectors import Selector
+from lavalog.simulator.errors import gone
+from lavalog.simulator.registry import RESOURCES, ResourceType
+from lavalog.simulator.selectors import Selector
 
 Obj = dict[str, Any]
 Key = tuple[str, str]  # (namespace, name); namespace is "" for cluster-scoped kinds

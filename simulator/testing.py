@@ -27,8 +27,8 @@ import pytest
 import pytest_asyncio
 from kubernetes_asyncio.client import ApiClient, Configuration
 
-from controller.kube import Kube, connect
-from simulator.server import SimulatedCluster
+from lavalog.controller.kube import Kube, connect
+from lavalog.simulator.server import SimulatedCluster
 
 #: the cluster of a test without a `cluster` marker
 DEFAULT_SHAPE: dict[str, Any] = {"nodes": 2, "time_scale": 50, "bookmark_interval": 0.2}

@@ -9,9 +9,9 @@ kept: nothing lavalog reads looks at them.
 
 from __future__ import annotations
 
-from simulator import registry
-from simulator.background import WorkQueue
-from simulator.store import Change, Key, Obj, key_of
+from lavalog.simulator import registry
+from lavalog.simulator.background import WorkQueue
+from lavalog.simulator.store import Change, Key, Obj, key_of
 
 
 class VolumeBinder(WorkQueue[Key]):

@@ -16,10 +16,10 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from simulator.errors import ApiError
-from simulator.registry import ResourceType
-from simulator.selectors import Selector
-from simulator.store import Change, Store, encode
+from lavalog.simulator.errors import ApiError
+from lavalog.simulator.registry import ResourceType
+from lavalog.simulator.selectors import Selector
+from lavalog.simulator.store import Change, Store, encode
 
 Write = Callable[[bytes], Awaitable[None]]
 

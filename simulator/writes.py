@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from simulator.registry import ResourceType
+from lavalog.simulator.registry import ResourceType
 
 Obj = dict[str, Any]
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import structlog
 
-from controller.logs import configure_logging
+from lavalog.controller.logs import configure_logging
 
 Lines = Callable[[], list[dict[str, Any]]]
 

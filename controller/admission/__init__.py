@@ -15,13 +15,13 @@ from typing import Any
 
 import msgspec
 
-from controller.admission.decoding import decode_spec
-from controller.admission.defaults import with_defaults
-from controller.admission.exit_codes import ExitCodeSet, exit_code_sets
-from controller.admission.restart_backoff import RestartBackoff, restart_backoff
-from controller.admission.rules import check_new_job
-from controller.admission.update import check_update
-from events.volcano.api import FieldError, JobSpec
+from lavalog.controller.admission.decoding import decode_spec
+from lavalog.controller.admission.defaults import with_defaults
+from lavalog.controller.admission.exit_codes import ExitCodeSet, exit_code_sets
+from lavalog.controller.admission.restart_backoff import RestartBackoff, restart_backoff
+from lavalog.controller.admission.rules import check_new_job
+from lavalog.controller.admission.update import check_update
+from lavalog.events.volcano.api import FieldError, JobSpec
 
 __all__ = ["Admitted", "Rejected", "admit_job", "admit_update"]
 

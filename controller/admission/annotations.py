@@ -7,8 +7,8 @@ admission reports like a bad spec field (docs/semantics.md, "Extensions").
 
 from __future__ import annotations
 
-from events.observations import EXTENSION_PREFIX
-from events.volcano.api import FieldError
+from lavalog.events.observations import EXTENSION_PREFIX
+from lavalog.events.volcano.api import FieldError
 
 
 def annotation(name: str) -> str:

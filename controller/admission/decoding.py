@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from events.volcano.api import FieldError, JobSpec
+from lavalog.events.volcano.api import FieldError, JobSpec
 
 #: more wrong values than this in one spec are not worth listing one by one
 _MAX_ERRORS = 50

@@ -11,8 +11,8 @@ from typing import Any
 
 import msgspec
 
-from controller.actuator.core.plugins import with_dependencies
-from events.volcano.api import JobSpec, TaskSpec
+from lavalog.controller.actuator.core.plugins import with_dependencies
+from lavalog.events.volcano.api import JobSpec, TaskSpec
 
 DEFAULT_QUEUE = "default"
 DEFAULT_SCHEDULER = "volcano"

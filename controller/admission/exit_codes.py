@@ -19,8 +19,8 @@ from collections.abc import Mapping
 
 import msgspec
 
-from controller.admission.annotations import annotation, annotation_error
-from events.volcano.api import FieldError, JobSpec, LifecyclePolicy
+from lavalog.controller.admission.annotations import annotation, annotation_error
+from lavalog.events.volcano.api import FieldError, JobSpec, LifecyclePolicy
 
 PREFIX = annotation("exit-codes.")
 OPERATORS = ("In", "NotIn")

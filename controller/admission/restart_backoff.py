@@ -17,9 +17,9 @@ from collections.abc import Mapping
 
 import msgspec
 
-from controller.admission.annotations import annotation, annotation_error
-from events.durations import parse_duration
-from events.volcano.api import Action, FieldError
+from lavalog.controller.admission.annotations import annotation, annotation_error
+from lavalog.events.durations import parse_duration
+from lavalog.events.volcano.api import Action, FieldError
 
 ANNOTATION = annotation("restart-backoff")
 #: the actions a backoff delays: every restart, i.e. every action that counts a retry

@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from controller.actuator.core.plugins import problems as plugin_problems
-from events.durations import parse_duration
-from events.volcano.api import (
+from lavalog.controller.actuator.core.plugins import problems as plugin_problems
+from lavalog.events.durations import parse_duration
+from lavalog.events.volcano.api import (
     Action,
     Event,
     FieldError,

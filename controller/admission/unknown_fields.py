@@ -3,7 +3,7 @@
 The controller decodes a spec leniently (an unknown field is dropped, as a real API
 server prunes it), so a misspelt field silently means its default. `lavalog validate`
 names them. The known fields are not listed here but taken from the models that read
-the manifest: the msgspec Structs of `events.volcano` for the Job's spec, and
+the manifest: the msgspec Structs of `lavalog.events.volcano` for the Job's spec, and
 kubernetes-asyncio's generated models (their `attribute_map`) for the metadata and each
 task's pod template. Parts that neither models (`volumes`, `networkTopology`, plugin
 arguments) are not judged.
@@ -19,7 +19,7 @@ from typing import Any, cast
 import msgspec
 import msgspec.inspect as mi
 
-from events.volcano.api import JobSpec, TaskSpec
+from lavalog.events.volcano.api import JobSpec, TaskSpec
 
 #: the top of a manifest: Kubernetes' TypeMeta and ObjectMeta, then the Job's own parts
 _TOP_LEVEL = ("apiVersion", "kind", "metadata", "spec", "status")

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import msgspec
 
-from controller.admission.rules import check_ranges
-from events.volcano.api import FieldError, JobSpec, TaskSpec
+from lavalog.controller.admission.rules import check_ranges
+from lavalog.events.volcano.api import FieldError, JobSpec, TaskSpec
 
 #: fields an update may change (Volcano copies the old values over them before comparing)
 MUTABLE_JOB_FIELDS = frozenset({"min_available", "max_retry", "priority_class_name", "tasks"})

@@ -4,9 +4,9 @@ Must not import the components (watchers, decider, actuator), the projections or
 command line: they all build on it.
 """
 
-from controller.kafka.clients import create_consumer, create_producer
-from controller.kafka.settings import KafkaSettings
-from controller.kafka.topics import ensure_topics, partitions, topic_name, topic_specs
+from lavalog.controller.kafka.clients import create_consumer, create_producer
+from lavalog.controller.kafka.settings import KafkaSettings
+from lavalog.controller.kafka.topics import ensure_topics, partitions, topic_name, topic_specs
 
 __all__ = [
     "KafkaSettings",

@@ -15,11 +15,11 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
-from controller.kafka.groups import evict_predecessors, member_client_id
-from controller.kafka.leaderless import LeaderlessRepair
-from controller.kafka.security import connection_options
-from controller.kafka.settings import KafkaSettings
-from controller.kafka.topics import group_name
+from lavalog.controller.kafka.groups import evict_predecessors, member_client_id
+from lavalog.controller.kafka.leaderless import LeaderlessRepair
+from lavalog.controller.kafka.security import connection_options
+from lavalog.controller.kafka.settings import KafkaSettings
+from lavalog.controller.kafka.topics import group_name
 
 
 def create_producer(settings: KafkaSettings, **options: Any) -> AIOKafkaProducer:

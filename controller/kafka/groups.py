@@ -41,9 +41,9 @@ from aiokafka.errors import IncompatibleBrokerVersion, for_code
 from aiokafka.protocol.admin import DescribeGroupsRequest
 from aiokafka.protocol.group import LeaveGroupRequest
 
-from controller.kafka.consumer_group_describe import ConsumerGroupDescribeRequest
-from controller.kafka.security import connection_options
-from controller.kafka.settings import KafkaSettings
+from lavalog.controller.kafka.consumer_group_describe import ConsumerGroupDescribeRequest
+from lavalog.controller.kafka.security import connection_options
+from lavalog.controller.kafka.settings import KafkaSettings
 
 log = structlog.get_logger("lavalog.kafka")
 

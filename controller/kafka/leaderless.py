@@ -37,13 +37,13 @@ from aiokafka.client import AIOKafkaClient, CoordinationType
 from aiokafka.errors import IncompatibleBrokerVersion
 from aiokafka.protocol.group import LeaveGroupRequest
 
-from controller.kafka.groups import (
+from lavalog.controller.kafka.groups import (
     REBALANCING_WITH_LEADER,
     GroupLook,
     group_client,
     look_at_group,
 )
-from controller.kafka.settings import KafkaSettings
+from lavalog.controller.kafka.settings import KafkaSettings
 
 log = structlog.get_logger("lavalog.kafka")
 

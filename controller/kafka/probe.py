@@ -16,8 +16,8 @@ import ssl
 from aiokafka import errors
 from aiokafka.conn import collect_hosts, create_conn
 
-from controller.kafka.security import connection_options
-from controller.kafka.settings import KafkaSettings, env_var
+from lavalog.controller.kafka.security import connection_options
+from lavalog.controller.kafka.settings import KafkaSettings, env_var
 
 
 class KafkaUnavailable(errors.KafkaConnectionError):  # type: ignore[misc]

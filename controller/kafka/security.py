@@ -11,7 +11,7 @@ from __future__ import annotations
 import ssl
 from typing import Any
 
-from controller.kafka.settings import KafkaSettings, env_var
+from lavalog.controller.kafka.settings import KafkaSettings, env_var
 
 
 def connection_options(settings: KafkaSettings) -> dict[str, Any]:

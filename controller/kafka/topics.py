@@ -10,13 +10,13 @@ from __future__ import annotations
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError, for_code
 
-from controller.kafka.security import connection_options
-from controller.kafka.settings import KafkaSettings
-from events import topics
+from lavalog.controller.kafka.security import connection_options
+from lavalog.controller.kafka.settings import KafkaSettings
+from lavalog.events import topics
 
 
 def topic_name(settings: KafkaSettings, base: str) -> str:
-    """The broker-side name of one of `events.topics`' topics, e.g. `OBSERVED`."""
+    """The broker-side name of one of `lavalog.events.topics`' topics, e.g. `OBSERVED`."""
     if base not in topics.ALL_TOPICS:
         raise ValueError(f"{base!r} is not a lavalog topic; expected one of {topics.ALL_TOPICS}")
     return settings.topic_prefix + base

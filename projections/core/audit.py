@@ -15,9 +15,9 @@ from typing import Any
 
 import msgspec
 
-from events.codec import LogEvent, to_builtins
-from events.decisions import Decision
-from events.observations import AnyObservation, Observation
+from lavalog.events.codec import LogEvent, to_builtins
+from lavalog.events.decisions import Decision
+from lavalog.events.observations import AnyObservation, Observation
 
 #: The decider's `replay`: each observation with the decisions it leads to.
 Replay = Callable[[Iterable[AnyObservation]], Iterable[tuple[AnyObservation, list[Any]]]]

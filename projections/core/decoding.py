@@ -4,9 +4,9 @@ The decider writes a Job's whole status with every change: 29% of a log's events
 half its bytes. No projection reads it (the store keeps each event's bytes, the folded
 history takes nothing from a StatusWrite), so decoding it into objects was a third of a
 rebuild's decoding. Here `status` is a `msgspec.Raw`: still checked to be well-formed
-JSON, its values not built. Every other event is decoded as `events.codec` does, and
+JSON, its values not built. Every other event is decoded as `lavalog.events.codec` does, and
 encoding either kind gives the bytes back as they were (`encode(event)` of the live
-stream). Code that reads a status (the audit, the decider) decodes with `events.codec`.
+stream). Code that reads a status (the audit, the decider) decodes with `lavalog.events.codec`.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from typing import Any, Union, cast, get_args
 
 import msgspec
 
-from events.codec import DecodeError, LogEvent
-from events.decisions import AnyDecision, Decision
-from events.decisions import StatusWrite as FullStatusWrite
-from events.observations import AnyObservation
+from lavalog.events.codec import DecodeError, LogEvent
+from lavalog.events.decisions import AnyDecision, Decision
+from lavalog.events.decisions import StatusWrite as FullStatusWrite
+from lavalog.events.observations import AnyObservation
 
 
 class StatusWrite(Decision, frozen=True, kw_only=True, tag="StatusWrite"):

@@ -6,7 +6,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple, overload
 
-from events.codec import LogEvent
+from lavalog.events.codec import LogEvent
 
 
 class Position(NamedTuple):
@@ -70,7 +70,7 @@ class Batch(Sequence[Sourced]):
 
     @classmethod
     def of(cls, items: Iterable[Sourced]) -> Batch:
-        """The batch of a list of events (a test's, `projections.service.store.load`'s)."""
+        """The batch of a list of events (a test's, `lavalog.projections.service.store.load`'s)."""
         raws: list[bytes] = []
         offsets: list[int] = []
         events: list[LogEvent] = []

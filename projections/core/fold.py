@@ -2,7 +2,7 @@
 
 The fold mutates the history in place: a rebuild runs it a million times, and the store
 owns the instances (it drops them all when a transaction fails). Each topic has its own
-handlers, which write only that topic's fields of the history (`projections.core.history`
+handlers, which write only that topic's fields of the history (`lavalog.projections.core.history`
 says why).
 """
 
@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from events.codec import LogEvent
-from projections.core.fold_decisions import DECISION_HANDLERS
-from projections.core.fold_observations import OBSERVATION_HANDLERS
-from projections.core.history import JobHistory
+from lavalog.events.codec import LogEvent
+from lavalog.projections.core.fold_decisions import DECISION_HANDLERS
+from lavalog.projections.core.fold_observations import OBSERVATION_HANDLERS
+from lavalog.projections.core.history import JobHistory
 
 _HANDLERS: dict[type, Callable[[JobHistory, Any], None]] = {
     **OBSERVATION_HANDLERS,

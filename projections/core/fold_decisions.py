@@ -11,8 +11,8 @@ from typing import Any
 
 from msgspec.structs import replace
 
-from events.causes import policy_label
-from events.decisions import (
+from lavalog.events.causes import policy_label
+from lavalog.events.decisions import (
     ActionDecided,
     AnyDecision,
     Backoff,
@@ -26,8 +26,14 @@ from events.decisions import (
     TimerCancelled,
     TimerScheduled,
 )
-from projections.core.history import JobHistory
-from projections.core.records import DecisionMark, PhaseInterval, PodCreate, PodKill, Revision
+from lavalog.projections.core.history import JobHistory
+from lavalog.projections.core.records import (
+    DecisionMark,
+    PhaseInterval,
+    PodCreate,
+    PodKill,
+    Revision,
+)
 
 
 def _phase_changed(history: JobHistory, event: PhaseChanged) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from events.observations import (
+from lavalog.events.observations import (
     CommandIssued,
     JobDeleted,
     JobObserved,
@@ -18,9 +18,9 @@ from events.observations import (
     PodObserved,
     PodsListed,
 )
-from events.volcano.api import PodPhase
-from projections.core.history import JobHistory
-from projections.core.records import CommandRecord, PodAttempt, PodGroupPoint
+from lavalog.events.volcano.api import PodPhase
+from lavalog.projections.core.history import JobHistory
+from lavalog.projections.core.records import CommandRecord, PodAttempt, PodGroupPoint
 
 _TERMINAL_POD_PHASES = frozenset({PodPhase.SUCCEEDED, PodPhase.FAILED})
 

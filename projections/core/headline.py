@@ -12,9 +12,9 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from events.topics import split_job_key
-from projections.core.history import JobHistory
-from projections.core.wire import Time
+from lavalog.events.topics import split_job_key
+from lavalog.projections.core.history import JobHistory
+from lavalog.projections.core.wire import Time
 
 
 class JobHeadline(msgspec.Struct, frozen=True, kw_only=True):

@@ -4,8 +4,8 @@ from that (queue, phase, retries, version, queue wait, run time).
 The projections read two topics whose relative order differs from one consumption to
 the next (a rebuild interleaves `lavalog.observed` and `lavalog.decisions` differently
 from the live run). So each field here is written by one topic only, in that topic's
-order (`projections.core.fold`), and anything that joins the two (which decision killed
-which pod attempt) is computed later by `projections.core.timeline`: the folded history
+order (`lavalog.projections.core.fold`), and anything that joins the two (which decision killed
+which pod attempt) is computed later by `lavalog.projections.core.timeline`: the folded history
 is then the same whatever the interleaving, which is what makes a rebuild equal an
 incremental run.
 """
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import msgspec
 
-from events.volcano.api import FINISHED_PHASES, JobPhase
-from projections.core.records import (
+from lavalog.events.volcano.api import FINISHED_PHASES, JobPhase
+from lavalog.projections.core.records import (
     CommandRecord,
     DecisionMark,
     PhaseInterval,
@@ -25,7 +25,7 @@ from projections.core.records import (
     PodKill,
     Revision,
 )
-from projections.core.wire import Time
+from lavalog.projections.core.wire import Time
 
 #: Volcano puts a job without `spec.queue` in this queue.
 DEFAULT_QUEUE = "default"

@@ -1,7 +1,7 @@
 """The records a job's history is made of: pod attempts, phase intervals, decision marks.
 
-Each is written by the fold of one topic (`projections.core.fold_observations` or
-`projections.core.fold_decisions`). The records are never part of a reference cycle, so
+Each is written by the fold of one topic (`lavalog.projections.core.fold_observations` or
+`lavalog.projections.core.fold_decisions`). The records are never part of a reference cycle, so
 they are kept out of the garbage collector (`gc=False`): with many jobs cached, collector
 passes otherwise dominate a rebuild.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import msgspec
 
-from events.decisions import PodRef
-from projections.core.wire import Time
+from lavalog.events.decisions import PodRef
+from lavalog.projections.core.wire import Time
 
 
 class PodClock(msgspec.Struct, kw_only=True, gc=False):

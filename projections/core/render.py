@@ -4,16 +4,16 @@
 its phases, decisions and pod attempts. `render_replay` draws a log the decider has just
 recomputed (`lavalog replay`), job by job, in the order the decisions were taken, before
 any store exists. `describe_event` is one event's line (`lavalog events`). A decision's
-cause is written by `events.causes`, as everywhere else.
+cause is written by `lavalog.events.causes`, as everywhere else.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from events.causes import REPLAYED, cause_of, describe_cause
-from events.codec import LogEvent, to_builtins
-from events.decisions import (
+from lavalog.events.causes import REPLAYED, cause_of, describe_cause
+from lavalog.events.codec import LogEvent, to_builtins
+from lavalog.events.decisions import (
     ActionDecided,
     AnyDecision,
     JobDelete,
@@ -25,11 +25,11 @@ from events.decisions import (
     TimerCancelled,
     TimerScheduled,
 )
-from events.durations import format_duration
-from events.observations import AnyObservation
-from events.timestamps import to_rfc3339
-from projections.core.timeline import AttemptView, PhaseView, Timeline
-from projections.core.wire import time_text
+from lavalog.events.durations import format_duration
+from lavalog.events.observations import AnyObservation
+from lavalog.events.timestamps import to_rfc3339
+from lavalog.projections.core.timeline import AttemptView, PhaseView, Timeline
+from lavalog.projections.core.wire import time_text
 
 
 def _at(time: float | None, origin: float) -> str:

@@ -6,13 +6,13 @@ come out the same whatever the order in which the two topics were consumed.
 
 from __future__ import annotations
 
-from events.causes import policy_label
-from events.codec import LogEvent
-from events.decisions import ActionDecided
-from events.observations import PodObserved
-from events.topics import split_job_key
-from events.volcano.api import PodPhase
-from projections.core.timeline import EVICTION_REASONS
+from lavalog.events.causes import policy_label
+from lavalog.events.codec import LogEvent
+from lavalog.events.decisions import ActionDecided
+from lavalog.events.observations import PodObserved
+from lavalog.events.topics import split_job_key
+from lavalog.events.volcano.api import PodPhase
+from lavalog.projections.core.timeline import EVICTION_REASONS
 
 ActionRow = tuple[str, str, str, float, str, str, int | None, str]
 FailureRow = tuple[str, str, str, float, str, int | None]

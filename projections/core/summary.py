@@ -6,9 +6,9 @@ batch touched without building whole timelines.
 
 from __future__ import annotations
 
-from events.volcano.api import Action
-from projections.core.headline import JobHeadline, headline
-from projections.core.history import JobHistory
+from lavalog.events.volcano.api import Action
+from lavalog.projections.core.headline import JobHeadline, headline
+from lavalog.projections.core.history import JobHistory
 
 #: Actions that count as restarts in the job list and in `/metrics`: every Restart* one.
 RESTART_ACTIONS = frozenset(action for action in Action if action.value.startswith("Restart"))

@@ -1,6 +1,6 @@
 """The timeline of one job incarnation: its history joined across the two topics.
 
-`projections.core.history` keeps each topic's contribution apart; here they meet: which
+`lavalog.projections.core.history` keeps each topic's contribution apart; here they meet: which
 decision created a pod attempt, which one killed it, which created its replacement,
 what event and policy drove each phase change. The join is recomputed on each read:
 it is cheap for one job and it keeps the stored history independent of the order in
@@ -14,10 +14,10 @@ from enum import StrEnum
 
 import msgspec
 
-from events.volcano.api import PodPhase
-from projections.core.headline import JobHeadline, headline
-from projections.core.history import JobHistory
-from projections.core.records import (
+from lavalog.events.volcano.api import PodPhase
+from lavalog.projections.core.headline import JobHeadline, headline
+from lavalog.projections.core.history import JobHistory
+from lavalog.projections.core.records import (
     CommandRecord,
     DecisionMark,
     PhaseInterval,
@@ -28,7 +28,7 @@ from projections.core.records import (
     PodKill,
     Revision,
 )
-from projections.core.wire import Time
+from lavalog.projections.core.wire import Time
 
 #: Kubernetes reasons that mean the pod was pushed off its node, not that it failed.
 EVICTION_REASONS = frozenset({"Evicted", "NodeLost", "Preempted", "NodeShutdown"})

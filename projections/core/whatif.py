@@ -18,10 +18,10 @@ from typing import Any
 
 import msgspec
 
-from controller.decider.core import replay
-from events.codec import LogEvent, decode_event, to_builtins
-from events.decisions import Decision
-from events.observations import (
+from lavalog.controller.decider.core import replay
+from lavalog.events.codec import LogEvent, decode_event, to_builtins
+from lavalog.events.decisions import Decision
+from lavalog.events.observations import (
     EXTENSION_PREFIX,
     AnyObservation,
     JobObserved,
@@ -29,8 +29,8 @@ from events.observations import (
     PodDeleted,
     PodObserved,
 )
-from projections.core.audit import Replay
-from projections.core.wire import Time
+from lavalog.projections.core.audit import Replay
+from lavalog.projections.core.wire import Time
 
 #: phases after which a job runs no pods (Volcano's finished states)
 TERMINAL = frozenset({"Completed", "Failed", "Aborted", "Terminated"})

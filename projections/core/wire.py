@@ -17,7 +17,7 @@ from typing import Annotated, Any, TypeVar
 import msgspec
 import msgspec.inspect as mi
 
-from events.timestamps import from_rfc3339
+from lavalog.events.timestamps import from_rfc3339
 
 #: msgspec keeps the float's `"type": "number"`: the OpenAPI document makes it a string
 TIME_SCHEMA: dict[str, Any] = {

@@ -18,17 +18,24 @@ from aiohttp import web
 from aiohttp.http_exceptions import BadHttpMessage
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
-from events.codec import encode
-from events.timestamps import from_rfc3339
-from events.topics import job_key
-from projections.core.summary import JobSummary
-from projections.core.timeline import Timeline
-from projections.core.whatif import WhatIf, whatif_from_sets
-from projections.core.wire import Time, to_wire
-from projections.service.live import LiveHub, StreamFilter
-from projections.service.metrics import registry_for
-from projections.service.openapi import Error, Handler, Param, Route, document
-from projections.service.queries import MAX_PAGE, PHASES, JobFilter, Page, Queries, not_found
+from lavalog.events.codec import encode
+from lavalog.events.timestamps import from_rfc3339
+from lavalog.events.topics import job_key
+from lavalog.projections.core.summary import JobSummary
+from lavalog.projections.core.timeline import Timeline
+from lavalog.projections.core.whatif import WhatIf, whatif_from_sets
+from lavalog.projections.core.wire import Time, to_wire
+from lavalog.projections.service.live import LiveHub, StreamFilter
+from lavalog.projections.service.metrics import registry_for
+from lavalog.projections.service.openapi import Error, Handler, Param, Route, document
+from lavalog.projections.service.queries import (
+    MAX_PAGE,
+    PHASES,
+    JobFilter,
+    Page,
+    Queries,
+    not_found,
+)
 
 #: An SSE comment this often keeps proxies from closing an idle stream.
 HEARTBEAT_SECONDS = 15.0

@@ -14,15 +14,15 @@ from collections.abc import Callable
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from projections.service import api
-from projections.service import web as ui
-from projections.service.auth import TokenFile, token_middleware
-from projections.service.database import Location
-from projections.service.live import LiveHub
-from projections.service.queries import Queries
-from projections.service.replica import Replica
-from projections.service.runner import Source
-from projections.service.store import Store
+from lavalog.projections.service import api
+from lavalog.projections.service import web as ui
+from lavalog.projections.service.auth import TokenFile, token_middleware
+from lavalog.projections.service.database import Location
+from lavalog.projections.service.live import LiveHub
+from lavalog.projections.service.queries import Queries
+from lavalog.projections.service.replica import Replica
+from lavalog.projections.service.runner import Source
+from lavalog.projections.service.store import Store
 
 
 def create_app(

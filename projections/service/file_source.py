@@ -9,10 +9,10 @@ from itertools import islice
 from pathlib import Path
 from typing import IO
 
-from events.codec import DecodeError, LogEvent, decode_event
-from projections.core import decoding
-from projections.core.feed import Batch, Position, Sourced
-from projections.service.store import Store
+from lavalog.events.codec import DecodeError, LogEvent, decode_event
+from lavalog.projections.core import decoding
+from lavalog.projections.core.feed import Batch, Position, Sourced
+from lavalog.projections.service.store import Store
 
 
 def file_source(path: Path) -> str:
@@ -47,7 +47,7 @@ class FileSource:
     """A JSONL file as a runner source: read once, from the line the store last reached.
 
     Its batches leave the events undecoded: the store decodes them as its writer inserts
-    them (`projections.core.feed.Batch`), with `projections.core.decoding`."""
+    them (`projections.core.feed.Batch`), with `lavalog.projections.core.decoding`."""
 
     def __init__(self, path: Path, *, batch_size: int = 5_000) -> None:
         self.path = path

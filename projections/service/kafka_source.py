@@ -15,12 +15,12 @@ from typing import Any
 import structlog
 from aiokafka import ConsumerRebalanceListener, TopicPartition
 
-from controller.kafka import KafkaSettings, create_consumer, topic_name
-from events.codec import DecodeError, LogEvent
-from events.topics import DECISIONS, OBSERVED
-from projections.core.decoding import decode_event
-from projections.core.feed import Batch, Run
-from projections.service.store import Store
+from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
+from lavalog.events.codec import DecodeError, LogEvent
+from lavalog.events.topics import DECISIONS, OBSERVED
+from lavalog.projections.core.decoding import decode_event
+from lavalog.projections.core.feed import Batch, Run
+from lavalog.projections.service.store import Store
 
 GROUP_ID = "lavalog-projections"
 log = structlog.get_logger(__name__)

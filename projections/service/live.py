@@ -13,8 +13,8 @@ from contextlib import asynccontextmanager
 
 import msgspec
 
-from events.topics import split_job_key
-from projections.core.feed import Applied
+from lavalog.events.topics import split_job_key
+from lavalog.projections.core.feed import Applied
 
 
 class StreamFilter(msgspec.Struct, frozen=True, kw_only=True):

@@ -11,9 +11,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Mapping, Sequence
 
-from events.codec import LogEvent, encode
-from projections.core.feed import Position, Sourced
-from projections.service.store import Store
+from lavalog.events.codec import LogEvent, encode
+from lavalog.projections.core.feed import Position, Sourced
+from lavalog.projections.service.store import Store
 
 
 class MemorySource:

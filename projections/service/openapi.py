@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from projections.core.wire import TIME_SCHEMA
+from lavalog.projections.core.wire import TIME_SCHEMA
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
-from projections.service.database import (
+from lavalog.projections.service.database import (
     Connection,
     EventRow,
     Inserted,

@@ -17,8 +17,8 @@ import gc
 from collections.abc import Callable
 from typing import Protocol
 
-from projections.service.runner import Runner, Source
-from projections.service.store import Store
+from lavalog.projections.service.runner import Runner, Source
+from lavalog.projections.service.store import Store
 
 #: Events per batch (one transaction). Memory grows with it; a bulk load keeps the
 #: histories of the jobs the last batch touched, so a batch must span the events that a

@@ -15,12 +15,12 @@ from typing import Any
 
 import msgspec
 
-from events.topics import split_job_key
-from projections.core.summary import JobSummary
-from projections.core.timeline import Timeline
-from projections.core.wire import from_wire
-from projections.service.api import JobAnswer
-from projections.service.queries import MAX_PAGE, JobFilter, Page, StoredEvent
+from lavalog.events.topics import split_job_key
+from lavalog.projections.core.summary import JobSummary
+from lavalog.projections.core.timeline import Timeline
+from lavalog.projections.core.wire import from_wire
+from lavalog.projections.service.api import JobAnswer
+from lavalog.projections.service.queries import MAX_PAGE, JobFilter, Page, StoredEvent
 
 
 class ServerUnavailable(Exception):

@@ -17,13 +17,13 @@ from collections.abc import Callable, Mapping
 
 import structlog
 
-from events.codec import decode_event
-from projections.core.feed import Applied
-from projections.service.database import NotLeader, StoreUnreachable
-from projections.service.live import LiveHub
-from projections.service.queries import Queries
-from projections.service.runner import Runner, Source
-from projections.service.store import Store
+from lavalog.events.codec import decode_event
+from lavalog.projections.core.feed import Applied
+from lavalog.projections.service.database import NotLeader, StoreUnreachable
+from lavalog.projections.service.live import LiveHub
+from lavalog.projections.service.queries import Queries
+from lavalog.projections.service.runner import Runner, Source
+from lavalog.projections.service.store import Store
 
 log = structlog.get_logger(__name__)
 

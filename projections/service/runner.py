@@ -14,9 +14,9 @@ from typing import Any, Protocol, TypeVar
 
 import structlog
 
-from projections.core.feed import Sourced
-from projections.service.live import LiveHub
-from projections.service.store import Store
+from lavalog.projections.core.feed import Sourced
+from lavalog.projections.service.live import LiveHub
+from lavalog.projections.service.store import Store
 
 log = structlog.get_logger(__name__)
 T = TypeVar("T")

@@ -31,14 +31,20 @@ from pathlib import Path
 
 import msgspec
 
-from events.codec import LogEvent
-from projections.core.feed import Applied, Batch, Sourced
-from projections.core.fold import new_history, record
-from projections.core.history import JobHistory
-from projections.core.rows import INDEXED_TYPES, ActionRow, FailureRow, action_row, failure_row
-from projections.core.summary import summarize
-from projections.service.database import FILE_NAME, Location, location_of
-from projections.service.tables import JobRow, Tables, TablesProcess, Writes
+from lavalog.events.codec import LogEvent
+from lavalog.projections.core.feed import Applied, Batch, Sourced
+from lavalog.projections.core.fold import new_history, record
+from lavalog.projections.core.history import JobHistory
+from lavalog.projections.core.rows import (
+    INDEXED_TYPES,
+    ActionRow,
+    FailureRow,
+    action_row,
+    failure_row,
+)
+from lavalog.projections.core.summary import summarize
+from lavalog.projections.service.database import FILE_NAME, Location, location_of
+from lavalog.projections.service.tables import JobRow, Tables, TablesProcess, Writes
 
 #: Events sent to a bulk load's writer process at a time: it inserts one part while this
 #: process folds the one before.

@@ -5,7 +5,7 @@ process (`TablesProcess`) so that the database has the second core while the sto
 decodes and folds in this one. A thread would not do: the sqlite3 module takes the GIL
 back after every row it steps, so a writer thread and a decoding thread queue behind
 each other and take longer together than one after the other (docs/benchmarks.md).
-The statements are shared by SQLite and PostgreSQL (`projections.service.database`).
+The statements are shared by SQLite and PostgreSQL (`lavalog.projections.service.database`).
 """
 
 from __future__ import annotations
@@ -25,9 +25,15 @@ from typing import IO, Any, NamedTuple, get_args
 
 import msgspec
 
-from events.observations import AnyObservation
-from projections.service import schema
-from projections.service.database import EventRow, Inserted, Location, NotLeader, location_from_spec
+from lavalog.events.observations import AnyObservation
+from lavalog.projections.service import schema
+from lavalog.projections.service.database import (
+    EventRow,
+    Inserted,
+    Location,
+    NotLeader,
+    location_from_spec,
+)
 
 #: the `jobs` columns from `uid` to `history`, with the key once more (for `incarnation`)
 JobRow = tuple[Any, ...]
@@ -247,7 +253,7 @@ class TablesProcess:
             "PYTHONPATH": os.pathsep.join(filter(None, [_ROOT, os.environ.get("PYTHONPATH")])),
         }
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "projections.service.tables"],
+            [sys.executable, "-m", "lavalog.projections.service.tables"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=environment,
@@ -402,8 +408,8 @@ def _serve(requests: IO[bytes], answers: IO[bytes], tables: Tables) -> None:
 
 
 def main() -> None:
-    """`python -m projections.service.tables`: the child of TablesProcess. Its first request says
-    which store to open: (location spec, durable, read_indexes)."""
+    """`python -m lavalog.projections.service.tables`: the child of TablesProcess. Its first
+    request says which store to open: (location spec, durable, read_indexes)."""
     gc.disable()  # nothing here makes reference cycles, and the rows are many
     # Ctrl-C in a terminal reaches the whole process group: the parent decides what is
     # kept (it closes or goes away, and then the requests end)

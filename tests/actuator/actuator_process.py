@@ -9,9 +9,9 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from controller.actuator.service.runner import ActuatorService
-from controller.kafka import KafkaSettings
-from controller.kube import connect
+from lavalog.controller.actuator.service.runner import ActuatorService
+from lavalog.controller.kafka import KafkaSettings
+from lavalog.controller.kube import connect
 
 
 async def main(kubeconfig: str, group: str) -> None:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from controller.actuator.core.plugins import KeyPair
-from controller.actuator.service.apply import Applier
-from controller.actuator.service.client import Api
-from controller.actuator.service.counters import Counters
-from controller.actuator.service.ratelimit import RateLimiter, TokenBucket
-from controller.actuator.service.retry import Backoff
-from controller.kube import Kube
+from lavalog.controller.actuator.core.plugins import KeyPair
+from lavalog.controller.actuator.service.apply import Applier
+from lavalog.controller.actuator.service.client import Api
+from lavalog.controller.actuator.service.counters import Counters
+from lavalog.controller.actuator.service.ratelimit import RateLimiter, TokenBucket
+from lavalog.controller.actuator.service.retry import Backoff
+from lavalog.controller.kube import Kube
 
 FAST_RETRIES = Backoff(initial=0.001, cap=0.01)
 

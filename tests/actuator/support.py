@@ -8,10 +8,10 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from controller.actuator.core import paths
-from controller.kube import Kube
-from events.decisions import Decision, PodRef, PodsCreate
-from events.volcano.api import PODGROUP_API_VERSION, JobState, JobStatus, TaskState
+from lavalog.controller.actuator.core import paths
+from lavalog.controller.kube import Kube
+from lavalog.events.decisions import Decision, PodRef, PodsCreate
+from lavalog.events.volcano.api import PODGROUP_API_VERSION, JobState, JobStatus, TaskState
 from tests.data import load_job
 
 NAMESPACE = "default"

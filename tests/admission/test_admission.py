@@ -9,8 +9,8 @@ from typing import Any, cast
 import msgspec
 import pytest
 
-from controller.admission import Admitted, Rejected, admit_job, admit_update
-from events.volcano.api import JobSpec
+from lavalog.controller.admission import Admitted, Rejected, admit_job, admit_update
+from lavalog.events.volcano.api import JobSpec
 
 TEMPLATE = {"spec": {"containers": [{"name": "main", "image": "busybox:1.24"}]}}
 

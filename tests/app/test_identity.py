@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from controller.app import default_identity
+from lavalog.controller.app import default_identity
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 

@@ -8,7 +8,7 @@ import signal
 
 from structlog.testing import capture_logs
 
-from controller.task_stacks import log_task_stacks_on_sigusr1
+from lavalog.controller.task_stacks import log_task_stacks_on_sigusr1
 
 
 async def waits_for_a_call_that_never_returns(never: asyncio.Event) -> None:

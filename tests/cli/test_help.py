@@ -8,20 +8,20 @@ import sys
 
 import pytest
 
-from controller.version import version
-from lavalog.cli import COMMANDS, main
+from lavalog.cli.main import COMMANDS, main
+from lavalog.controller.version import version
 
 
 def test_version_is_the_installed_packages() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "lavalog.cli", "--version"], capture_output=True, text=True
+        [sys.executable, "-m", "lavalog.cli.main", "--version"], capture_output=True, text=True
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, f"lavalog {version()}\n", "")
     assert re.fullmatch(r"\d+\.\d+\.\d+.*", version())
 
 
 #: what `lavalog --help` may import of lavalog's own packages
-HELP_NEEDS = {"lavalog", "lavalog.cli", "controller", "controller.version"}
+HELP_NEEDS = {"lavalog", "lavalog.cli", "lavalog.cli.main", "lavalog.controller", "lavalog.controller.version"}
 PROJECT = {"lavalog", "controller", "projections", "simulator", "events"}
 HEAVY = {"aiokafka", "aiohttp", "kubernetes_asyncio", "yaml", "msgspec", "structlog"}
 
@@ -31,7 +31,7 @@ def test_help_lists_every_command_without_importing_one() -> None:
     of the libraries the commands use, is imported (a fresh interpreter, as the script)."""
     script = (
         "import sys\n"
-        "from lavalog.cli import main\n"
+        "from lavalog.cli.main import main\n"
         "main(['--help'])\n"
         "print(*sys.modules, file=sys.stderr)\n"
     )

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lavalog.cli import main
+from lavalog.cli.main import main
 
 WHAT_TO_DO = (
     "pass --kubeconfig FILE or set $KUBECONFIG to the kubeconfig of your cluster "

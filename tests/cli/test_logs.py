@@ -9,7 +9,7 @@ import logging
 import pytest
 import structlog
 
-from controller.logs import configure_logging
+from lavalog.controller.logs import configure_logging
 
 
 def fail_with_a_secret() -> None:

@@ -21,7 +21,7 @@ def test_a_closed_pipe_ends_the_command_quietly(tmp_path: Path) -> None:
     errors = tmp_path / "stderr"
     with errors.open("w") as stderr_file:
         lavalog = subprocess.Popen(
-            [sys.executable, "-m", "lavalog.cli", "validate", "-o", "yaml", str(manifests)],
+            [sys.executable, "-m", "lavalog.cli.main", "validate", "-o", "yaml", str(manifests)],
             stdout=subprocess.PIPE,
             stderr=stderr_file,
         )

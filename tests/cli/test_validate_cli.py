@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lavalog.cli import main
+from lavalog.cli.main import main
 
 GOOD = """\
 apiVersion: batch.volcano.sh/v1alpha1

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.admission import Admitted, admit_job
-from controller.decider.core import JobState, PodGroupRecord, PodRecord, step
-from controller.decider.core.state import Replicas
-from events.decisions import (
+from lavalog.controller.admission import Admitted, admit_job
+from lavalog.controller.decider.core import JobState, PodGroupRecord, PodRecord, step
+from lavalog.controller.decider.core.state import Replicas
+from lavalog.events.decisions import (
     AnyDecision,
     PhaseChanged,
     PodsCreate,
@@ -16,9 +16,9 @@ from events.decisions import (
     PodsReplace,
     StatusWrite,
 )
-from events.observations import AnyObservation
-from events.volcano.api import JobSpec
-from simulator.scenarios import EPOCH, JobScript
+from lavalog.events.observations import AnyObservation
+from lavalog.events.volcano.api import JobSpec
+from lavalog.simulator.scenarios import EPOCH, JobScript
 
 KEY = "default/job"
 UID = "uid-1"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from simulator.demo_stories import STORIES
+from lavalog.simulator.demo_stories import STORIES
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = 3
@@ -18,7 +18,7 @@ RUNS = 3
 
 async def demo_once(state_dir: Path) -> tuple[int, str]:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "lavalog.cli", "demo", "--once", "--time-scale", "50",
+        sys.executable, "-m", "lavalog.cli.main", "demo", "--once", "--time-scale", "50",
         "--http-port", "0", "--state-dir", str(state_dir), "--timeout", "120",
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )  # fmt: skip

@@ -12,15 +12,15 @@ import msgspec
 import pytest
 import yaml
 
-from controller.decider.core import replay
-from events.codec import LogEvent
-from projections.core.fold import new_history, record
-from projections.core.timeline import Timeline, build_timeline
-from simulator import commands
-from simulator.demo import JOBS_DIR
-from simulator.demo_display import JobRow
-from simulator.demo_stories import STORIES, Story, check, readme_table
-from simulator.scenarios import JobScript
+from lavalog.controller.decider.core import replay
+from lavalog.events.codec import LogEvent
+from lavalog.projections.core.fold import new_history, record
+from lavalog.projections.core.timeline import Timeline, build_timeline
+from lavalog.simulator import commands
+from lavalog.simulator.demo import JOBS_DIR
+from lavalog.simulator.demo_display import JobRow
+from lavalog.simulator.demo_stories import STORIES, Story, check, readme_table
+from lavalog.simulator.scenarios import JobScript
 
 ROOT = Path(__file__).resolve().parents[2]
 

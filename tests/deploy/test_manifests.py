@@ -31,7 +31,7 @@ def kinds(kind: str) -> list[dict[str, Any]]:
 
 def parse_cli(argv: list[str]) -> argparse.Namespace:
     """Parse like `lavalog ARGV...`, descending into subcommand parsers."""
-    from lavalog.cli import load
+    from lavalog.cli.main import load
 
     module = load(argv[0])
     parser = argparse.ArgumentParser(prog=f"lavalog {argv[0]}", exit_on_error=False)

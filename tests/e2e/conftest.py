@@ -30,16 +30,16 @@ from typing import Any
 import msgspec
 import pytest
 
-from controller.actuator.core import paths
-from controller.app import ControllerConfig, run_controller
-from controller.health import Health
-from controller.kafka import KafkaSettings, ensure_topics
-from controller.kube import MERGE_PATCH, Kube, KubeError, connect
-from lavalog.commands.job import ACTIONS, _issue
-from simulator import registry
-from simulator.selectors import Selector, parse_labels
-from simulator.server import SimulatedCluster
-from simulator.store import Change
+from lavalog.cli.commands.job import ACTIONS, _issue
+from lavalog.controller.actuator.core import paths
+from lavalog.controller.app import ControllerConfig, run_controller
+from lavalog.controller.health import Health
+from lavalog.controller.kafka import KafkaSettings, ensure_topics
+from lavalog.controller.kube import MERGE_PATCH, Kube, KubeError, connect
+from lavalog.simulator import registry
+from lavalog.simulator.selectors import Selector, parse_labels
+from lavalog.simulator.server import SimulatedCluster
+from lavalog.simulator.store import Change
 
 NAMESPACE = "default"
 JOBS = paths.collection("batch.volcano.sh/v1alpha1", "Job", NAMESPACE)

@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 
 from bench.harness import LavalogRun, read_topic
-from controller.kafka import KafkaSettings, ensure_topics
-from events import topics
-from events.codec import decode_decision, decode_observation
-from events.decisions import ActionDecided, Backoff, TimerScheduled
-from events.observations import TimerFired
-from simulator import registry
-from simulator.store import Change
+from lavalog.controller.kafka import KafkaSettings, ensure_topics
+from lavalog.events import topics
+from lavalog.events.codec import decode_decision, decode_observation
+from lavalog.events.decisions import ActionDecided, Backoff, TimerScheduled
+from lavalog.events.observations import TimerFired
+from lavalog.simulator import registry
+from lavalog.simulator.store import Change
 from tests.e2e.conftest import job_phase, make_kafka, poll_until, running_system
 from tests.e2e.jobs import job, task
 

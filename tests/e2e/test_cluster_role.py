@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from controller.kafka import ensure_topics
-from controller.kube import CONTROLLER
-from simulator import registry
-from simulator.access import Access
+from lavalog.controller.kafka import ensure_topics
+from lavalog.controller.kube import CONTROLLER
+from lavalog.simulator import registry
+from lavalog.simulator.access import Access
 from tests.deploy.conftest import Grant, cluster_role_grants
 from tests.e2e.conftest import NAMESPACE, make_kafka, running_system
 from tests.e2e.jobs import FOREVER, job, task

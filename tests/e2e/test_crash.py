@@ -20,13 +20,13 @@ import pytest
 import pytest_asyncio
 
 from bench.harness import LavalogRun, read_topic
-from controller.actuator.service.runner import ActuatorService
-from controller.kafka import KafkaSettings, ensure_topics
-from events import topics
-from events.codec import decode_decision
-from events.decisions import TimerCancelled, TimerScheduled
-from simulator import registry
-from simulator.store import Change
+from lavalog.controller.actuator.service.runner import ActuatorService
+from lavalog.controller.kafka import KafkaSettings, ensure_topics
+from lavalog.events import topics
+from lavalog.events.codec import decode_decision
+from lavalog.events.decisions import TimerCancelled, TimerScheduled
+from lavalog.simulator import registry
+from lavalog.simulator.store import Change
 from tests.e2e.conftest import (
     ClusterLog,
     job_phase,

@@ -14,12 +14,12 @@ import pytest
 from aiokafka.structs import RecordMetadata
 
 from bench.harness import read_topic
-from controller.kafka import KafkaSettings, create_producer, topic_name
-from events import topics
-from events.codec import decode_observation
-from events.deadletter import DeadLetter
-from events.observations import PodDeleted, PodObserved
-from simulator.store import Change
+from lavalog.controller.kafka import KafkaSettings, create_producer, topic_name
+from lavalog.events import topics
+from lavalog.events.codec import decode_observation
+from lavalog.events.deadletter import DeadLetter
+from lavalog.events.observations import PodDeleted, PodObserved
+from lavalog.simulator.store import Change
 from tests.e2e.conftest import (
     FINISHED,
     NAMESPACE,

@@ -10,8 +10,8 @@ import sys
 import aiohttp
 import pytest
 
-from controller.kafka import KafkaSettings
-from simulator.server import SimulatedCluster
+from lavalog.controller.kafka import KafkaSettings
+from lavalog.simulator.server import SimulatedCluster
 
 pytestmark = pytest.mark.integration
 
@@ -21,7 +21,7 @@ async def test_the_health_listener_binds_the_address_given(
     e2e_kafka: KafkaSettings, sim_cluster: SimulatedCluster
 ) -> None:
     controller = await asyncio.create_subprocess_exec(
-        *(sys.executable, "-m", "lavalog.cli", "run", "--components", "decider"),
+        *(sys.executable, "-m", "lavalog.cli.main", "run", "--components", "decider"),
         *("--kubeconfig", str(sim_cluster.kubeconfig_path)),
         *("--bootstrap-servers", e2e_kafka.bootstrap_servers, "--log-json"),
         *("--http-host", "127.0.0.2", "--http-port", "0"),

@@ -21,10 +21,10 @@ import pytest
 import pytest_asyncio
 
 from bench.harness import read_topic
-from controller.kafka import ensure_topics
-from events import topics
-from events.codec import decode_decision
-from events.decisions import TimerCancelled, TimerScheduled
+from lavalog.controller.kafka import ensure_topics
+from lavalog.events import topics
+from lavalog.events.codec import decode_decision
+from lavalog.events.decisions import TimerCancelled, TimerScheduled
 from tests.e2e.conftest import (
     FINISHED,
     JOBS,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from controller.kafka import KafkaSettings
+from lavalog.controller.kafka import KafkaSettings
 from tests.e2e.conftest import running_system
 from tests.e2e.jobs import job, task
 from tests.json_logs import json_logs

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from simulator import registry
+from lavalog.simulator import registry
 from tests.e2e.conftest import NAMESPACE, System, job_phase
 from tests.e2e.faults import Crash, inject
 from tests.e2e.jobs import job, on, task

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from simulator import registry
+from lavalog.simulator import registry
 from tests.e2e.conftest import NAMESPACE, System, job_phase
 from tests.e2e.jobs import job, task
 

@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 from bench.harness import LavalogRun
-from controller.kafka import ensure_topics
-from simulator import registry
-from simulator.store import Change
+from lavalog.controller.kafka import ensure_topics
+from lavalog.simulator import registry
+from lavalog.simulator.store import Change
 from tests.e2e.conftest import make_kafka, running_system
 from tests.e2e.jobs import job, task
 from tests.e2e.test_crash import IDENTITY

@@ -9,8 +9,8 @@ import itertools
 import pytest
 from aiokafka.partitioner import DefaultPartitioner
 
-from controller.kafka import KafkaSettings
-from simulator.registry import LEASE
+from lavalog.controller.kafka import KafkaSettings
+from lavalog.simulator.registry import LEASE
 from tests.e2e.conftest import (
     NAMESPACE,
     PARTITIONS,

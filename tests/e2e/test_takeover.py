@@ -16,13 +16,13 @@ from typing import Any
 import msgspec
 import pytest
 
-from controller.actuator.core import paths
-from controller.actuator.core.podgroup import build_podgroup
-from controller.actuator.core.pods import build_pods
-from controller.kafka import KafkaSettings
-from events.decisions import PodGroupCreate, PodRef, PodsCreate
-from events.timestamps import to_rfc3339
-from events.volcano.api import PODGROUP_API_VERSION
+from lavalog.controller.actuator.core import paths
+from lavalog.controller.actuator.core.podgroup import build_podgroup
+from lavalog.controller.actuator.core.pods import build_pods
+from lavalog.controller.kafka import KafkaSettings
+from lavalog.events.decisions import PodGroupCreate, PodRef, PodsCreate
+from lavalog.events.timestamps import to_rfc3339
+from lavalog.events.volcano.api import PODGROUP_API_VERSION
 from tests.e2e.conftest import NAMESPACE, Obj, System, job_phase, pod_phase, running_system
 from tests.e2e.jobs import job, task
 

@@ -18,15 +18,15 @@ from typing import Any
 import pytest
 
 from bench.harness import read_topic
-from controller.actuator.core import paths
-from events.codec import decode_decision, decode_observation
-from events.decisions import ActionDecided, TimerCancelled, TimerScheduled
-from events.observations import JobDeleted, PodGroupObserved
-from events.topics import DECISIONS, OBSERVED
-from events.volcano.api import PODGROUP_API_VERSION
-from projections.core.fold import new_history, record
-from simulator import registry
-from simulator.selectors import Selector
+from lavalog.controller.actuator.core import paths
+from lavalog.events.codec import decode_decision, decode_observation
+from lavalog.events.decisions import ActionDecided, TimerCancelled, TimerScheduled
+from lavalog.events.observations import JobDeleted, PodGroupObserved
+from lavalog.events.topics import DECISIONS, OBSERVED
+from lavalog.events.volcano.api import PODGROUP_API_VERSION
+from lavalog.projections.core.fold import new_history, record
+from lavalog.simulator import registry
+from lavalog.simulator.selectors import Selector
 from tests.e2e.conftest import NAMESPACE, PARTITIONS, Obj, System
 from tests.e2e.jobs import job, task
 from tests.e2e.test_volcano_wire import COMMANDS, commands, events_on, vcctl_command

@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from controller.kafka import ensure_topics
-from simulator import quantity, registry
-from simulator.selectors import Selector
+from lavalog.controller.kafka import ensure_topics
+from lavalog.simulator import quantity, registry
+from lavalog.simulator.selectors import Selector
 from tests.e2e.conftest import (
     NAMESPACE,
     System,

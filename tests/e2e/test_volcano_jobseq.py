@@ -28,10 +28,10 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from controller.kafka import ensure_topics
-from simulator import registry
-from simulator.selectors import Selector
-from simulator.store import Change
+from lavalog.controller.kafka import ensure_topics
+from lavalog.simulator import registry
+from lavalog.simulator.selectors import Selector
+from lavalog.simulator.store import Change
 from tests.e2e.conftest import NAMESPACE, System, make_kafka, pod_phase, running_system
 from tests.e2e.jobs import FOREVER, job, on, task
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from simulator import registry
-from simulator.selectors import Selector
+from lavalog.simulator import registry
+from lavalog.simulator.selectors import Selector
 from tests.e2e.conftest import NAMESPACE, Obj, System
 from tests.e2e.jobs import job, task
 

@@ -27,10 +27,10 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from controller.kafka import ensure_topics
-from simulator import fields, registry, schema
-from simulator.selectors import Selector
-from simulator.writes import Write
+from lavalog.controller.kafka import ensure_topics
+from lavalog.simulator import fields, registry, schema
+from lavalog.simulator.selectors import Selector
+from lavalog.simulator.writes import Write
 from tests.e2e.conftest import NAMESPACE, System, job_phase, make_kafka, running_system
 from tests.e2e.jobs import FOREVER, job, on, task
 from tests.watchers.manifests import job_owner

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from events.causes import EVENT, REPLAYED, SENTENCE, Cause, describe_cause, policy_label
-from events.decisions import PolicyRef
+from lavalog.events.causes import EVENT, REPLAYED, SENTENCE, Cause, describe_cause, policy_label
+from lavalog.events.decisions import PolicyRef
 
 TASK_POLICY = PolicyRef(level="task", index=1, task="worker")
 

@@ -20,12 +20,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.harness import read_topic
-from controller.kafka import KafkaSettings, create_producer, ensure_topics, topic_name
-from controller.kube import KubeError
-from events import topics
-from events.deadletter import DeadLetter
-from simulator import registry
-from simulator.selectors import Selector
+from lavalog.controller.kafka import KafkaSettings, create_producer, ensure_topics, topic_name
+from lavalog.controller.kube import KubeError
+from lavalog.events import topics
+from lavalog.events.deadletter import DeadLetter
+from lavalog.simulator import registry
+from lavalog.simulator.selectors import Selector
 from tests.e2e.conftest import (
     JOBS,
     NAMESPACE,

@@ -7,9 +7,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.decider.core.partition import PartitionDecider
-from controller.decider.core.snapshots import Restored, encode_record, restore
-from simulator.examples import EXAMPLES
+from lavalog.controller.decider.core.partition import PartitionDecider
+from lavalog.controller.decider.core.snapshots import Restored, encode_record, restore
+from lavalog.simulator.examples import EXAMPLES
 
 LOG = sorted((event for script in EXAMPLES.values() for event in script()), key=lambda e: e.time)
 

@@ -10,9 +10,9 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.watchers.core import changes
-from controller.watchers.core.objects import List
-from controller.watchers.service import watch
+from lavalog.controller.watchers.core import changes
+from lavalog.controller.watchers.core.objects import List
+from lavalog.controller.watchers.service import watch
 from tests.fuzz.objects import base_command, base_job, base_pod, base_podgroup, broken
 
 KINDS: dict[str, tuple[watch.Resource[Any], dict[str, Any]]] = {

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from controller.kafka import KafkaSettings, create_consumer
+from lavalog.controller.kafka import KafkaSettings, create_consumer
 
 
 async def main(argv: list[str]) -> None:

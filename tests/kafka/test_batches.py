@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from aiokafka import TopicPartition
 
-from controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
-from controller.kafka.batches import PartitionBatches
-from events.topics import DECISIONS
+from lavalog.controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
+from lavalog.controller.kafka.batches import PartitionBatches
+from lavalog.events.topics import DECISIONS
 
 pytestmark = pytest.mark.integration
 

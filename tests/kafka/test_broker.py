@@ -11,7 +11,7 @@ import sys
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 
-from controller.broker import BrokerStartError, DevelopmentBroker, free_port
+from lavalog.controller.broker import BrokerStartError, DevelopmentBroker, free_port
 
 pytestmark = pytest.mark.integration
 
@@ -65,7 +65,7 @@ async def test_a_broker_that_does_not_answer_in_time_is_an_error_with_its_output
 async def test_cli_runs_in_the_foreground_and_stops_on_sigterm() -> None:
     port = free_port()
     process = await asyncio.create_subprocess_exec(
-        *(sys.executable, "-m", "lavalog.cli", "broker", "--port", str(port)),
+        *(sys.executable, "-m", "lavalog.cli.main", "broker", "--port", str(port)),
         "--create-topics",
         stdout=asyncio.subprocess.PIPE,
     )

@@ -15,14 +15,14 @@ import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.structs import OffsetAndMetadata
 
-from controller.kafka import (
+from lavalog.controller.kafka import (
     KafkaSettings,
     create_consumer,
     create_producer,
     ensure_topics,
     topic_name,
 )
-from events.topics import OBSERVED
+from lavalog.events.topics import OBSERVED
 
 pytestmark = pytest.mark.integration
 

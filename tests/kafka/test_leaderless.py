@@ -16,18 +16,18 @@ from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssigno
 from aiokafka.errors import MemberIdRequired, for_code
 from aiokafka.protocol.group import JoinGroupRequest, LeaveGroupRequest
 
-from controller.kafka import KafkaSettings, create_consumer, topic_name
-from controller.kafka.groups import REBALANCING_WITH_LEADER, GroupLook, look_at_group
-from controller.kafka.leaderless import (
+from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
+from lavalog.controller.kafka.groups import REBALANCING_WITH_LEADER, GroupLook, look_at_group
+from lavalog.controller.kafka.leaderless import (
     Moves,
     Repair,
     departed_leader,
     next_moves,
     repairs,
 )
-from controller.kafka.security import connection_options
-from controller.kafka.topics import group_name
-from events.topics import OBSERVED
+from lavalog.controller.kafka.security import connection_options
+from lavalog.controller.kafka.topics import group_name
+from lavalog.events.topics import OBSERVED
 from tests.conftest import _external_broker
 
 

@@ -19,8 +19,8 @@ from contextlib import asynccontextmanager
 import pytest
 from aiokafka import AIOKafkaConsumer
 
-from controller.kafka import KafkaSettings, create_consumer, groups, topic_name
-from controller.kafka.groups import (
+from lavalog.controller.kafka import KafkaSettings, create_consumer, groups, topic_name
+from lavalog.controller.kafka.groups import (
     REBALANCING_WITH_LEADER,
     Eviction,
     GroupLook,
@@ -30,8 +30,8 @@ from controller.kafka.groups import (
     look_at_group,
     member_client_id,
 )
-from controller.kafka.topics import group_name
-from events.topics import OBSERVED
+from lavalog.controller.kafka.topics import group_name
+from lavalog.events.topics import OBSERVED
 from tests.conftest import _external_broker
 from tests.kafka.test_leaderless import join_as_leader
 

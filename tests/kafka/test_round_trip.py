@@ -9,10 +9,10 @@ import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.partitioner import murmur2
 
-from controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
-from events import codec
-from events.observations import PodObserved
-from events.topics import OBSERVED, job_key
+from lavalog.controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
+from lavalog.events import codec
+from lavalog.events.observations import PodObserved
+from lavalog.events.topics import OBSERVED, job_key
 
 pytestmark = pytest.mark.integration
 

@@ -25,10 +25,10 @@ from pathlib import Path
 import pytest
 from aiokafka import errors
 
-from controller.kafka import KafkaSettings
-from controller.kafka.probe import KafkaUnavailable, check_connection, explain
-from controller.kafka.security import connection_options
-from lavalog.kafka_options import add_kafka_arguments, kafka_settings
+from lavalog.cli.kafka_options import add_kafka_arguments, kafka_settings
+from lavalog.controller.kafka import KafkaSettings
+from lavalog.controller.kafka.probe import KafkaUnavailable, check_connection, explain
+from lavalog.controller.kafka.security import connection_options
 
 SECURE_ENV = {
     "LAVALOG_KAFKA_SECURITY_PROTOCOL": "sasl_ssl",
@@ -280,7 +280,7 @@ async def test_an_unreadable_ca_file_is_named() -> None:
 
 def test_a_command_reports_a_bad_ca_file_in_one_line(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "lavalog.cli", "projections", "rebuild",
+        [sys.executable, "-m", "lavalog.cli.main", "projections", "rebuild",
          "--state-dir", str(tmp_path), "--kafka-security-protocol", "SSL",
          "--kafka-ssl-cafile", str(tmp_path / "missing.pem")],
         capture_output=True, text=True, timeout=60,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from controller.kafka import KafkaSettings
+from lavalog.controller.kafka import KafkaSettings
 
 
 def test_defaults_suit_the_development_broker() -> None:

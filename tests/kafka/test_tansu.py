@@ -13,8 +13,8 @@ import pytest
 from aiokafka import TopicPartition
 from aiokafka.errors import KafkaError
 
-from controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
-from events.topics import DEADLETTER
+from lavalog.controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
+from lavalog.events.topics import DEADLETTER
 
 pytestmark = [
     pytest.mark.integration,

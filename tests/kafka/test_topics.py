@@ -9,8 +9,8 @@ import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
-from controller.kafka import KafkaSettings, ensure_topics, topic_name
-from events.topics import ACTUATED, ALL_TOPICS, DEADLETTER, DECISIONS, OBSERVED, STATE
+from lavalog.controller.kafka import KafkaSettings, ensure_topics, topic_name
+from lavalog.events.topics import ACTUATED, ALL_TOPICS, DEADLETTER, DECISIONS, OBSERVED, STATE
 
 
 def test_topic_names_carry_the_prefix() -> None:

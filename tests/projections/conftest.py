@@ -16,11 +16,11 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from bench.postgres import PostgresUnavailable, TemporaryPostgres
-from projections.service.database import Location, SqliteLocation
-from projections.service.postgres import PostgresLocation
+from lavalog.projections.service.database import Location, SqliteLocation
+from lavalog.projections.service.postgres import PostgresLocation
 from tests.json_logs import restored_logging
 
-LAVALOG = [sys.executable, "-m", "lavalog.cli"]
+LAVALOG = [sys.executable, "-m", "lavalog.cli.main"]
 #: A factory of empty stores, each named for the test's reading.
 NewStore = Callable[[str], Location]
 

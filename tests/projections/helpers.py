@@ -7,12 +7,19 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from events.codec import LogEvent, read_jsonl, write_jsonl
-from events.decisions import ActionDecided, PodGroupCreate, PodRef, PodsCreate, PodsKill, PolicyRef
-from events.observations import JobObserved, Observation
-from projections.service.database import FILE_NAME, Location, SqliteLocation, location_of
-from projections.service.postgres import PostgresLocation
-from simulator.scenarios import JobScript, phase_change
+from lavalog.events.codec import LogEvent, read_jsonl, write_jsonl
+from lavalog.events.decisions import (
+    ActionDecided,
+    PodGroupCreate,
+    PodRef,
+    PodsCreate,
+    PodsKill,
+    PolicyRef,
+)
+from lavalog.events.observations import JobObserved, Observation
+from lavalog.projections.service.database import FILE_NAME, Location, SqliteLocation, location_of
+from lavalog.projections.service.postgres import PostgresLocation
+from lavalog.simulator.scenarios import JobScript, phase_change
 
 #: ids as the contract has them (`<uid>:o<n>`; a decision's `<cause>#<n>`)
 RECORDED_IDS = "{uid}:o{seq}"
@@ -249,7 +256,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 def decided_examples() -> list[LogEvent]:
     """The recorded example jobs with the decisions the real decider makes of them, each
     observation followed by its decisions: a log as the controller writes it."""
-    from controller.decider.core import replay
+    from lavalog.controller.decider.core import replay
 
     observations = [
         event

@@ -12,7 +12,7 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from simulator.server import SimulatedCluster
+from lavalog.simulator.server import SimulatedCluster
 from tests.simulator.kube import MERGE, VC, core_api, custom_api, eventually, pod, vcjob
 
 

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 async def test_lavalog_sim_serves_the_configured_nodes(tmp_path: Path) -> None:
     kubeconfig = tmp_path / "sim.kubeconfig"
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "lavalog.cli", "sim", "--port", "0", "--kubeconfig", str(kubeconfig),
+        sys.executable, "-m", "lavalog.cli.main", "sim", "--port", "0", "--kubeconfig", str(kubeconfig),
         "--nodes", "3", "--node-capacity", "cpu=4,nvidia.com/gpu=2",
         cwd=ROOT, stdout=subprocess.PIPE,
     )  # fmt: skip

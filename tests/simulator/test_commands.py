@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from simulator import commands
+from lavalog.simulator import commands
 
 DEFAULT = 7.0
 

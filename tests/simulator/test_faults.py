@@ -9,8 +9,8 @@ import pytest
 from kubernetes_asyncio.client import ApiClient
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from simulator.faults import ApiFaults
-from simulator.server import SimulatedCluster
+from lavalog.simulator.faults import ApiFaults
+from lavalog.simulator.server import SimulatedCluster
 from tests.simulator.kube import core_api, eventually, running_pod
 
 

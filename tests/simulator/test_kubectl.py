@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from simulator.server import SimulatedCluster
+from lavalog.simulator.server import SimulatedCluster
 
 #: the cluster kubectl talks to: two nodes at time_scale 50
 pytestmark = pytest.mark.cluster(nodes=2, time_scale=50)

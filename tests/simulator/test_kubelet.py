@@ -10,8 +10,8 @@ from typing import Any
 from kubernetes_asyncio.client import ApiClient
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from simulator import registry
-from simulator.server import SimulatedCluster
+from lavalog.simulator import registry
+from lavalog.simulator.server import SimulatedCluster
 from tests.simulator.kube import core_api, eventually, running_pod
 
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from kubernetes_asyncio.client import ApiClient
 
-from simulator import registry
-from simulator.server import SimulatedCluster
-from simulator.store import Change
+from lavalog.simulator import registry
+from lavalog.simulator.server import SimulatedCluster
+from lavalog.simulator.store import Change
 from tests.simulator.kube import SCHED, core_api, custom_api, eventually
 
 GPU = {"nvidia.com/gpu": "1"}

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from simulator import patch
-from simulator.errors import ApiError
-from simulator.selectors import parse
+from lavalog.simulator import patch
+from lavalog.simulator.errors import ApiError
+from lavalog.simulator.selectors import parse
 
 LABELS = {"app": "web", "tier": "front", "version": "v2"}
 

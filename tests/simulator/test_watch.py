@@ -13,7 +13,7 @@ from kubernetes_asyncio import watch
 from kubernetes_asyncio.client import ApiClient
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from simulator.server import SimulatedCluster
+from lavalog.simulator.server import SimulatedCluster
 from tests.simulator.kube import core_api, eventually, pod
 
 

@@ -14,15 +14,15 @@ import pytest
 import pytest_asyncio
 from aiokafka import TopicPartition
 
-from controller.actuator.core.pods import build_pod
-from controller.kafka import KafkaSettings, create_consumer, topic_name
-from controller.kube import Kube
-from controller.watchers.service.runner import WatcherService
-from controller.watchers.service.watch import WatchSettings
-from events import topics
-from events.codec import decode_observation
-from events.decisions import PodRef
-from events.observations import AnyObservation
+from lavalog.controller.actuator.core.pods import build_pod
+from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
+from lavalog.controller.kube import Kube
+from lavalog.controller.watchers.service.runner import WatcherService
+from lavalog.controller.watchers.service.watch import WatchSettings
+from lavalog.events import topics
+from lavalog.events.codec import decode_observation
+from lavalog.events.decisions import PodRef
+from lavalog.events.observations import AnyObservation
 
 #: short watches, quick retries: the tests see resumes and backoff within seconds
 FAST = WatchSettings(timeout_seconds=3, backoff_initial=0.02, backoff_max=0.3)

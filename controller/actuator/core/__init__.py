@@ -8,5 +8,5 @@ to the API server (create-if-absent, retries, rate limits) calls these.
 
 Also pure, and run by the service: which decisions are stale (`staleness`), the order
 within a job's lane (`lane_order`), the offsets carried out (`offsets`). Must not import
-asyncio, aiohttp, aiokafka, kubernetes_asyncio or `controller.actuator.service`.
+asyncio, aiohttp, aiokafka, kubernetes_asyncio or `lavalog.controller.actuator.service`.
 """

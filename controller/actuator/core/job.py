@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from events.volcano.api import API_VERSION, KIND, JobSpec, TaskSpec
+from lavalog.events.volcano.api import API_VERSION, KIND, JobSpec, TaskSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +33,7 @@ class JobView:
         implied plugins): the decider decides on the defaulted spec, and a Job created
         where Volcano's mutating webhook does not run must still get a gang scheduler."""
         # imported here: admission reads the plugins, which read JobView
-        from controller.admission.defaults import with_defaults
+        from lavalog.controller.admission.defaults import with_defaults
 
         metadata = job.get("metadata") or {}
         status = job.get("status") or {}

@@ -4,7 +4,7 @@ Where Volcano's job controller records an Event, lavalog records one with the sa
 reason and source component, and a message that starts as Volcano's does, so that
 alerts and dashboards built on Volcano's Events keep working; lavalog's own detail
 (trigger, pod, exit code, matched policy, decision id) follows in the message. Reasons
-are Volcano's (`events.volcano.reasons`). Phase changes and rejected specs
+are Volcano's (`lavalog.events.volcano.reasons`). Phase changes and rejected specs
 are Events Volcano does not have (its webhook refuses a bad spec before it exists).
 
 An Event's name is derived from the decision id, so carrying out a decision again (a
@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from events.causes import EVENT, cause_of, describe_cause
-from events.decisions import (
+from lavalog.events.causes import EVENT, cause_of, describe_cause
+from lavalog.events.decisions import (
     ActionDecided,
     Decision,
     JobDelete,
@@ -37,11 +37,11 @@ from events.decisions import (
     StatusWrite,
     TimerScheduled,
 )
-from events.durations import format_duration
-from events.timestamps import to_rfc3339
-from events.topics import split_job_key
-from events.volcano.api import API_VERSION, KIND, Action, Event, JobPhase
-from events.volcano.reasons import (
+from lavalog.events.durations import format_duration
+from lavalog.events.timestamps import to_rfc3339
+from lavalog.events.topics import split_job_key
+from lavalog.events.volcano.api import API_VERSION, KIND, Action, Event, JobPhase
+from lavalog.events.volcano.reasons import (
     COMMAND_ISSUED,
     COMPONENT,
     EXECUTE_ACTION,

@@ -25,9 +25,9 @@ from collections.abc import Sequence
 
 import msgspec
 
-from controller.actuator.core.job_events import REPORTED
-from controller.actuator.core.staleness import pods_are_stale
-from events.decisions import Decision, PodGroupCreate, PodsCreate, StatusWrite
+from lavalog.controller.actuator.core.job_events import REPORTED
+from lavalog.controller.actuator.core.staleness import pods_are_stale
+from lavalog.events.decisions import Decision, PodGroupCreate, PodsCreate, StatusWrite
 
 #: decisions that put a job's pods on the cluster
 URGENT = (PodGroupCreate, PodsCreate)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 
-from events.volcano.api import TaskSpec
+from lavalog.events.volcano.api import TaskSpec
 
 _BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 

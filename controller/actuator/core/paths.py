@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from events.volcano.api import API_VERSION as JOB_API_VERSION
-from events.volcano.api import PODGROUP_API_VERSION, PODGROUP_KIND
+from lavalog.events.volcano.api import API_VERSION as JOB_API_VERSION
+from lavalog.events.volcano.api import PODGROUP_API_VERSION, PODGROUP_KIND
 
 _PLURALS: dict[tuple[str, str], str] = {
     ("v1", "Pod"): "pods",

@@ -24,11 +24,11 @@ from typing import Any
 
 import msgspec
 
-from controller.actuator.core.job import JobView
-from controller.actuator.core.usage import ResourceList, add, pod_usage, times
-from events.decisions import PodGroupCreate
-from events.volcano import labels
-from events.volcano.api import PODGROUP_API_VERSION, PODGROUP_KIND, TaskSpec
+from lavalog.controller.actuator.core.job import JobView
+from lavalog.controller.actuator.core.usage import ResourceList, add, pod_usage, times
+from lavalog.events.decisions import PodGroupCreate
+from lavalog.events.volcano import labels
+from lavalog.events.volcano.api import PODGROUP_API_VERSION, PODGROUP_KIND, TaskSpec
 
 
 def build_podgroup(

@@ -15,13 +15,13 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from controller.actuator.core.job import JobView
-from controller.actuator.core.names import pod_name, random_like_suffix
-from controller.actuator.core.plugins import Plugin, build_plugins
-from controller.actuator.core.podspec import Manifest, add_volume
-from events.decisions import PodRef, PodsCreate, PodsReplace
-from events.volcano import labels
-from events.volcano.api import TaskSpec
+from lavalog.controller.actuator.core.job import JobView
+from lavalog.controller.actuator.core.names import pod_name, random_like_suffix
+from lavalog.controller.actuator.core.plugins import Plugin, build_plugins
+from lavalog.controller.actuator.core.podspec import Manifest, add_volume
+from lavalog.events.decisions import PodRef, PodsCreate, PodsReplace
+from lavalog.events.volcano import labels
+from lavalog.events.volcano.api import TaskSpec
 
 #: job annotations (and, for the first two, job labels) that Volcano copies to its pods
 _FROM_JOB_ANNOTATIONS = (labels.PREEMPTABLE, labels.COOLDOWN_TIME, labels.REVOCABLE_ZONE)

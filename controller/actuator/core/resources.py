@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from controller.actuator.core import paths
-from controller.actuator.core.job import JobView
-from controller.actuator.core.plugins import KeyGenerator, PluginContext, build_plugins
-from events.decisions import PluginResourcesDelete, PluginResourcesEnsure
-from events.topics import split_job_key
+from lavalog.controller.actuator.core import paths
+from lavalog.controller.actuator.core.job import JobView
+from lavalog.controller.actuator.core.plugins import KeyGenerator, PluginContext, build_plugins
+from lavalog.events.decisions import PluginResourcesDelete, PluginResourcesEnsure
+from lavalog.events.topics import split_job_key
 
 KEEP_EXISTING_KINDS = frozenset({"Service", "NetworkPolicy", "Secret"})
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from events.decisions import PodRef
-from events.timestamps import from_rfc3339
-from events.volcano.api import FINISHED_PHASES, JobPhase, JobSpec, JobStatus
+from lavalog.events.decisions import PodRef
+from lavalog.events.timestamps import from_rfc3339
+from lavalog.events.volcano.api import FINISHED_PHASES, JobPhase, JobSpec, JobStatus
 
 _ENDED = frozenset({*FINISHED_PHASES, JobPhase.ABORTED})
 

@@ -15,8 +15,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from controller.actuator.core.job import JobView
-from controller.actuator.core.names import random_like_suffix
+from lavalog.controller.actuator.core.job import JobView
+from lavalog.controller.actuator.core.names import random_like_suffix
 
 Obj = dict[str, Any]
 

@@ -2,5 +2,5 @@
 
 Owns the I/O: lanes and their turns, rate limit, retries, the API client, the progress
 log and the offsets it commits. Every object it writes is built by
-`controller.actuator.core`; it must not build manifests itself.
+`lavalog.controller.actuator.core`; it must not build manifests itself.
 """

@@ -20,25 +20,25 @@ from typing import Any
 import msgspec
 import structlog
 
-from controller.actuator.core import job_events, paths, volumes
-from controller.actuator.core.job import JobView
-from controller.actuator.core.job_events import VolumeError
-from controller.actuator.core.plugins import KeyGenerator
-from controller.actuator.core.podgroup import build_podgroup
-from controller.actuator.core.pods import build_pods
-from controller.actuator.core.resources import (
+from lavalog.controller.actuator.core import job_events, paths, volumes
+from lavalog.controller.actuator.core.job import JobView
+from lavalog.controller.actuator.core.job_events import VolumeError
+from lavalog.controller.actuator.core.plugins import KeyGenerator
+from lavalog.controller.actuator.core.podgroup import build_podgroup
+from lavalog.controller.actuator.core.pods import build_pods
+from lavalog.controller.actuator.core.resources import (
     KEEP_EXISTING_KINDS,
     build_plugin_resources,
     plugin_resource_paths,
 )
-from controller.actuator.core.staleness import pods_are_stale, status_is_older, still_wanted
-from controller.actuator.core.status import merged_status
-from controller.actuator.service.client import Api, Obj
-from controller.actuator.service.counters import Counters
-from controller.actuator.service.sshkeys import generate_key_pair
-from controller.decision_logs import carried_out, decision_fields
-from controller.kube import KubeError
-from events.decisions import (
+from lavalog.controller.actuator.core.staleness import pods_are_stale, status_is_older, still_wanted
+from lavalog.controller.actuator.core.status import merged_status
+from lavalog.controller.actuator.service.client import Api, Obj
+from lavalog.controller.actuator.service.counters import Counters
+from lavalog.controller.actuator.service.sshkeys import generate_key_pair
+from lavalog.controller.decision_logs import carried_out, decision_fields
+from lavalog.controller.kube import KubeError
+from lavalog.events.decisions import (
     AnyDecision,
     Decision,
     JobDelete,
@@ -52,9 +52,9 @@ from events.decisions import (
     PodsReplace,
     StatusWrite,
 )
-from events.topics import split_job_key
-from events.volcano import reasons
-from events.volcano.api import PODGROUP_API_VERSION
+from lavalog.events.topics import split_job_key
+from lavalog.events.volcano import reasons
+from lavalog.events.volcano.api import PODGROUP_API_VERSION
 
 #: a handler returns False when it skipped the decision (its Job incarnation is gone, or
 #: the Job is already past it: see `staleness`)

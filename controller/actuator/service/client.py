@@ -16,11 +16,11 @@ from typing import Any
 import msgspec
 import structlog
 
-from controller.actuator.core import paths
-from controller.actuator.service.counters import Counters
-from controller.actuator.service.ratelimit import RateLimiter, Sleep
-from controller.actuator.service.retry import Backoff
-from controller.kube import Kube, KubeError, is_transient
+from lavalog.controller.actuator.core import paths
+from lavalog.controller.actuator.service.counters import Counters
+from lavalog.controller.actuator.service.ratelimit import RateLimiter, Sleep
+from lavalog.controller.actuator.service.retry import Backoff
+from lavalog.controller.kube import Kube, KubeError, is_transient
 
 Obj = dict[str, Any]
 #: (existing, desired) -> what to write back, or None to leave the existing object alone

@@ -17,9 +17,9 @@ from collections.abc import Iterable
 
 from aiokafka import AIOKafkaProducer, TopicPartition
 
-from controller.actuator.core.offsets import Progress
-from controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
-from events.topics import ACTUATED
+from lavalog.controller.actuator.core.offsets import Progress
+from lavalog.controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
+from lavalog.events.topics import ACTUATED
 
 #: how long reading the last records may take before the partitions are taken without
 READ_SECONDS = 10.0

@@ -17,7 +17,7 @@ from typing import Generic, TypeVar
 
 import structlog
 
-from controller.actuator.service.turns import Turns
+from lavalog.controller.actuator.service.turns import Turns
 
 T = TypeVar("T")
 _log = structlog.get_logger("lavalog.actuator")

@@ -1,6 +1,6 @@
 """How long the actuator waits between tries of an API call.
 
-A transient failure (`controller.kube.is_transient`: throttled, a server error, a
+A transient failure (`lavalog.controller.kube.is_transient`: throttled, a server error, a
 dropped connection, a timeout) says nothing about the request, so the same request is
 sent again after a growing delay, until it answers: giving up would skip a decision.
 Any other error answer is permanent for that request and is the caller's to handle.

@@ -23,19 +23,19 @@ import structlog
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.errors import KafkaError
 
-from controller.actuator.core.lane_order import is_urgent, next_up, superseded
-from controller.actuator.core.offsets import OffsetTracker, Progress
-from controller.actuator.service.apply import Applier
-from controller.actuator.service.client import Api
-from controller.actuator.service.counters import Counters
-from controller.actuator.service.progress_log import ProgressLog
-from controller.actuator.service.queues import KeyedQueues
-from controller.actuator.service.ratelimit import RateLimiter, TokenBucket
-from controller.kafka import KafkaSettings, create_consumer, topic_name
-from controller.kube import Kube
-from events.codec import DecodeError, decode_decision
-from events.decisions import AnyDecision
-from events.topics import DECISIONS
+from lavalog.controller.actuator.core.lane_order import is_urgent, next_up, superseded
+from lavalog.controller.actuator.core.offsets import OffsetTracker, Progress
+from lavalog.controller.actuator.service.apply import Applier
+from lavalog.controller.actuator.service.client import Api
+from lavalog.controller.actuator.service.counters import Counters
+from lavalog.controller.actuator.service.progress_log import ProgressLog
+from lavalog.controller.actuator.service.queues import KeyedQueues
+from lavalog.controller.actuator.service.ratelimit import RateLimiter, TokenBucket
+from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
+from lavalog.controller.kube import Kube
+from lavalog.events.codec import DecodeError, decode_decision
+from lavalog.events.decisions import AnyDecision
+from lavalog.events.topics import DECISIONS
 
 #: decisions received and not yet carried out, beyond which fetching pauses: enough that
 #: a burst's pod creates, decided after its PodGroups were admitted, are fetched (and go

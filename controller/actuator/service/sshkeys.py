@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from controller.actuator.core.plugins import KeyPair, PluginError
+from lavalog.controller.actuator.core.plugins import KeyPair, PluginError
 
 RSA_BITS = 2048
 

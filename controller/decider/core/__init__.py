@@ -8,13 +8,13 @@ yields the same decisions.
 
 The service's bookkeeping is pure too and lives here: one input partition's states and
 replay rules (`partition`), snapshots (`snapshots`), due timers (`due_timers`). Must not
-import asyncio, aiohttp, aiokafka, kubernetes_asyncio or `controller.decider.service`.
+import asyncio, aiohttp, aiokafka, kubernetes_asyncio or `lavalog.controller.decider.service`.
 """
 
-from controller.decider.core.evolve import evolve
-from controller.decider.core.flow import decide, step
-from controller.decider.core.replay import replay
-from controller.decider.core.state import (
+from lavalog.controller.decider.core.evolve import evolve
+from lavalog.controller.decider.core.flow import decide, step
+from lavalog.controller.decider.core.replay import replay
+from lavalog.controller.decider.core.state import (
     JobState,
     PodGroupRecord,
     PodRecord,

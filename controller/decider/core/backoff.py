@@ -21,12 +21,12 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
-from controller.admission.restart_backoff import RESTART_ACTIONS
-from controller.decider.core.policies import Resolution
-from controller.decider.core.state import JobState
-from controller.decider.core.transitions import ACTIVE_PHASES
-from controller.decider.core.triggers import Trigger
-from events.decisions import Backoff
+from lavalog.controller.admission.restart_backoff import RESTART_ACTIONS
+from lavalog.controller.decider.core.policies import Resolution
+from lavalog.controller.decider.core.state import JobState
+from lavalog.controller.decider.core.transitions import ACTIVE_PHASES
+from lavalog.controller.decider.core.triggers import Trigger
+from lavalog.events.decisions import Backoff
 
 
 def with_backoff(state: JobState, trigger: Trigger, resolution: Resolution) -> Resolution:

@@ -13,10 +13,10 @@ from collections.abc import Iterable
 import msgspec
 from msgspec.structs import replace
 
-from controller.decider.core.state import JobState, PodRecord
-from events.timestamps import to_rfc3339
-from events.volcano.api import JobCondition, JobPhase, JobStatus, PodPhase, TaskState
-from events.volcano.api import JobState as StatusState
+from lavalog.controller.decider.core.state import JobState, PodRecord
+from lavalog.events.timestamps import to_rfc3339
+from lavalog.events.volcano.api import JobCondition, JobPhase, JobStatus, PodPhase, TaskState
+from lavalog.events.volcano.api import JobState as StatusState
 
 
 class PodCounts(msgspec.Struct, frozen=True):

@@ -11,9 +11,9 @@ from typing import Any
 
 from msgspec.structs import replace
 
-from controller.admission import Admitted, admit_job, admit_update
-from controller.decider.core.counts import append_condition
-from controller.decider.core.state import (
+from lavalog.controller.admission import Admitted, admit_job, admit_update
+from lavalog.controller.decider.core.counts import append_condition
+from lavalog.controller.decider.core.state import (
     COMMAND_MEMORY,
     JobState,
     PodGroupRecord,
@@ -21,8 +21,8 @@ from controller.decider.core.state import (
     Replicas,
     incarnation_state,
 )
-from controller.decider.core.takeover import early_facts, keep_early, take_over
-from events.decisions import (
+from lavalog.controller.decider.core.takeover import early_facts, keep_early, take_over
+from lavalog.events.decisions import (
     ActionDecided,
     AnyDecision,
     Decision,
@@ -40,8 +40,8 @@ from events.decisions import (
     TimerCancelled,
     TimerScheduled,
 )
-from events.durations import format_duration
-from events.observations import (
+from lavalog.events.durations import format_duration
+from lavalog.events.observations import (
     AnyObservation,
     CommandIssued,
     JobDeleted,
@@ -52,8 +52,8 @@ from events.observations import (
     PodsListed,
     TimerFired,
 )
-from events.timestamps import to_rfc3339
-from events.volcano.api import Event, JobCondition, JobPhase, PodPhase
+from lavalog.events.timestamps import to_rfc3339
+from lavalog.events.volcano.api import Event, JobCondition, JobPhase, PodPhase
 
 LogEvent = AnyObservation | AnyDecision
 

@@ -10,24 +10,32 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
-from controller.decider.core.backoff import with_backoff
-from controller.decider.core.counts import job_status
-from controller.decider.core.evolve import is_stale
-from controller.decider.core.gang import report_unschedulable
-from controller.decider.core.phases import HANDLERS
-from controller.decider.core.policies import SYNC, apply_policies
-from controller.decider.core.replacement import replace_finished_pods, replacement_seen_first
-from controller.decider.core.request import SYNC_REQUEST, ActionRequest
-from controller.decider.core.state import JobState
-from controller.decider.core.step import Step
-from controller.decider.core.timers import (
+from lavalog.controller.decider.core.backoff import with_backoff
+from lavalog.controller.decider.core.counts import job_status
+from lavalog.controller.decider.core.evolve import is_stale
+from lavalog.controller.decider.core.gang import report_unschedulable
+from lavalog.controller.decider.core.phases import HANDLERS
+from lavalog.controller.decider.core.policies import SYNC, apply_policies
+from lavalog.controller.decider.core.replacement import (
+    replace_finished_pods,
+    replacement_seen_first,
+)
+from lavalog.controller.decider.core.request import SYNC_REQUEST, ActionRequest
+from lavalog.controller.decider.core.state import JobState
+from lavalog.controller.decider.core.step import Step
+from lavalog.controller.decider.core.timers import (
     cancel_all_timers,
     cancel_resolved_timers,
     schedule_delayed,
 )
-from controller.decider.core.transitions import Transition, enter_phase
-from controller.decider.core.triggers import OUT_OF_SYNC, Trigger, derive_trigger, timer_trigger
-from events.decisions import (
+from lavalog.controller.decider.core.transitions import Transition, enter_phase
+from lavalog.controller.decider.core.triggers import (
+    OUT_OF_SYNC,
+    Trigger,
+    derive_trigger,
+    timer_trigger,
+)
+from lavalog.events.decisions import (
     ActionDecided,
     AnyDecision,
     JobDelete,
@@ -38,7 +46,7 @@ from events.decisions import (
     PodsKill,
     StatusWrite,
 )
-from events.observations import (
+from lavalog.events.observations import (
     AnyObservation,
     CommandIssued,
     JobDeleted,
@@ -46,7 +54,7 @@ from events.observations import (
     PodObserved,
     TimerFired,
 )
-from events.volcano.api import Action, Event, JobPhase
+from lavalog.events.volcano.api import Action, Event, JobPhase
 
 #: phase changes followed within one step; Volcano's chains are at most four long
 _MAX_FOLLOW_UPS = 8

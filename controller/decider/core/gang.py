@@ -8,9 +8,9 @@ condition (the watchers publish a PodGroup only when its phase or condition chan
 
 from __future__ import annotations
 
-from controller.decider.core.step import Step
-from events.decisions import PodGroupPending
-from events.observations import PodGroupObserved
+from lavalog.controller.decider.core.step import Step
+from lavalog.events.decisions import PodGroupPending
+from lavalog.events.observations import PodGroupObserved
 
 
 def report_unschedulable(step: Step) -> None:

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from controller.decider.core.counts import PodCounts
-from controller.decider.core.request import ActionRequest
-from controller.decider.core.state import JobState, PodRecord
-from controller.decider.core.step import Step
-from controller.decider.core.transitions import CREATING_PHASES, Transition, enter_phase
-from events.decisions import (
+from lavalog.controller.decider.core.counts import PodCounts
+from lavalog.controller.decider.core.request import ActionRequest
+from lavalog.controller.decider.core.state import JobState, PodRecord
+from lavalog.controller.decider.core.step import Step
+from lavalog.controller.decider.core.transitions import CREATING_PHASES, Transition, enter_phase
+from lavalog.events.decisions import (
     PluginResourcesDelete,
     PluginResourcesEnsure,
     PodGroupCreate,
@@ -21,8 +21,8 @@ from events.decisions import (
     PodsCreate,
     PodsKill,
 )
-from events.topics import split_job_key
-from events.volcano.api import Action, DependsOn, JobPhase, JobSpec, PodPhase
+from lavalog.events.topics import split_job_key
+from lavalog.events.volcano.api import Action, DependsOn, JobPhase, JobSpec, PodPhase
 
 UpdateStatus = Callable[[Step, PodCounts], Transition | None]
 

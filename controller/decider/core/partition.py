@@ -11,18 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from controller.decider.core import initial_state, step
-from controller.decider.core.due_timers import DueTimer
-from controller.decider.core.snapshots import (
+from lavalog.controller.decider.core import initial_state, step
+from lavalog.controller.decider.core.due_timers import DueTimer
+from lavalog.controller.decider.core.snapshots import (
     CHECKPOINT_KEY,
     Checkpoint,
     JobSnapshot,
     Restored,
     SnapshotRecord,
 )
-from controller.decider.core.state import forgettable
-from events.decisions import AnyDecision
-from events.observations import AnyObservation
+from lavalog.controller.decider.core.state import forgettable
+from lavalog.events.decisions import AnyDecision
+from lavalog.events.observations import AnyObservation
 
 
 class PartitionDecider:

@@ -13,11 +13,11 @@ from collections.abc import Mapping
 
 import msgspec
 
-from controller.admission.exit_codes import ExitCodeSet, policy_key
-from controller.decider.core.triggers import Trigger
-from events.decisions import Backoff, PolicyRef
-from events.durations import parse_duration
-from events.volcano.api import Action, Event, JobSpec, LifecyclePolicy
+from lavalog.controller.admission.exit_codes import ExitCodeSet, policy_key
+from lavalog.controller.decider.core.triggers import Trigger
+from lavalog.events.decisions import Backoff, PolicyRef
+from lavalog.events.durations import parse_duration
+from lavalog.events.volcano.api import Action, Event, JobSpec, LifecyclePolicy
 
 #: what `*` stands for: Volcano's own events; PodPending/PodRunning must be named
 WILDCARD_EVENTS = frozenset(

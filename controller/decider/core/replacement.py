@@ -19,14 +19,14 @@ from collections.abc import Callable
 
 from msgspec import structs
 
-from controller.decider.core.operations import TARGET_KILLS
-from controller.decider.core.phases import restarting
-from controller.decider.core.state import JobState
-from controller.decider.core.step import Step
-from controller.decider.core.transitions import CREATING_PHASES
-from events.decisions import AnyDecision, PodRef, PodsCreate, PodsKill, PodsReplace
-from events.observations import AnyObservation, PodDeleted, PodObserved
-from events.volcano.api import JobPhase, PodPhase
+from lavalog.controller.decider.core.operations import TARGET_KILLS
+from lavalog.controller.decider.core.phases import restarting
+from lavalog.controller.decider.core.state import JobState
+from lavalog.controller.decider.core.step import Step
+from lavalog.controller.decider.core.transitions import CREATING_PHASES
+from lavalog.events.decisions import AnyDecision, PodRef, PodsCreate, PodsKill, PodsReplace
+from lavalog.events.observations import AnyObservation, PodDeleted, PodObserved
+from lavalog.events.volcano.api import JobPhase, PodPhase
 
 _FINISHED = frozenset({PodPhase.FAILED, PodPhase.SUCCEEDED})
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from controller.decider.core.flow import step
-from controller.decider.core.state import JobState, forgettable, initial_state
-from events.decisions import AnyDecision
-from events.observations import AnyObservation
+from lavalog.controller.decider.core.flow import step
+from lavalog.controller.decider.core.state import JobState, forgettable, initial_state
+from lavalog.events.decisions import AnyDecision
+from lavalog.events.observations import AnyObservation
 
 
 def replay(

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import msgspec
 
-from controller.decider.core.triggers import OUT_OF_SYNC, Trigger
-from events.causes import Cause, describe_cause
-from events.decisions import PolicyRef
-from events.volcano.api import Action
+from lavalog.controller.decider.core.triggers import OUT_OF_SYNC, Trigger
+from lavalog.events.causes import Cause, describe_cause
+from lavalog.events.decisions import PolicyRef
+from lavalog.events.volcano.api import Action
 
 
 class ActionRequest(msgspec.Struct, frozen=True):

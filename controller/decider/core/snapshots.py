@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 import msgspec
 
-from controller.decider.core import JobState
+from lavalog.controller.decider.core import JobState
 
 CHECKPOINT_KEY = "__checkpoint__"
 

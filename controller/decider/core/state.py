@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import msgspec
 
-from controller.admission.exit_codes import ExitCodeSet
-from controller.admission.restart_backoff import RestartBackoff
-from events.decisions import TimerScheduled
-from events.observations import CommandIssued, PodGroupObserved, PodObserved, PodsListed
-from events.volcano.api import FieldError, JobCondition, JobSpec, JobStatus
+from lavalog.controller.admission.exit_codes import ExitCodeSet
+from lavalog.controller.admission.restart_backoff import RestartBackoff
+from lavalog.events.decisions import TimerScheduled
+from lavalog.events.observations import CommandIssued, PodGroupObserved, PodObserved, PodsListed
+from lavalog.events.volcano.api import FieldError, JobCondition, JobSpec, JobStatus
 
 
 class PodRecord(msgspec.Struct, frozen=True):

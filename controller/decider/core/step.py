@@ -11,12 +11,12 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from controller.decider.core.counts import PodCounts, count_pods
-from controller.decider.core.evolve import evolve
-from controller.decider.core.state import JobState, PodRecord, incarnation_state
-from events.decisions import AnyDecision
-from events.observations import AnyObservation, JobObserved
-from events.volcano.api import JobSpec
+from lavalog.controller.decider.core.counts import PodCounts, count_pods
+from lavalog.controller.decider.core.evolve import evolve
+from lavalog.controller.decider.core.state import JobState, PodRecord, incarnation_state
+from lavalog.events.decisions import AnyDecision
+from lavalog.events.observations import AnyObservation, JobObserved
+from lavalog.events.volcano.api import JobSpec
 
 D = TypeVar("D", bound=AnyDecision)
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
-from controller.decider.core.state import EarlyFact, JobState
-from events.observations import (
+from lavalog.controller.decider.core.state import EarlyFact, JobState
+from lavalog.events.observations import (
     AnyObservation,
     CommandIssued,
     JobDeleted,
@@ -29,8 +29,8 @@ from events.observations import (
     PodObserved,
     PodsListed,
 )
-from events.timestamps import from_rfc3339
-from events.volcano.api import JobStatus
+from lavalog.events.timestamps import from_rfc3339
+from lavalog.events.volcano.api import JobStatus
 
 
 def take_over(state: JobState, status: JobStatus | None, now: float) -> JobState:

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import msgspec
 
-from controller.decider.core.policies import Resolution, policy_timeout
-from controller.decider.core.step import Step
-from controller.decider.core.triggers import Trigger
-from events.decisions import Backoff, TimerCancelled, TimerScheduled
-from events.volcano.api import Action, Event, PodPhase
+from lavalog.controller.decider.core.policies import Resolution, policy_timeout
+from lavalog.controller.decider.core.step import Step
+from lavalog.controller.decider.core.triggers import Trigger
+from lavalog.events.decisions import Backoff, TimerCancelled, TimerScheduled
+from lavalog.events.volcano.api import Action, Event, PodPhase
 
 _POD_CAUSES = frozenset({Event.POD_FAILED, Event.POD_EVICTED, Event.POD_PENDING, Event.TASK_FAILED})
 _RECOVERED = frozenset({PodPhase.RUNNING, PodPhase.SUCCEEDED})

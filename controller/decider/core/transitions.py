@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import msgspec
 
-from controller.decider.core.step import Step
-from controller.decider.core.timers import cancel_policy_timers, schedule_ttl
-from events.decisions import PhaseChanged, PodGroupDelete
-from events.volcano.api import FINISHED_PHASES, JobPhase
+from lavalog.controller.decider.core.step import Step
+from lavalog.controller.decider.core.timers import cancel_policy_timers, schedule_ttl
+from lavalog.events.decisions import PhaseChanged, PodGroupDelete
+from lavalog.events.volcano.api import FINISHED_PHASES, JobPhase
 
 ACTIVE_PHASES = frozenset({JobPhase.PENDING, JobPhase.RUNNING})
 #: phases whose sync may create pods. Not Restarting: a new version's pods are created

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import msgspec
 
-from controller.decider.core.state import JobState, PodRecord
-from events.decisions import PolicyRef, TimerScheduled
-from events.observations import (
+from lavalog.controller.decider.core.state import JobState, PodRecord
+from lavalog.events.decisions import PolicyRef, TimerScheduled
+from lavalog.events.observations import (
     AnyObservation,
     CommandIssued,
     JobObserved,
@@ -21,7 +21,7 @@ from events.observations import (
     PodObserved,
     PodsListed,
 )
-from events.volcano.api import Event, PodPhase
+from lavalog.events.volcano.api import Event, PodPhase
 
 
 class Trigger(msgspec.Struct, frozen=True):

@@ -24,18 +24,18 @@ import structlog
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.errors import KafkaError
 
-from controller.decider.core.due_timers import DueTimer, TimerQueue
-from controller.decider.core.partition import PartitionDecider
-from controller.decider.core.snapshots import encode_record, restore
-from controller.decision_logs import decision_fields
-from controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
-from controller.kafka.batches import PartitionBatches
-from controller.kafka.reading import keyed, read_to_end
-from events import topics
-from events.codec import decode_observation, encode
-from events.deadletter import DeadLetter, encode_dead_letter
-from events.decisions import TimerScheduled
-from events.observations import TimerFired
+from lavalog.controller.decider.core.due_timers import DueTimer, TimerQueue
+from lavalog.controller.decider.core.partition import PartitionDecider
+from lavalog.controller.decider.core.snapshots import encode_record, restore
+from lavalog.controller.decision_logs import decision_fields
+from lavalog.controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
+from lavalog.controller.kafka.batches import PartitionBatches
+from lavalog.controller.kafka.reading import keyed, read_to_end
+from lavalog.events import topics
+from lavalog.events.codec import decode_observation, encode
+from lavalog.events.deadletter import DeadLetter, encode_dead_letter
+from lavalog.events.decisions import TimerScheduled
+from lavalog.events.observations import TimerFired
 
 log = structlog.get_logger("lavalog.decider")
 

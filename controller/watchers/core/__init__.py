@@ -3,5 +3,5 @@
 The partial objects decoded from the API (`objects`), their translation into observations
 (`translate`), the pods listed per job (`inventory`), the changes a list or watch line
 brings (`changes`). Must not import asyncio, aiohttp, aiokafka, kubernetes_asyncio or
-`controller.watchers.service`.
+`lavalog.controller.watchers.service`.
 """

@@ -2,7 +2,7 @@
 
 A watch line is an ADDED/MODIFIED/DELETED change, a BOOKMARK (the position only) or an
 ERROR (410 Gone: list again; anything else: retry); a relist is compared with what was
-known. The service (`controller.watchers.service.watch`) reads the lines and feeds them
+known. The service (`lavalog.controller.watchers.service.watch`) reads the lines and feeds them
 here, so these rules are tested line by line without a server.
 """
 
@@ -16,7 +16,7 @@ from typing import Generic, TypeVar
 import msgspec
 import structlog
 
-from controller.watchers.core.objects import KubeObject, Status, WatchEvent
+from lavalog.controller.watchers.core.objects import KubeObject, Status, WatchEvent
 
 log = structlog.get_logger("lavalog.watchers")
 

@@ -12,11 +12,11 @@ from collections.abc import Iterable
 
 import msgspec
 
-from controller.watchers.core.changes import Change, ChangeType
-from controller.watchers.core.objects import Job, Pod
-from controller.watchers.core.translate import job_owner
-from events.observations import PodsListed
-from events.topics import job_key
+from lavalog.controller.watchers.core.changes import Change, ChangeType
+from lavalog.controller.watchers.core.objects import Job, Pod
+from lavalog.controller.watchers.core.translate import job_owner
+from lavalog.events.observations import PodsListed
+from lavalog.events.topics import job_key
 
 
 class PodInventory:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from controller.watchers.core.objects import Lease
+from lavalog.controller.watchers.core.objects import Lease
 
 
 def micro_time(seconds: float) -> str:

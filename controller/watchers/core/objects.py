@@ -11,7 +11,7 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
-from events.volcano.api import JobStatus
+from lavalog.events.volcano.api import JobStatus
 
 
 class _Partial(msgspec.Struct, rename="camel", frozen=True):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from events.observations import AnyObservation
+from lavalog.events.observations import AnyObservation
 
 
 def to_resend(

@@ -30,7 +30,7 @@ from typing import Generic, NamedTuple, TypeVar
 
 import msgspec
 
-from controller.watchers.core.objects import (
+from lavalog.controller.watchers.core.objects import (
     Command,
     Condition,
     ContainerStatus,
@@ -42,7 +42,7 @@ from controller.watchers.core.objects import (
     PodGroup,
     Terminated,
 )
-from events.observations import (
+from lavalog.events.observations import (
     EXTENSION_PREFIX,
     AnyObservation,
     CommandIssued,
@@ -52,10 +52,10 @@ from events.observations import (
     PodGroupObserved,
     PodObserved,
 )
-from events.timestamps import from_rfc3339
-from events.topics import job_key
-from events.volcano import labels
-from events.volcano.api import API_VERSION, GROUP, KIND
+from lavalog.events.timestamps import from_rfc3339
+from lavalog.events.topics import job_key
+from lavalog.events.volcano import labels
+from lavalog.events.volcano.api import API_VERSION, GROUP, KIND
 
 _TERMINAL = ("Succeeded", "Failed")
 

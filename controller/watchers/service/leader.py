@@ -32,9 +32,9 @@ import aiohttp
 import msgspec
 import structlog
 
-from controller.kube import MERGE_PATCH, Kube, KubeError
-from controller.watchers.core.lease import Sighting, micro_time
-from controller.watchers.core.objects import Lease
+from lavalog.controller.kube import MERGE_PATCH, Kube, KubeError
+from lavalog.controller.watchers.core.lease import Sighting, micro_time
+from lavalog.controller.watchers.core.objects import Lease
 
 log = structlog.get_logger("lavalog.watchers")
 

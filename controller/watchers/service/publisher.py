@@ -17,12 +17,12 @@ import structlog
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError
 
-from controller.kafka import KafkaSettings, create_producer, topic_name
-from controller.watchers.core.backoff import Backoff
-from controller.watchers.core.resend import to_resend
-from events import topics
-from events.codec import encode
-from events.observations import AnyObservation
+from lavalog.controller.kafka import KafkaSettings, create_producer, topic_name
+from lavalog.controller.watchers.core.backoff import Backoff
+from lavalog.controller.watchers.core.resend import to_resend
+from lavalog.events import topics
+from lavalog.events.codec import encode
+from lavalog.events.observations import AnyObservation
 
 log = structlog.get_logger("lavalog.watchers")
 

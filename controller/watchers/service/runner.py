@@ -24,20 +24,20 @@ import msgspec
 import structlog
 from aiokafka.errors import KafkaError
 
-from controller.decider.core.state import JobState
-from controller.kafka import KafkaSettings
-from controller.kube import Kube, KubeError, is_transient
-from controller.watchers.core import translate
-from controller.watchers.core.backoff import Backoff
-from controller.watchers.core.changes import Change, ChangeType
-from controller.watchers.core.inventory import PodInventory
-from controller.watchers.core.objects import Command, Job, KubeObject, List
-from controller.watchers.core.translate import Translation, Translator
-from controller.watchers.service import unwatched, watch
-from controller.watchers.service.leader import LeaderElection, LeaseSettings
-from controller.watchers.service.publisher import Publisher, open_publisher
-from controller.watchers.service.watch import Mark, Resource, WatchSettings
-from events.observations import AnyObservation
+from lavalog.controller.decider.core.state import JobState
+from lavalog.controller.kafka import KafkaSettings
+from lavalog.controller.kube import Kube, KubeError, is_transient
+from lavalog.controller.watchers.core import translate
+from lavalog.controller.watchers.core.backoff import Backoff
+from lavalog.controller.watchers.core.changes import Change, ChangeType
+from lavalog.controller.watchers.core.inventory import PodInventory
+from lavalog.controller.watchers.core.objects import Command, Job, KubeObject, List
+from lavalog.controller.watchers.core.translate import Translation, Translator
+from lavalog.controller.watchers.service import unwatched, watch
+from lavalog.controller.watchers.service.leader import LeaderElection, LeaseSettings
+from lavalog.controller.watchers.service.publisher import Publisher, open_publisher
+from lavalog.controller.watchers.service.watch import Mark, Resource, WatchSettings
+from lavalog.events.observations import AnyObservation
 
 log = structlog.get_logger("lavalog.watchers")
 

@@ -18,16 +18,16 @@ from collections.abc import Iterable
 
 from aiokafka import TopicPartition
 
-from controller.decider.core.partition import PartitionDecider
-from controller.decider.core.snapshots import restore
-from controller.decider.core.state import JobState
-from controller.kafka import KafkaSettings, create_consumer, topic_name
-from controller.kafka.reading import keyed, read_to_end
-from controller.kafka.topics import partitions
-from controller.watchers.core.objects import Job, ObjectMeta, OwnerReference, PodGroup
-from events.codec import DecodeError, decode_observation
-from events.topics import OBSERVED, STATE, split_job_key
-from events.volcano.api import API_VERSION, KIND
+from lavalog.controller.decider.core.partition import PartitionDecider
+from lavalog.controller.decider.core.snapshots import restore
+from lavalog.controller.decider.core.state import JobState
+from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
+from lavalog.controller.kafka.reading import keyed, read_to_end
+from lavalog.controller.kafka.topics import partitions
+from lavalog.controller.watchers.core.objects import Job, ObjectMeta, OwnerReference, PodGroup
+from lavalog.events.codec import DecodeError, decode_observation
+from lavalog.events.topics import OBSERVED, STATE, split_job_key
+from lavalog.events.volcano.api import API_VERSION, KIND
 
 #: how long one fetch may wait on a partition with nothing more to give
 

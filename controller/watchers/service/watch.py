@@ -41,9 +41,9 @@ import aiohttp
 import msgspec
 import structlog
 
-from controller.kube import Kube, KubeError
-from controller.watchers.core.backoff import Backoff
-from controller.watchers.core.changes import (
+from lavalog.controller.kube import Kube, KubeError
+from lavalog.controller.watchers.core.backoff import Backoff
+from lavalog.controller.watchers.core.changes import (
     Change,
     Gone,
     WatchError,
@@ -52,7 +52,7 @@ from controller.watchers.core.changes import (
     relisted,
     remember,
 )
-from controller.watchers.core.objects import (
+from lavalog.controller.watchers.core.objects import (
     Command,
     Job,
     KubeObject,
@@ -61,8 +61,8 @@ from controller.watchers.core.objects import (
     Pod,
     PodGroup,
 )
-from events.volcano import labels
-from events.volcano.api import API_VERSION, COMMAND_API_VERSION, PODGROUP_API_VERSION
+from lavalog.events.volcano import labels
+from lavalog.events.volcano.api import API_VERSION, COMMAND_API_VERSION, PODGROUP_API_VERSION
 
 T = TypeVar("T", bound=KubeObject)
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from controller.actuator.core import job_events
-from events.decisions import (
+from lavalog.controller.actuator.core import job_events
+from lavalog.events.decisions import (
     ActionDecided,
     JobRejected,
     PhaseChanged,
@@ -20,7 +20,7 @@ from events.decisions import (
     StatusWrite,
     TimerScheduled,
 )
-from events.volcano.api import FieldError, JobStatus
+from lavalog.events.volcano.api import FieldError, JobStatus
 
 ENVELOPE: dict[str, Any] = {
     "key": "team-a/train",

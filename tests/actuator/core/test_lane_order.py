@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import msgspec
 
-from controller.actuator.core.lane_order import next_up, superseded
-from events.decisions import PhaseChanged, PodsKill, StatusWrite
+from lavalog.controller.actuator.core.lane_order import next_up, superseded
+from lavalog.events.decisions import PhaseChanged, PodsKill, StatusWrite
 from tests.actuator.support import decision, status, tf_pods
 
 JOB = {"metadata": {"namespace": "default", "name": "tf", "uid": "uid-1"}}

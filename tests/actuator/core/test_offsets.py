@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controller.actuator.core.offsets import OffsetTracker, Progress
+from lavalog.controller.actuator.core.offsets import OffsetTracker, Progress
 
 
 def tracker(*received: tuple[str, int]) -> OffsetTracker[str]:

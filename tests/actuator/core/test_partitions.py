@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from controller.actuator.core.podgroup import build_podgroup
-from controller.actuator.core.pods import build_pod
-from controller.admission import Admitted, Rejected, admit_job
-from events.decisions import PodGroupCreate, PodRef
+from lavalog.controller.actuator.core.podgroup import build_podgroup
+from lavalog.controller.actuator.core.pods import build_pod
+from lavalog.controller.admission import Admitted, Rejected, admit_job
+from lavalog.events.decisions import PodGroupCreate, PodRef
 
 TEMPLATE = {"spec": {"containers": [{"name": "main", "image": "trainer"}]}}
 

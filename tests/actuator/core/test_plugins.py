@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from controller.actuator.core.plugins import (
+from lavalog.controller.actuator.core.plugins import (
     KeyPair,
     ObjectRef,
     PluginError,
@@ -16,11 +16,11 @@ from controller.actuator.core.plugins import (
     problems,
     with_dependencies,
 )
-from controller.actuator.core.plugins.args import FlagSet
-from controller.actuator.core.pods import build_pod
-from controller.actuator.core.podspec import Manifest
-from controller.actuator.core.resources import KEEP_EXISTING_KINDS, build_plugin_resources
-from events.decisions import PluginResourcesEnsure, PodRef
+from lavalog.controller.actuator.core.plugins.args import FlagSet
+from lavalog.controller.actuator.core.pods import build_pod
+from lavalog.controller.actuator.core.podspec import Manifest
+from lavalog.controller.actuator.core.resources import KEEP_EXISTING_KINDS, build_plugin_resources
+from lavalog.events.decisions import PluginResourcesEnsure, PodRef
 from tests.data import load_job
 
 # --- arguments ------------------------------------------------------------------------

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from controller.actuator.core.podgroup import build_podgroup
-from controller.actuator.core.usage import pod_usage
-from events.decisions import PodGroupCreate
+from lavalog.controller.actuator.core.podgroup import build_podgroup
+from lavalog.controller.actuator.core.usage import pod_usage
+from lavalog.events.decisions import PodGroupCreate
 from tests.data import load_job
 
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from controller.actuator.core.pods import build_pod, build_pods
-from events.decisions import PodRef, PodsCreate
+from lavalog.controller.actuator.core.pods import build_pod, build_pods
+from lavalog.events.decisions import PodRef, PodsCreate
 from tests.data import load_job
 
 UID = "5f0c8a1e-93b4-4f59-a0d4-6c1f2e7b9d10"

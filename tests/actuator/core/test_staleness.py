@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from controller.actuator.core.staleness import pods_are_stale, status_is_older
-from events.volcano.api import JobState, JobStatus
+from lavalog.controller.actuator.core.staleness import pods_are_stale, status_is_older
+from lavalog.events.volcano.api import JobState, JobStatus
 
 
 def status(phase: str, version: int, conditions: int) -> dict[str, Any]:

@@ -3,7 +3,7 @@ everything else on the Job."""
 
 from __future__ import annotations
 
-from controller.actuator.core.status import merged_status
+from lavalog.controller.actuator.core.status import merged_status
 
 
 def test_unknown_fields_and_other_writers_resources_are_kept():

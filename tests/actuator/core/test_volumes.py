@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from controller.actuator.core import volumes
-from controller.actuator.core.pods import build_pod
-from events.decisions import PodRef
+from lavalog.controller.actuator.core import volumes
+from lavalog.controller.actuator.core.pods import build_pod
+from lavalog.events.decisions import PodRef
 
 CLAIM = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
 

@@ -9,11 +9,11 @@ import msgspec
 import pytest
 from msgspec.structs import replace
 
-from controller.actuator.core import paths
-from controller.actuator.service.apply import Applier
-from controller.actuator.service.counters import Counters
-from controller.kube import Kube
-from events.decisions import (
+from lavalog.controller.actuator.core import paths
+from lavalog.controller.actuator.service.apply import Applier
+from lavalog.controller.actuator.service.counters import Counters
+from lavalog.controller.kube import Kube
+from lavalog.events.decisions import (
     ActionDecided,
     JobDelete,
     JobRejected,
@@ -28,8 +28,8 @@ from events.decisions import (
     StatusWrite,
     TimerScheduled,
 )
-from events.volcano.api import FieldError, JobState, JobStatus
-from simulator.server import SimulatedCluster
+from lavalog.events.volcano.api import FieldError, JobState, JobStatus
+from lavalog.simulator.server import SimulatedCluster
 from tests.actuator.support import (
     EVENTS,
     NAMESPACE,

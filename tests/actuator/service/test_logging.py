@@ -7,13 +7,13 @@ import asyncio
 
 import pytest
 
-from controller.actuator.service.apply import Applier
-from controller.actuator.service.client import Api
-from controller.actuator.service.counters import Counters
-from controller.actuator.service.ratelimit import RateLimiter, TokenBucket
-from controller.kube import Kube
-from events.decisions import StatusWrite
-from simulator.server import SimulatedCluster
+from lavalog.controller.actuator.service.apply import Applier
+from lavalog.controller.actuator.service.client import Api
+from lavalog.controller.actuator.service.counters import Counters
+from lavalog.controller.actuator.service.ratelimit import RateLimiter, TokenBucket
+from lavalog.controller.kube import Kube
+from lavalog.events.decisions import StatusWrite
+from lavalog.simulator.server import SimulatedCluster
 from tests.actuator.conftest import FAST_RETRIES, fake_keys
 from tests.actuator.support import decision, status, submit, tf_pods
 from tests.json_logs import json_logs

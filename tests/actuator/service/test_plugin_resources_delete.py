@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from controller.actuator.core import paths
-from controller.actuator.service.apply import Applier
-from controller.actuator.service.counters import Counters
-from controller.kube import Kube, KubeError
-from events.decisions import PluginResourcesDelete, PluginResourcesEnsure
+from lavalog.controller.actuator.core import paths
+from lavalog.controller.actuator.service.apply import Applier
+from lavalog.controller.actuator.service.counters import Counters
+from lavalog.controller.kube import Kube, KubeError
+from lavalog.events.decisions import PluginResourcesDelete, PluginResourcesEnsure
 from tests.actuator.support import NAMESPACE, decision, job_path, submit
 
 pytestmark = pytest.mark.integration

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 
-from controller.actuator.service.queues import KeyedQueues
+from lavalog.controller.actuator.service.queues import KeyedQueues
 
 
 async def test_items_of_one_key_run_in_order_and_keys_overlap() -> None:

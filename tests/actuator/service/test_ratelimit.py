@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from controller.actuator.service.ratelimit import RateLimiter, TokenBucket
+from lavalog.controller.actuator.service.ratelimit import RateLimiter, TokenBucket
 from tests.actuator.fake_time import FakeTime
 
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from controller.actuator.service.apply import Applier
-from controller.actuator.service.counters import Counters
-from controller.kube import MERGE_PATCH, Kube
-from events.decisions import PodRef, PodsReplace, StatusWrite
+from lavalog.controller.actuator.service.apply import Applier
+from lavalog.controller.actuator.service.counters import Counters
+from lavalog.controller.kube import MERGE_PATCH, Kube
+from lavalog.events.decisions import PodRef, PodsReplace, StatusWrite
 from tests.actuator.support import create, decision, items, pods_path, read, status, submit
 from tests.simulator.kube import eventually
 

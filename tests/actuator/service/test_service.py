@@ -19,14 +19,14 @@ from typing import Any
 import pytest
 from aiokafka import TopicPartition
 
-from controller.actuator.core.offsets import Progress
-from controller.actuator.service.progress_log import ProgressLog
-from controller.actuator.service.runner import ActuatorService
-from controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
-from controller.kafka.settings import env_var
-from controller.kube import Kube
-from events.codec import encode
-from events.decisions import (
+from lavalog.controller.actuator.core.offsets import Progress
+from lavalog.controller.actuator.service.progress_log import ProgressLog
+from lavalog.controller.actuator.service.runner import ActuatorService
+from lavalog.controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
+from lavalog.controller.kafka.settings import env_var
+from lavalog.controller.kube import Kube
+from lavalog.events.codec import encode
+from lavalog.events.decisions import (
     AnyDecision,
     PhaseChanged,
     PodGroupCreate,
@@ -34,8 +34,8 @@ from events.decisions import (
     PodsCreate,
     StatusWrite,
 )
-from events.topics import DECISIONS
-from simulator.server import SimulatedCluster
+from lavalog.events.topics import DECISIONS
+from lavalog.simulator.server import SimulatedCluster
 from tests.actuator.support import (
     EVENTS,
     PODGROUPS,

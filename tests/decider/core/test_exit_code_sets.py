@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from controller.admission import Admitted, Rejected, admit_job
-from controller.admission.exit_codes import ExitCodeSet, parse_set
-from controller.decider.core.policies import apply_policies
-from controller.decider.core.triggers import Trigger
+from lavalog.controller.admission import Admitted, Rejected, admit_job
+from lavalog.controller.admission.exit_codes import ExitCodeSet, parse_set
+from lavalog.controller.decider.core.policies import apply_policies
+from lavalog.controller.decider.core.triggers import Trigger
 from tests.decider.support import worker_spec
 
 RESTART_ON_137 = [{"exitCode": 137, "action": "RestartJob"}]

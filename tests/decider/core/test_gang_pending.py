@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
-from events.decisions import PodGroupPending
-from events.observations import AnyObservation
+from lavalog.events.decisions import PodGroupPending
+from lavalog.events.observations import AnyObservation
 from tests.decider.support import PODGROUP_UID, UID, given, observed, when
 
 

@@ -11,10 +11,16 @@ from typing import Any
 
 import msgspec
 
-from controller.decider.core import initial_state, replay, step
-from events.decisions import ActionDecided, AnyDecision, JobRejected, PhaseChanged, StatusWrite
-from events.observations import AnyObservation, JobObserved
-from simulator.scenarios import INCARNATION_IDS, JobScript
+from lavalog.controller.decider.core import initial_state, replay, step
+from lavalog.events.decisions import (
+    ActionDecided,
+    AnyDecision,
+    JobRejected,
+    PhaseChanged,
+    StatusWrite,
+)
+from lavalog.events.observations import AnyObservation, JobObserved
+from lavalog.simulator.scenarios import INCARNATION_IDS, JobScript
 
 TASK = {"name": "w", "replicas": 2, "template": {"spec": {"containers": [{"name": "c"}]}}}
 VALID: dict[str, Any] = {"minAvailable": 2, "tasks": [TASK]}

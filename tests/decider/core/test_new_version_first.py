@@ -9,9 +9,9 @@ the kill, already carried out, had named the pod's former uid.
 
 from __future__ import annotations
 
-from controller.decider.core import JobState, evolve, replay
-from events.decisions import AnyDecision, PodsCreate, PodsKill, StatusWrite
-from simulator.scenarios import JobScript
+from lavalog.controller.decider.core import JobState, evolve, replay
+from lavalog.events.decisions import AnyDecision, PodsCreate, PodsKill, StatusWrite
+from lavalog.simulator.scenarios import JobScript
 
 SPEC = {
     "minAvailable": 2,

@@ -16,15 +16,15 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.decider.core import evolve, initial_state, replay, step
-from controller.decider.core.partition import PartitionDecider
-from controller.decider.core.snapshots import Restored, encode_record, restore
-from controller.decider.core.state import forgettable
-from events.decisions import AnyDecision
-from events.observations import AnyObservation
-from events.volcano.api import JobState, JobStatus
-from projections.core.audit import audit
-from simulator.scenarios import INCARNATION_IDS, JobScript
+from lavalog.controller.decider.core import evolve, initial_state, replay, step
+from lavalog.controller.decider.core.partition import PartitionDecider
+from lavalog.controller.decider.core.snapshots import Restored, encode_record, restore
+from lavalog.controller.decider.core.state import forgettable
+from lavalog.events.decisions import AnyDecision
+from lavalog.events.observations import AnyObservation
+from lavalog.events.volcano.api import JobState, JobStatus
+from lavalog.projections.core.audit import audit
+from lavalog.simulator.scenarios import INCARNATION_IDS, JobScript
 
 TASK = {"name": "w", "replicas": 2, "template": {"spec": {"containers": [{"name": "c"}]}}}
 VALID: dict[str, Any] = {

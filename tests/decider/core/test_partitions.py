@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.decider.core import JobState, initial_state, replay
-from events.decisions import ActionDecided, AnyDecision, PhaseChanged
-from simulator.scenarios import JobScript
+from lavalog.controller.decider.core import JobState, initial_state, replay
+from lavalog.events.decisions import ActionDecided, AnyDecision, PhaseChanged
+from lavalog.simulator.scenarios import JobScript
 from tests.decider.support import created, killed
 
 CONTAINER = {"containers": [{"name": "main", "image": "busybox"}]}

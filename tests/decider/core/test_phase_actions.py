@@ -10,8 +10,8 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from controller.decider.core import PodRecord
-from events.decisions import PodsCreate
+from lavalog.controller.decider.core import PodRecord
+from lavalog.events.decisions import PodsCreate
 from tests.decider.support import command, given, killed, nudge, pod, when
 
 R, P, S, F = "Running", "Pending", "Succeeded", "Failed"

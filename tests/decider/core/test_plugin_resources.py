@@ -6,15 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.decider.core import JobState, initial_state, replay
-from events.decisions import (
+from lavalog.controller.decider.core import JobState, initial_state, replay
+from lavalog.events.decisions import (
     AnyDecision,
     PhaseChanged,
     PluginResourcesDelete,
     PluginResourcesEnsure,
     PodsKill,
 )
-from simulator.scenarios import JobScript
+from lavalog.simulator.scenarios import JobScript
 
 PLUGINS = {"svc": ["--disable-network-policy"], "ssh": []}
 

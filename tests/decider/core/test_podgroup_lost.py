@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
-from events.decisions import PodGroupCreate, PodsCreate
+from lavalog.events.decisions import PodGroupCreate, PodsCreate
 from tests.decider.support import UID, given, nudge, pod, when
 
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from controller.decider.core.policies import apply_policies
-from controller.decider.core.triggers import Trigger
+from lavalog.controller.decider.core.policies import apply_policies
+from lavalog.controller.decider.core.triggers import Trigger
 from tests.decider.support import admitted, worker_spec
 
 

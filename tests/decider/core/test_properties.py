@@ -12,10 +12,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.decider.core import evolve, initial_state, replay, step
-from events.decisions import PodsCreate, PodsReplace
-from events.volcano.api import FINISHED_PHASES
-from simulator.scenarios import JobScript
+from lavalog.controller.decider.core import evolve, initial_state, replay, step
+from lavalog.events.decisions import PodsCreate, PodsReplace
+from lavalog.events.volcano.api import FINISHED_PHASES
+from lavalog.simulator.scenarios import JobScript
 
 SPEC: dict[str, Any] = {
     "minAvailable": 2,

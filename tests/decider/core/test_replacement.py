@@ -3,9 +3,9 @@ create the pod again after its deletion, and nowhere else."""
 
 from __future__ import annotations
 
-from controller.decider.core import JobState, replay
-from events.decisions import AnyDecision, PhaseChanged, PodsCreate, PodsReplace
-from simulator.scenarios import JobScript
+from lavalog.controller.decider.core import JobState, replay
+from lavalog.events.decisions import AnyDecision, PhaseChanged, PodsCreate, PodsReplace
+from lavalog.simulator.scenarios import JobScript
 from tests.decider.core.test_scenarios import job, running, task
 from tests.decider.support import created, killed, replaced
 

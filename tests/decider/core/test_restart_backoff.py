@@ -8,14 +8,14 @@ from typing import Any
 import msgspec
 import pytest
 
-from controller.admission import Admitted, Rejected, admit_job
-from controller.admission.restart_backoff import RestartBackoff, parse_backoff
-from controller.decider.core import JobState, initial_state, replay
-from controller.decider.core.backoff import with_backoff
-from controller.decider.core.policies import Resolution
-from controller.decider.core.triggers import Trigger
-from events.codec import encode
-from events.decisions import (
+from lavalog.controller.admission import Admitted, Rejected, admit_job
+from lavalog.controller.admission.restart_backoff import RestartBackoff, parse_backoff
+from lavalog.controller.decider.core import JobState, initial_state, replay
+from lavalog.controller.decider.core.backoff import with_backoff
+from lavalog.controller.decider.core.policies import Resolution
+from lavalog.controller.decider.core.triggers import Trigger
+from lavalog.events.codec import encode
+from lavalog.events.decisions import (
     ActionDecided,
     AnyDecision,
     Backoff,
@@ -24,7 +24,7 @@ from events.decisions import (
     TimerCancelled,
     TimerScheduled,
 )
-from simulator.scenarios import JobScript
+from lavalog.simulator.scenarios import JobScript
 from tests.decider.support import admitted, created, worker_spec
 
 ANNOTATION = "lavalog.io/restart-backoff"

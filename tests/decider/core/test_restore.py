@@ -14,13 +14,13 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.decider.core.due_timers import DueTimer
-from controller.decider.core.partition import PartitionDecider
-from controller.decider.core.snapshots import Restored, encode_record, restore
-from events.decisions import TimerScheduled
-from events.observations import AnyObservation
-from simulator.examples import EXAMPLES
-from simulator.scenarios import JobScript
+from lavalog.controller.decider.core.due_timers import DueTimer
+from lavalog.controller.decider.core.partition import PartitionDecider
+from lavalog.controller.decider.core.snapshots import Restored, encode_record, restore
+from lavalog.events.decisions import TimerScheduled
+from lavalog.events.observations import AnyObservation
+from lavalog.simulator.examples import EXAMPLES
+from lavalog.simulator.scenarios import JobScript
 
 LOG: list[AnyObservation] = sorted(
     (event for script in EXAMPLES.values() for event in script()), key=lambda e: e.time

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.decider.core import JobState, initial_state, replay
-from events.decisions import (
+from lavalog.controller.decider.core import JobState, initial_state, replay
+from lavalog.events.decisions import (
     ActionDecided,
     AnyDecision,
     JobDelete,
@@ -18,7 +18,7 @@ from events.decisions import (
     TimerCancelled,
     TimerScheduled,
 )
-from simulator.scenarios import JobScript
+from lavalog.simulator.scenarios import JobScript
 from tests.decider.support import created, killed, replaced
 
 CONTAINER = {"containers": [{"name": "main", "image": "busybox"}]}

@@ -8,10 +8,10 @@ once, could not reproduce that decision.
 
 from __future__ import annotations
 
-from controller.decider.core import JobState, evolve, initial_state, replay
-from events.decisions import AnyDecision
-from events.observations import AnyObservation
-from simulator.scenarios import JobScript
+from lavalog.controller.decider.core import JobState, evolve, initial_state, replay
+from lavalog.events.decisions import AnyDecision
+from lavalog.events.observations import AnyObservation
+from lavalog.simulator.scenarios import JobScript
 
 SPEC = {
     "minAvailable": 1,

@@ -11,13 +11,13 @@ from typing import Any
 import msgspec
 from msgspec.structs import replace
 
-from controller.decider.core import replay
-from events.decisions import AnyDecision, StatusWrite
-from events.durations import format_duration
-from events.observations import JobObserved, PodObserved
-from events.timestamps import to_rfc3339
-from events.volcano.api import JobStatus
-from simulator.scenarios import EPOCH, JobScript
+from lavalog.controller.decider.core import replay
+from lavalog.events.decisions import AnyDecision, StatusWrite
+from lavalog.events.durations import format_duration
+from lavalog.events.observations import JobObserved, PodObserved
+from lavalog.events.timestamps import to_rfc3339
+from lavalog.events.volcano.api import JobStatus
+from lavalog.simulator.scenarios import EPOCH, JobScript
 
 CONTAINER = {"containers": [{"name": "main", "image": "busybox"}]}
 RESTART_ON_FAILURE = [{"event": "PodFailed", "action": "RestartJob"}]

@@ -11,18 +11,18 @@ from typing import Any
 import msgspec
 import pytest
 
-from controller.decider.core import JobState, initial_state, replay
-from events.decisions import (
+from lavalog.controller.decider.core import JobState, initial_state, replay
+from lavalog.events.decisions import (
     ActionDecided,
     AnyDecision,
     PodGroupCreate,
     PodsCreate,
     StatusWrite,
 )
-from events.observations import AnyObservation, JobObserved
-from events.volcano.api import JobCondition, JobStatus
-from events.volcano.api import JobState as StatusState
-from simulator.scenarios import JobScript
+from lavalog.events.observations import AnyObservation, JobObserved
+from lavalog.events.volcano.api import JobCondition, JobStatus
+from lavalog.events.volcano.api import JobState as StatusState
+from lavalog.simulator.scenarios import JobScript
 from tests.decider.support import created, killed, phases
 
 SPEC: dict[str, Any] = {

@@ -13,8 +13,8 @@ from typing import Any
 
 from aiokafka import TopicPartition
 
-from controller.decider.service.runner import DeciderService
-from controller.kafka import KafkaSettings
+from lavalog.controller.decider.service.runner import DeciderService
+from lavalog.controller.kafka import KafkaSettings
 
 TP = TopicPartition("lavalog.observed", 0)
 

@@ -9,16 +9,16 @@ from collections.abc import AsyncIterator, Callable, Iterable
 
 import pytest
 
-from controller.decider.core import replay
-from controller.decider.service.runner import DeciderService
-from controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
-from events import topics
-from events.codec import decode_decision, decode_observation, encode
-from events.decisions import ActionDecided, AnyDecision, PhaseChanged
-from events.observations import AnyObservation, TimerFired
-from projections.core.audit import audit
-from simulator.examples import max_retry_exhausted, tensorflow_restart_task
-from simulator.scenarios import INCARNATION_IDS, JobScript
+from lavalog.controller.decider.core import replay
+from lavalog.controller.decider.service.runner import DeciderService
+from lavalog.controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
+from lavalog.events import topics
+from lavalog.events.codec import decode_decision, decode_observation, encode
+from lavalog.events.decisions import ActionDecided, AnyDecision, PhaseChanged
+from lavalog.events.observations import AnyObservation, TimerFired
+from lavalog.projections.core.audit import audit
+from lavalog.simulator.examples import max_retry_exhausted, tensorflow_restart_task
+from lavalog.simulator.scenarios import INCARNATION_IDS, JobScript
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 

@@ -6,11 +6,11 @@ from collections.abc import Iterable, Iterator
 
 import msgspec
 
-from controller.decider.core import replay
-from events.codec import LogEvent, to_builtins
-from events.decisions import ActionDecided, AnyDecision, PhaseChanged
-from events.observations import AnyObservation, Observation
-from projections.core.audit import Kind, audit
+from lavalog.controller.decider.core import replay
+from lavalog.events.codec import LogEvent, to_builtins
+from lavalog.events.decisions import ActionDecided, AnyDecision, PhaseChanged
+from lavalog.events.observations import AnyObservation, Observation
+from lavalog.projections.core.audit import Kind, audit
 from tests.projections.helpers import decided_examples, tf_job
 
 

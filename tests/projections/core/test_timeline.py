@@ -7,15 +7,15 @@ import random
 import msgspec
 import pytest
 
-from controller.decider.core import replay
-from events.codec import LogEvent
-from events.observations import Observation, PodObserved
-from projections.core.fold import new_history, record
-from projections.core.history import JobHistory
-from projections.core.records import PodClock
-from projections.core.summary import summarize
-from projections.core.timeline import AttemptView, Outcome, Timeline, build_timeline
-from simulator.scenarios import JobScript
+from lavalog.controller.decider.core import replay
+from lavalog.events.codec import LogEvent
+from lavalog.events.observations import Observation, PodObserved
+from lavalog.projections.core.fold import new_history, record
+from lavalog.projections.core.history import JobHistory
+from lavalog.projections.core.records import PodClock
+from lavalog.projections.core.summary import summarize
+from lavalog.projections.core.timeline import AttemptView, Outcome, Timeline, build_timeline
+from lavalog.simulator.scenarios import JobScript
 from tests.projections.helpers import failing_job, tf_job
 
 

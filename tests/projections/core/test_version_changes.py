@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.decider.core import replay
-from events.codec import LogEvent
-from projections.core.fold import new_history, record
-from projections.core.render import render_timeline
-from projections.core.timeline import Timeline, build_timeline
-from simulator.scenarios import JobScript
+from lavalog.controller.decider.core import replay
+from lavalog.events.codec import LogEvent
+from lavalog.projections.core.fold import new_history, record
+from lavalog.projections.core.render import render_timeline
+from lavalog.projections.core.timeline import Timeline, build_timeline
+from lavalog.simulator.scenarios import JobScript
 
 CONTAINER = {"containers": [{"name": "main", "image": "busybox"}]}
 COMPLETE_WITH_WORKERS = [{"event": "TaskCompleted", "action": "CompleteJob"}]

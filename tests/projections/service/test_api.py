@@ -11,14 +11,14 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from events.codec import LogEvent, to_builtins
-from events.observations import PodObserved
-from projections.service import api
-from projections.service.app import create_app
-from projections.service.file_source import read_file
-from projections.service.live import LiveHub
-from projections.service.queries import Queries
-from projections.service.store import Store, load
+from lavalog.events.codec import LogEvent, to_builtins
+from lavalog.events.observations import PodObserved
+from lavalog.projections.service import api
+from lavalog.projections.service.app import create_app
+from lavalog.projections.service.file_source import read_file
+from lavalog.projections.service.live import LiveHub
+from lavalog.projections.service.queries import Queries
+from lavalog.projections.service.store import Store, load
 from tests.projections.helpers import failing_job, tf_job, write_events
 
 pytestmark = pytest.mark.timeout(30)

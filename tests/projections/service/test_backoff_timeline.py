@@ -9,17 +9,17 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from controller.decider.core import replay
-from events.codec import LogEvent
-from lavalog.cli import main
-from projections.core.fold import new_history, record
-from projections.core.timeline import build_timeline
-from projections.service.app import create_app, url_of
-from projections.service.file_source import read_file
-from projections.service.live import LiveHub
-from projections.service.queries import Queries
-from projections.service.store import Store, load
-from simulator.scenarios import JobScript
+from lavalog.cli.main import main
+from lavalog.controller.decider.core import replay
+from lavalog.events.codec import LogEvent
+from lavalog.projections.core.fold import new_history, record
+from lavalog.projections.core.timeline import build_timeline
+from lavalog.projections.service.app import create_app, url_of
+from lavalog.projections.service.file_source import read_file
+from lavalog.projections.service.live import LiveHub
+from lavalog.projections.service.queries import Queries
+from lavalog.projections.service.store import Store, load
+from lavalog.simulator.scenarios import JobScript
 from tests.projections.helpers import write_events
 from tests.projections.service.test_api import Status
 from tests.projections.service.test_browser import browser_page, chromium  # noqa: F401 (a fixture)

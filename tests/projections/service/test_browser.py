@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from events.observations import Observation
-from projections.core.feed import Sourced
-from projections.service.app import create_app, url_of
-from projections.service.file_source import read_file
-from projections.service.live import LiveHub
-from projections.service.queries import Queries
-from projections.service.store import Store, load
+from lavalog.events.observations import Observation
+from lavalog.projections.core.feed import Sourced
+from lavalog.projections.service.app import create_app, url_of
+from lavalog.projections.service.file_source import read_file
+from lavalog.projections.service.live import LiveHub
+from lavalog.projections.service.queries import Queries
+from lavalog.projections.service.store import Store, load
 from tests.projections.helpers import decided_examples, tf_job, write_events
 from tests.projections.service.test_api import Status
 

@@ -7,13 +7,13 @@ import uuid
 
 import pytest
 
-from controller.kafka import KafkaSettings, create_producer, topic_name
-from events.codec import LogEvent, encode
-from events.observations import Observation
-from events.topics import DECISIONS, OBSERVED
-from projections.service.kafka_source import KafkaSource
-from projections.service.runner import Runner
-from projections.service.store import Store
+from lavalog.controller.kafka import KafkaSettings, create_producer, topic_name
+from lavalog.events.codec import LogEvent, encode
+from lavalog.events.observations import Observation
+from lavalog.events.topics import DECISIONS, OBSERVED
+from lavalog.projections.service.kafka_source import KafkaSource
+from lavalog.projections.service.runner import Runner
+from lavalog.projections.service.store import Store
 from tests.projections.helpers import decided_examples, event_count, snapshot
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]

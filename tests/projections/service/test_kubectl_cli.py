@@ -14,13 +14,13 @@ import pytest
 import yaml
 from aiohttp import web
 
-from lavalog.cli import main
-from projections.service.app import create_app
-from projections.service.auth import TokenFile
-from projections.service.file_source import read_file
-from projections.service.live import LiveHub
-from projections.service.queries import Queries
-from projections.service.store import Store, load
+from lavalog.cli.main import main
+from lavalog.projections.service.app import create_app
+from lavalog.projections.service.auth import TokenFile
+from lavalog.projections.service.file_source import read_file
+from lavalog.projections.service.live import LiveHub
+from lavalog.projections.service.queries import Queries
+from lavalog.projections.service.store import Store, load
 from tests.projections.helpers import decided_examples, write_events
 from tests.projections.service.test_api import Status
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from events.observations import JobObserved
-from projections.core.feed import Position, Sourced
-from projections.core.fold import new_history, record
-from projections.core.timeline import build_timeline
-from projections.service.file_source import file_source, read_file
-from projections.service.queries import Queries
-from projections.service.store import Store, load
-from projections.service.tables import TablesProcess, WriterFailed
+from lavalog.events.observations import JobObserved
+from lavalog.projections.core.feed import Position, Sourced
+from lavalog.projections.core.fold import new_history, record
+from lavalog.projections.core.timeline import build_timeline
+from lavalog.projections.service.file_source import file_source, read_file
+from lavalog.projections.service.queries import Queries
+from lavalog.projections.service.store import Store, load
+from lavalog.projections.service.tables import TablesProcess, WriterFailed
 from tests.projections.core.test_timeline import interleave
 from tests.projections.helpers import failing_job, recorded, snapshot, tf_job, write_events
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from controller.decider.core import replay
-from events.codec import LogEvent
-from events.observations import Observation
-from projections.core.whatif import compose, parse_set, whatif
-from projections.service.file_source import read_file
+from lavalog.controller.decider.core import replay
+from lavalog.events.codec import LogEvent
+from lavalog.events.observations import Observation
+from lavalog.projections.core.whatif import compose, parse_set, whatif
+from lavalog.projections.service.file_source import read_file
 
 EXAMPLES = Path(__file__).parents[3] / "examples"
 
@@ -61,7 +61,7 @@ def test_the_command_prints_json_and_exits_one_on_divergence() -> None:
         [
             sys.executable,
             "-m",
-            "lavalog.cli",
+            "lavalog.cli.main",
             "whatif",
             "ml/flaky-train",
             "--file",
@@ -100,7 +100,7 @@ def test_all_history_summarises_phase_restarts_and_pod_hours(tmp_path: Path) -> 
         [
             sys.executable,
             "-m",
-            "lavalog.cli",
+            "lavalog.cli.main",
             "whatif",
             "--all",
             "--file",
@@ -123,7 +123,7 @@ def test_all_history_summarises_phase_restarts_and_pod_hours(tmp_path: Path) -> 
         [
             sys.executable,
             "-m",
-            "lavalog.cli",
+            "lavalog.cli.main",
             "whatif",
             "--all",
             "--file",

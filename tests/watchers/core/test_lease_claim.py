@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controller.watchers.core.lease import Sighting
+from lavalog.controller.watchers.core.lease import Sighting
 
 #: a claim by "replica-a", first seen at t=100 on the candidate's clock
 CLAIM = Sighting(holder="replica-a", renew_time="2026-11-22T22:00:00.000000Z", since=100.0)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from controller.watchers.core.backoff import Backoff
-from controller.watchers.core.changes import (
+from lavalog.controller.watchers.core.backoff import Backoff
+from lavalog.controller.watchers.core.changes import (
     ChangeType,
     Gone,
     WatchError,
@@ -14,10 +14,10 @@ from controller.watchers.core.changes import (
     relisted,
     remember,
 )
-from controller.watchers.core.lease import Sighting
-from controller.watchers.core.objects import Lease, LeaseSpec, ObjectMeta, Pod
-from controller.watchers.core.resend import to_resend
-from events.observations import JobDeleted
+from lavalog.controller.watchers.core.lease import Sighting
+from lavalog.controller.watchers.core.objects import Lease, LeaseSpec, ObjectMeta, Pod
+from lavalog.controller.watchers.core.resend import to_resend
+from lavalog.events.observations import JobDeleted
 
 
 def obj(uid: str, rv: str) -> Pod:

@@ -7,10 +7,10 @@ from typing import Any, TypeVar
 import msgspec
 import pytest
 
-from controller.watchers.core import translate
-from controller.watchers.core.objects import Command, Job, KubeObject, Pod, PodGroup
-from controller.watchers.core.translate import Translator
-from events.observations import (
+from lavalog.controller.watchers.core import translate
+from lavalog.controller.watchers.core.objects import Command, Job, KubeObject, Pod, PodGroup
+from lavalog.controller.watchers.core.translate import Translator
+from lavalog.events.observations import (
     CommandIssued,
     JobDeleted,
     JobObserved,
@@ -18,7 +18,7 @@ from events.observations import (
     PodGroupObserved,
     PodObserved,
 )
-from events.timestamps import from_rfc3339
+from lavalog.events.timestamps import from_rfc3339
 from tests.watchers import manifests as m
 
 T = TypeVar("T", bound=KubeObject)

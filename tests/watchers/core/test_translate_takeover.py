@@ -6,10 +6,10 @@ from typing import Any
 
 import msgspec
 
-from controller.watchers.core import translate
-from controller.watchers.core.objects import Job
-from controller.watchers.core.translate import Translator
-from events.observations import JobObserved
+from lavalog.controller.watchers.core import translate
+from lavalog.controller.watchers.core.objects import Job
+from lavalog.controller.watchers.core.translate import Translator
+from lavalog.events.observations import JobObserved
 from tests.watchers import manifests as m
 
 #: `status` as Volcano's job controller writes it (volcano-sh/apis batch/v1alpha1 JobStatus)

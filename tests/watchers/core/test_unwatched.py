@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
-from controller.decider.core.state import JobState, PodGroupRecord
-from controller.watchers.core import translate
-from controller.watchers.core.changes import ChangeType, relisted
-from controller.watchers.core.objects import Job, ObjectMeta
-from controller.watchers.core.translate import Translator
-from controller.watchers.service.unwatched import known_jobs, known_podgroups
-from events.observations import JobDeleted, PodGroupObserved
+from lavalog.controller.decider.core.state import JobState, PodGroupRecord
+from lavalog.controller.watchers.core import translate
+from lavalog.controller.watchers.core.changes import ChangeType, relisted
+from lavalog.controller.watchers.core.objects import Job, ObjectMeta
+from lavalog.controller.watchers.core.translate import Translator
+from lavalog.controller.watchers.service.unwatched import known_jobs, known_podgroups
+from lavalog.events.observations import JobDeleted, PodGroupObserved
 
 
 def state(name: str, uid: str, *, namespace: str = "team", podgroup_uid: str = "") -> JobState:

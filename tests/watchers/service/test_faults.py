@@ -14,17 +14,17 @@ from typing import Any
 import msgspec
 import pytest
 
-from controller.kafka import KafkaSettings
-from controller.kube import Kube, KubeError
-from controller.watchers.core import translate
-from controller.watchers.core.objects import Job, List, Pod
-from controller.watchers.core.translate import PodFacts
-from controller.watchers.service import watch
-from controller.watchers.service.watch import WatchSettings
-from events.observations import AnyObservation, PodDeleted, PodObserved
-from simulator import registry
-from simulator.server import SimulatedCluster
-from simulator.store import Change
+from lavalog.controller.kafka import KafkaSettings
+from lavalog.controller.kube import Kube, KubeError
+from lavalog.controller.watchers.core import translate
+from lavalog.controller.watchers.core.objects import Job, List, Pod
+from lavalog.controller.watchers.core.translate import PodFacts
+from lavalog.controller.watchers.service import watch
+from lavalog.controller.watchers.service.watch import WatchSettings
+from lavalog.events.observations import AnyObservation, PodDeleted, PodObserved
+from lavalog.simulator import registry
+from lavalog.simulator.server import SimulatedCluster
+from lavalog.simulator.store import Change
 from tests.watchers.conftest import (
     ONE_NODE,
     ObservedLog,

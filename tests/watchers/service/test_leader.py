@@ -7,12 +7,12 @@ import time
 import msgspec
 import pytest
 
-from controller.kafka import KafkaSettings
-from controller.kube import MERGE_PATCH, Kube
-from controller.watchers.core.lease import micro_time
-from controller.watchers.core.objects import Lease
-from controller.watchers.service.leader import LeaderElection, LeaseSettings
-from events.observations import AnyObservation, JobObserved
+from lavalog.controller.kafka import KafkaSettings
+from lavalog.controller.kube import MERGE_PATCH, Kube
+from lavalog.controller.watchers.core.lease import micro_time
+from lavalog.controller.watchers.core.objects import Lease
+from lavalog.controller.watchers.service.leader import LeaderElection, LeaseSettings
+from lavalog.events.observations import AnyObservation, JobObserved
 from tests.watchers.conftest import ONE_NODE, ObservedLog, create_job, running, service, until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60), ONE_NODE]

@@ -7,11 +7,11 @@ import asyncio
 import msgspec
 import pytest
 
-from controller.kafka import KafkaSettings
-from controller.kube import MERGE_PATCH, Kube
-from controller.watchers.service.runner import WatcherService
-from controller.watchers.service.watch import WatchSettings
-from events.observations import (
+from lavalog.controller.kafka import KafkaSettings
+from lavalog.controller.kube import MERGE_PATCH, Kube
+from lavalog.controller.watchers.service.runner import WatcherService
+from lavalog.controller.watchers.service.watch import WatchSettings
+from lavalog.events.observations import (
     AnyObservation,
     CommandIssued,
     JobObserved,

@@ -6,7 +6,7 @@ way Go's `flag` package does, `registry` maps names to builders. Part of the act
 core: must not import I/O libraries (ssh keys come through `PluginContext`).
 """
 
-from controller.actuator.core.plugins.base import (
+from lavalog.controller.actuator.core.plugins.base import (
     KeyGenerator,
     KeyPair,
     ObjectRef,
@@ -14,7 +14,11 @@ from controller.actuator.core.plugins.base import (
     PluginContext,
     PluginError,
 )
-from controller.actuator.core.plugins.registry import build_plugins, problems, with_dependencies
+from lavalog.controller.actuator.core.plugins.registry import (
+    build_plugins,
+    problems,
+    with_dependencies,
+)
 
 __all__ = [
     "KeyGenerator",

@@ -15,9 +15,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
-from controller.actuator.core.job import JobView
-from controller.actuator.core.podspec import Manifest
-from events.decisions import PodRef
+from lavalog.controller.actuator.core.job import JobView
+from lavalog.controller.actuator.core.podspec import Manifest
+from lavalog.events.decisions import PodRef
 
 
 class KeyPair(NamedTuple):

@@ -11,11 +11,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
-from controller.actuator.core.job import JobView
-from controller.actuator.core.plugins.args import Arguments, FlagSet
-from controller.actuator.core.plugins.base import ObjectRef, PluginContext
-from controller.actuator.core.podspec import Manifest, append_env, env
-from events.decisions import PodRef
+from lavalog.controller.actuator.core.job import JobView
+from lavalog.controller.actuator.core.plugins.args import Arguments, FlagSet
+from lavalog.controller.actuator.core.plugins.base import ObjectRef, PluginContext
+from lavalog.controller.actuator.core.podspec import Manifest, append_env, env
+from lavalog.events.decisions import PodRef
 
 FLAGS = FlagSet("env", {})
 

@@ -16,12 +16,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
-from controller.actuator.core.job import JobView
-from controller.actuator.core.names import task_hosts
-from controller.actuator.core.plugins.args import Arguments, FlagSet
-from controller.actuator.core.plugins.base import ObjectRef, PluginContext
-from controller.actuator.core.podspec import Manifest, containers, env, open_port
-from events.decisions import PodRef
+from lavalog.controller.actuator.core.job import JobView
+from lavalog.controller.actuator.core.names import task_hosts
+from lavalog.controller.actuator.core.plugins.args import Arguments, FlagSet
+from lavalog.controller.actuator.core.plugins.base import ObjectRef, PluginContext
+from lavalog.controller.actuator.core.podspec import Manifest, containers, env, open_port
+from lavalog.events.decisions import PodRef
 
 FLAGS = FlagSet("mpi", {"master": "master", "worker": "worker", "port": 22}, ports={"port"})
 

@@ -17,13 +17,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
-from controller.actuator.core.job import JobView
-from controller.actuator.core.names import domain_name
-from controller.actuator.core.plugins.args import Arguments, FlagSet
-from controller.actuator.core.plugins.base import ObjectRef, PluginContext, PluginError
-from controller.actuator.core.podspec import Manifest, containers, open_port
-from events.decisions import PodRef
-from events.volcano import labels
+from lavalog.controller.actuator.core.job import JobView
+from lavalog.controller.actuator.core.names import domain_name
+from lavalog.controller.actuator.core.plugins.args import Arguments, FlagSet
+from lavalog.controller.actuator.core.plugins.base import ObjectRef, PluginContext, PluginError
+from lavalog.controller.actuator.core.podspec import Manifest, containers, open_port
+from lavalog.events.decisions import PodRef
+from lavalog.events.volcano import labels
 
 FLAGS = FlagSet(
     "ray",

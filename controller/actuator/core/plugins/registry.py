@@ -14,9 +14,18 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from controller.actuator.core.plugins import env, hcclrank, mpi, pytorch, ray, ssh, svc, tensorflow
-from controller.actuator.core.plugins.args import Arguments, FlagSet
-from controller.actuator.core.plugins.base import Plugin, PluginContext, PluginError
+from lavalog.controller.actuator.core.plugins import (
+    env,
+    hcclrank,
+    mpi,
+    pytorch,
+    ray,
+    ssh,
+    svc,
+    tensorflow,
+)
+from lavalog.controller.actuator.core.plugins.args import Arguments, FlagSet
+from lavalog.controller.actuator.core.plugins.base import Plugin, PluginContext, PluginError
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,18 +18,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
-from controller.actuator.core.job import JobView
-from controller.actuator.core.names import domain_name, host_name, task_indices
-from controller.actuator.core.plugins.args import Arguments, FlagSet
-from controller.actuator.core.plugins.base import (
+from lavalog.controller.actuator.core.job import JobView
+from lavalog.controller.actuator.core.names import domain_name, host_name, task_indices
+from lavalog.controller.actuator.core.plugins.args import Arguments, FlagSet
+from lavalog.controller.actuator.core.plugins.base import (
     KeyGenerator,
     KeyPair,
     ObjectRef,
     PluginContext,
     PluginError,
 )
-from controller.actuator.core.podspec import Manifest, add_volume
-from events.decisions import PodRef
+from lavalog.controller.actuator.core.podspec import Manifest, add_volume
+from lavalog.events.decisions import PodRef
 
 ROOT_PATH = "/root/.ssh"
 FLAGS = FlagSet(

@@ -18,14 +18,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
-from controller.actuator.core.job import JobView
-from controller.actuator.core.names import env_key, task_hosts
-from controller.actuator.core.plugins.args import Arguments, FlagSet
-from controller.actuator.core.plugins.base import ObjectRef, PluginContext
-from controller.actuator.core.podspec import Manifest, add_volume, append_env
-from events.decisions import PodRef
-from events.volcano import labels
-from events.volcano.api import TaskSpec
+from lavalog.controller.actuator.core.job import JobView
+from lavalog.controller.actuator.core.names import env_key, task_hosts
+from lavalog.controller.actuator.core.plugins.args import Arguments, FlagSet
+from lavalog.controller.actuator.core.plugins.base import ObjectRef, PluginContext
+from lavalog.controller.actuator.core.podspec import Manifest, add_volume, append_env
+from lavalog.events.decisions import PodRef
+from lavalog.events.volcano import labels
+from lavalog.events.volcano.api import TaskSpec
 
 FLAGS = FlagSet(
     "svc",

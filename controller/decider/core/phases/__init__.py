@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from controller.decider.core.phases import finished, pending, releasing, restarting, running
-from controller.decider.core.request import ActionRequest
-from controller.decider.core.step import Step
-from events.volcano.api import JobPhase
+from lavalog.controller.decider.core.phases import finished, pending, releasing, restarting, running
+from lavalog.controller.decider.core.request import ActionRequest
+from lavalog.controller.decider.core.step import Step
+from lavalog.events.volcano.api import JobPhase
 
 Handler = Callable[[Step, ActionRequest], None]
 

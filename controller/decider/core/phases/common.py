@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from controller.decider.core.counts import PodCounts
-from controller.decider.core.operations import (
+from lavalog.controller.decider.core.counts import PodCounts
+from lavalog.controller.decider.core.operations import (
     RETAIN_NONE,
     RETAIN_SOFT,
     TARGET_KILLS,
@@ -12,10 +12,10 @@ from controller.decider.core.operations import (
     kill_target,
     partition_pods,
 )
-from controller.decider.core.request import ActionRequest
-from controller.decider.core.step import Step
-from controller.decider.core.transitions import Transition
-from events.volcano.api import Action, JobPhase
+from lavalog.controller.decider.core.request import ActionRequest
+from lavalog.controller.decider.core.step import Step
+from lavalog.controller.decider.core.transitions import Transition
+from lavalog.events.volcano.api import Action, JobPhase
 
 #: whole-job kills: which finished pods survive, and the phase the job enters
 _JOB_KILLS: dict[str, tuple[frozenset[str], JobPhase]] = {

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-from controller.decider.core.operations import RETAIN_SOFT, kill_job
-from controller.decider.core.phases.common import resume
-from controller.decider.core.request import ActionRequest
-from controller.decider.core.step import Step
-from events.volcano.api import Action
+from lavalog.controller.decider.core.operations import RETAIN_SOFT, kill_job
+from lavalog.controller.decider.core.phases.common import resume
+from lavalog.controller.decider.core.request import ActionRequest
+from lavalog.controller.decider.core.step import Step
+from lavalog.events.volcano.api import Action
 
 
 def aborted(step: Step, request: ActionRequest) -> None:

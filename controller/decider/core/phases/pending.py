@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from controller.decider.core.counts import PodCounts
-from controller.decider.core.operations import sync_job
-from controller.decider.core.phases.common import start_kill
-from controller.decider.core.request import ActionRequest
-from controller.decider.core.step import Step
-from controller.decider.core.transitions import Transition
-from events.volcano.api import JobPhase
+from lavalog.controller.decider.core.counts import PodCounts
+from lavalog.controller.decider.core.operations import sync_job
+from lavalog.controller.decider.core.phases.common import start_kill
+from lavalog.controller.decider.core.request import ActionRequest
+from lavalog.controller.decider.core.step import Step
+from lavalog.controller.decider.core.transitions import Transition
+from lavalog.events.volcano.api import JobPhase
 
 
 def handle(step: Step, request: ActionRequest) -> None:

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-from controller.decider.core.operations import RETAIN_SOFT, kill_job
-from controller.decider.core.phases.common import resume, when_released
-from controller.decider.core.request import ActionRequest
-from controller.decider.core.step import Step
-from events.volcano.api import Action, JobPhase
+from lavalog.controller.decider.core.operations import RETAIN_SOFT, kill_job
+from lavalog.controller.decider.core.phases.common import resume, when_released
+from lavalog.controller.decider.core.request import ActionRequest
+from lavalog.controller.decider.core.step import Step
+from lavalog.events.volcano.api import Action, JobPhase
 
 _to_aborted = when_released(JobPhase.ABORTED)
 _to_completed = when_released(JobPhase.COMPLETED)

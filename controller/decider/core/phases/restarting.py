@@ -3,14 +3,14 @@
 
 from __future__ import annotations
 
-from controller.decider.core.counts import PodCounts
-from controller.decider.core.operations import RETAIN_NONE, kill_job, kill_target, sync_job
-from controller.decider.core.phases.common import start_kill
-from controller.decider.core.request import ActionRequest
-from controller.decider.core.state import JobState
-from controller.decider.core.step import Step
-from controller.decider.core.transitions import Transition
-from events.volcano.api import Action, JobPhase, JobSpec, PodPhase
+from lavalog.controller.decider.core.counts import PodCounts
+from lavalog.controller.decider.core.operations import RETAIN_NONE, kill_job, kill_target, sync_job
+from lavalog.controller.decider.core.phases.common import start_kill
+from lavalog.controller.decider.core.request import ActionRequest
+from lavalog.controller.decider.core.state import JobState
+from lavalog.controller.decider.core.step import Step
+from lavalog.controller.decider.core.transitions import Transition
+from lavalog.events.volcano.api import Action, JobPhase, JobSpec, PodPhase
 
 #: a user or policy may still stop a restarting job (Volcano would restart it anyway)
 _STOPS = frozenset({Action.ABORT_JOB, Action.TERMINATE_JOB, Action.COMPLETE_JOB})

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from controller.decider.core.backoff import restart_pending
-from controller.decider.core.counts import PodCounts
-from controller.decider.core.operations import sync_job
-from controller.decider.core.phases.common import start_kill
-from controller.decider.core.request import ActionRequest
-from controller.decider.core.step import Step
-from controller.decider.core.transitions import Transition
-from events.volcano.api import JobPhase, PodPhase
+from lavalog.controller.decider.core.backoff import restart_pending
+from lavalog.controller.decider.core.counts import PodCounts
+from lavalog.controller.decider.core.operations import sync_job
+from lavalog.controller.decider.core.phases.common import start_kill
+from lavalog.controller.decider.core.request import ActionRequest
+from lavalog.controller.decider.core.step import Step
+from lavalog.controller.decider.core.transitions import Transition
+from lavalog.events.volcano.api import JobPhase, PodPhase
 
 
 def handle(step: Step, request: ActionRequest) -> None:

@@ -8,10 +8,9 @@ import time
 
 import msgspec
 
-from events.codec import decode_event
-from lavalog import exit_codes
-from lavalog.output import write_yaml_stream
-from lavalog.read_options import (
+from lavalog.cli import exit_codes
+from lavalog.cli.output import write_yaml_stream
+from lavalog.cli.read_options import (
     Reader,
     UsageError,
     add_job,
@@ -20,7 +19,8 @@ from lavalog.read_options import (
     job_of,
     open_queries,
 )
-from projections.core.render import describe_event
+from lavalog.events.codec import decode_event
+from lavalog.projections.core.render import describe_event
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -20,11 +20,11 @@ from typing import Any, TextIO
 import msgspec
 import yaml
 
-from controller.admission import Admitted, admit_job
-from controller.admission.unknown_fields import UnknownField, unknown_fields
-from events.volcano.api import API_VERSION, KIND, FieldError
-from lavalog import exit_codes
-from lavalog.output import write_json, write_yaml_stream
+from lavalog.cli import exit_codes
+from lavalog.cli.output import write_json, write_yaml_stream
+from lavalog.controller.admission import Admitted, admit_job
+from lavalog.controller.admission.unknown_fields import UnknownField, unknown_fields
+from lavalog.events.volcano.api import API_VERSION, KIND, FieldError
 
 #: libyaml's loader when PyYAML was built with it: twice as fast on large manifests
 #: (bench/validate.py)

@@ -8,12 +8,12 @@ import os
 import signal
 import sys
 
-from controller.app import COMPONENTS, ControllerConfig, default_identity, run_controller
-from controller.kube import KUBECONFIG_HELP, KubeConfigError, choose_kubeconfig
-from controller.logs import add_logging_arguments, configure_logging
-from controller.task_stacks import log_task_stacks_on_sigusr1
-from lavalog.errors import KAFKA_FAILURES, kafka_failure
-from lavalog.kafka_options import add_kafka_arguments, kafka_settings
+from lavalog.cli.errors import KAFKA_FAILURES, kafka_failure
+from lavalog.cli.kafka_options import add_kafka_arguments, kafka_settings
+from lavalog.controller.app import COMPONENTS, ControllerConfig, default_identity, run_controller
+from lavalog.controller.kube import KUBECONFIG_HELP, KubeConfigError, choose_kubeconfig
+from lavalog.controller.logs import add_logging_arguments, configure_logging
+from lavalog.controller.task_stacks import log_task_stacks_on_sigusr1
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

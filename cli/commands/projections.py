@@ -15,24 +15,24 @@ import os
 import sys
 from pathlib import Path
 
-from controller.kafka import KafkaSettings
-from controller.kafka.probe import check_connection
-from controller.kafka.security import connection_options
-from controller.logs import add_logging_arguments, configure_logging
-from controller.version import version
-from lavalog.errors import KAFKA_FAILURES, kafka_failure
-from lavalog.kafka_options import add_kafka_arguments, kafka_settings
-from lavalog.progress import ProgressBar
-from lavalog.read_options import UsageError, add_state_dir, location
-from projections.service.app import serve
-from projections.service.auth import TokenFile
-from projections.service.database import Location, NotLeader, StoreUnreachable
-from projections.service.file_source import FileSource
-from projections.service.kafka_source import GROUP_ID, KafkaSource
-from projections.service.rebuild import BATCH, rebuild
-from projections.service.runner import Source
-from projections.service.shutdown import until_signalled
-from projections.service.store import Store
+from lavalog.cli.errors import KAFKA_FAILURES, kafka_failure
+from lavalog.cli.kafka_options import add_kafka_arguments, kafka_settings
+from lavalog.cli.progress import ProgressBar
+from lavalog.cli.read_options import UsageError, add_state_dir, location
+from lavalog.controller.kafka import KafkaSettings
+from lavalog.controller.kafka.probe import check_connection
+from lavalog.controller.kafka.security import connection_options
+from lavalog.controller.logs import add_logging_arguments, configure_logging
+from lavalog.controller.version import version
+from lavalog.projections.service.app import serve
+from lavalog.projections.service.auth import TokenFile
+from lavalog.projections.service.database import Location, NotLeader, StoreUnreachable
+from lavalog.projections.service.file_source import FileSource
+from lavalog.projections.service.kafka_source import GROUP_ID, KafkaSource
+from lavalog.projections.service.rebuild import BATCH, rebuild
+from lavalog.projections.service.runner import Source
+from lavalog.projections.service.shutdown import until_signalled
+from lavalog.projections.service.store import Store
 
 TOKEN_FILE_ENV = "LAVALOG_API_TOKEN_FILE"
 

@@ -14,9 +14,15 @@ from typing import Any
 
 import msgspec
 
-from controller.kube import KUBECONFIG_HELP, KubeConfigError, KubeError, choose_kubeconfig, connect
-from events.topics import split_job_key
-from events.volcano.api import API_VERSION, KIND, Action
+from lavalog.controller.kube import (
+    KUBECONFIG_HELP,
+    KubeConfigError,
+    KubeError,
+    choose_kubeconfig,
+    connect,
+)
+from lavalog.events.topics import split_job_key
+from lavalog.events.volcano.api import API_VERSION, KIND, Action
 
 #: subcommand -> Volcano action; suspend and resume are vcctl's names
 ACTIONS = {

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from typing import Protocol
 
-from controller.version import version
+from lavalog.controller.version import version
 
 #: command name -> its one line for `lavalog --help` (and its `--help` description)
 COMMANDS: dict[str, str] = {
@@ -56,63 +56,63 @@ def load(name: str) -> Command:
     """Import the module of the command `name` (a key of COMMANDS)."""
     match name:
         case "demo":
-            from lavalog.commands import demo
+            from lavalog.cli.commands import demo
 
             return demo
         case "run":
-            from lavalog.commands import run
+            from lavalog.cli.commands import run
 
             return run
         case "sim":
-            from lavalog.commands import sim
+            from lavalog.cli.commands import sim
 
             return sim
         case "broker":
-            from lavalog.commands import broker
+            from lavalog.cli.commands import broker
 
             return broker
         case "job":
-            from lavalog.commands import job
+            from lavalog.cli.commands import job
 
             return job
         case "replay":
-            from lavalog.commands import replay
+            from lavalog.cli.commands import replay
 
             return replay
         case "schema":
-            from lavalog.commands import schema
+            from lavalog.cli.commands import schema
 
             return schema
         case "validate":
-            from lavalog.commands import validate
+            from lavalog.cli.commands import validate
 
             return validate
         case "jobs":
-            from lavalog.commands import jobs
+            from lavalog.cli.commands import jobs
 
             return jobs
         case "timeline":
-            from lavalog.commands import timeline
+            from lavalog.cli.commands import timeline
 
             return timeline
         case "events":
-            from lavalog.commands import events
+            from lavalog.cli.commands import events
 
             return events
         case "export":
-            from lavalog.commands import export
+            from lavalog.cli.commands import export
 
             return export
         case "audit":
-            from lavalog.commands import audit
+            from lavalog.cli.commands import audit
 
             return audit
         case "whatif":
-            from lavalog.commands import whatif
+            from lavalog.cli.commands import whatif
 
             return whatif
         case "projections":
-            from lavalog.commands import projections
+            from lavalog.cli.commands import projections
 
             return projections
     raise KeyError(name)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiokafka.errors import KafkaConnectionError
 
-from controller.kafka.probe import KafkaUnavailable
+from lavalog.controller.kafka.probe import KafkaUnavailable
 
 #: what a command that talks to Kafka catches to say `kafka_failure` and exit 1
 KAFKA_FAILURES = (KafkaUnavailable, KafkaConnectionError)

@@ -11,12 +11,12 @@ import argparse
 import sys
 from collections.abc import Iterable
 
-from controller.decider.core import replay
-from events.codec import LogEvent, decode_event
-from lavalog.output import write_json, write_yaml
-from lavalog.read_options import UsageError, add_source, fail, job_key, open_queries
-from projections.core.audit import AuditReport, Difference, Kind, audit
-from projections.service.file_source import read_file
+from lavalog.cli.output import write_json, write_yaml
+from lavalog.cli.read_options import UsageError, add_source, fail, job_key, open_queries
+from lavalog.controller.decider.core import replay
+from lavalog.events.codec import LogEvent, decode_event
+from lavalog.projections.core.audit import AuditReport, Difference, Kind, audit
+from lavalog.projections.service.file_source import read_file
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

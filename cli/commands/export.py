@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from lavalog import exit_codes
-from lavalog.read_options import UsageError, add_job, add_source, fail, job_of, open_queries
+from lavalog.cli import exit_codes
+from lavalog.cli.read_options import UsageError, add_job, add_source, fail, job_of, open_queries
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

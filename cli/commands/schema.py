@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from events.schema import topic_schemas
+from lavalog.events.schema import topic_schemas
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -15,8 +15,8 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from controller.logs import configure_logging
-from simulator.demo import demo
+from lavalog.controller.logs import configure_logging
+from lavalog.simulator.demo import demo
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -14,11 +14,11 @@ import sys
 import time
 from pathlib import Path
 
-from controller.decider.core import replay
-from events.codec import LogEvent, decode_event
-from lavalog.output import write_json
-from lavalog.read_options import Reader, UsageError, add_source, fail, job_key, open_queries
-from projections.core.whatif import SpecChange, Summary, WhatIf, compose, parse_set, whatif
+from lavalog.cli.output import write_json
+from lavalog.cli.read_options import Reader, UsageError, add_source, fail, job_key, open_queries
+from lavalog.controller.decider.core import replay
+from lavalog.events.codec import LogEvent, decode_event
+from lavalog.projections.core.whatif import SpecChange, Summary, WhatIf, compose, parse_set, whatif
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

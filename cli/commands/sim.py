@@ -13,9 +13,9 @@ import os
 import signal
 from pathlib import Path
 
-from simulator import quantity
-from simulator.faults import ApiFaults
-from simulator.server import DEFAULT_CAPACITY, SimulatedCluster
+from lavalog.simulator import quantity
+from lavalog.simulator.faults import ApiFaults
+from lavalog.simulator.server import DEFAULT_CAPACITY, SimulatedCluster
 
 
 def _env(name: str, default: str) -> str:

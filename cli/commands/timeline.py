@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from lavalog import exit_codes
-from lavalog.output import write_json, write_yaml
-from lavalog.read_options import UsageError, add_job, add_source, fail, job_of, open_queries
-from projections.core.render import render_timeline
-from projections.core.timeline import Timeline
-from projections.core.wire import to_wire
-from projections.service.queries import not_found
+from lavalog.cli import exit_codes
+from lavalog.cli.output import write_json, write_yaml
+from lavalog.cli.read_options import UsageError, add_job, add_source, fail, job_of, open_queries
+from lavalog.projections.core.render import render_timeline
+from lavalog.projections.core.timeline import Timeline
+from lavalog.projections.core.wire import to_wire
+from lavalog.projections.service.queries import not_found
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -9,8 +9,8 @@ import os
 import signal
 import sys
 
-from controller.broker import BrokerStartError, DevelopmentBroker
-from controller.kafka import KafkaSettings, ensure_topics, topic_specs
+from lavalog.controller.broker import BrokerStartError, DevelopmentBroker
+from lavalog.controller.kafka import KafkaSettings, ensure_topics, topic_specs
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -15,12 +15,12 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from controller.decider.core import replay
-from controller.logs import configure_logging
-from events.codec import DecodeError, LogEvent, read_jsonl, write_jsonl
-from events.observations import AnyObservation, JobObserved, Observation
-from lavalog.output import write_yaml_stream
-from projections.core.render import render_replay
+from lavalog.cli.output import write_yaml_stream
+from lavalog.controller.decider.core import replay
+from lavalog.controller.logs import configure_logging
+from lavalog.events.codec import DecodeError, LogEvent, read_jsonl, write_jsonl
+from lavalog.events.observations import AnyObservation, JobObserved, Observation
+from lavalog.projections.core.render import render_replay
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -93,11 +93,11 @@ def _serve(events: Sequence[LogEvent], args: argparse.Namespace) -> int:
     """Load `events` into a store (in `--state-dir`, else a temporary one, removed on exit)
     and serve it until SIGTERM or SIGINT."""
     # here, not at the top: printing a replay must not load the web app (aiohttp) and store
-    from projections.service.app import serve
-    from projections.service.database import SqliteLocation
-    from projections.service.memory_source import MemorySource
-    from projections.service.shutdown import until_signalled
-    from projections.service.store import Store, store_path
+    from lavalog.projections.service.app import serve
+    from lavalog.projections.service.database import SqliteLocation
+    from lavalog.projections.service.memory_source import MemorySource
+    from lavalog.projections.service.shutdown import until_signalled
+    from lavalog.projections.service.store import Store, store_path
 
     configure_logging()
     name = str(args.file)

@@ -1,6 +1,6 @@
 """Options and helpers shared by the commands that read the projections (jobs, timeline,
 events, export, audit, whatif; `projections` for its store): where to read (a store, a
-file or a server), which namespace, how to fail (lavalog/exit_codes.py)."""
+file or a server), which namespace, how to fail (cli/exit_codes.py)."""
 
 from __future__ import annotations
 
@@ -15,15 +15,15 @@ from typing import Protocol
 
 import yaml
 
-from events.topics import split_job_key
-from lavalog import exit_codes
-from projections.core.summary import JobSummary
-from projections.core.timeline import Timeline
-from projections.service.database import Location, StoreUnreachable, store_location
-from projections.service.file_source import read_file
-from projections.service.queries import JobFilter, Page, Queries, StoredEvent
-from projections.service.remote import RemoteQueries, ServerRefused, ServerUnavailable
-from projections.service.store import Store, load
+from lavalog.cli import exit_codes
+from lavalog.events.topics import split_job_key
+from lavalog.projections.core.summary import JobSummary
+from lavalog.projections.core.timeline import Timeline
+from lavalog.projections.service.database import Location, StoreUnreachable, store_location
+from lavalog.projections.service.file_source import read_file
+from lavalog.projections.service.queries import JobFilter, Page, Queries, StoredEvent
+from lavalog.projections.service.remote import RemoteQueries, ServerRefused, ServerUnavailable
+from lavalog.projections.service.store import Store, load
 
 STATE_DIR_ENV = "LAVALOG_STATE_DIR"
 STORE_ENV = "LAVALOG_STORE"
@@ -144,7 +144,9 @@ def job_of(args: argparse.Namespace) -> str:
 
 def current_namespace() -> str:
     """kubectl's default namespace: the current context's in the kubeconfig, else `default`."""
-    from controller.kube import choose_kubeconfig  # only here: the kubernetes client is heavy
+    from lavalog.controller.kube import (
+        choose_kubeconfig,  # only here: the kubernetes client is heavy
+    )
 
     path = choose_kubeconfig(None).path
     try:

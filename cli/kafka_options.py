@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from controller.kafka import KafkaSettings
-from controller.kafka.settings import SASL_MECHANISMS, SECURITY_PROTOCOLS, env_var
+from lavalog.controller.kafka import KafkaSettings
+from lavalog.controller.kafka.settings import SASL_MECHANISMS, SECURITY_PROTOCOLS, env_var
 
 #: flag -> settings field; each flag defaults to the field's variable, then its default
 FLAGS = {

@@ -5,11 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from events.durations import format_duration
-from events.timestamps import to_rfc3339
-from lavalog import exit_codes
-from lavalog.output import write_json, write_yaml
-from lavalog.read_options import (
+from lavalog.cli import exit_codes
+from lavalog.cli.output import write_json, write_yaml
+from lavalog.cli.read_options import (
     UsageError,
     add_namespace,
     add_source,
@@ -17,9 +15,11 @@ from lavalog.read_options import (
     namespace_of,
     open_queries,
 )
-from projections.core.summary import JobSummary
-from projections.core.wire import time_text, to_wire
-from projections.service.queries import MAX_PAGE, JobFilter
+from lavalog.events.durations import format_duration
+from lavalog.events.timestamps import to_rfc3339
+from lavalog.projections.core.summary import JobSummary
+from lavalog.projections.core.wire import time_text, to_wire
+from lavalog.projections.service.queries import MAX_PAGE, JobFilter
 
 COLUMNS = (
     "NAMESPACE",

@@ -15,6 +15,8 @@ import yaml
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 OVERLAYS = ("base", "overlays/dev", "overlays/production")
+#: Volcano's CRDs, a kustomization of their own for clusters without Volcano
+CRDS = "crds"
 #: API groups whose kinds a cluster serves only once their operator is installed
 OPERATOR_GROUPS = ("kafka.strimzi.io", "monitoring.coreos.com")
 #: (API group, resource, verb), as a ClusterRole rule grants and RBAC checks a request
@@ -58,9 +60,9 @@ def kubectl() -> str:
 
 @pytest.fixture(scope="session")
 def rendered(kubectl: str) -> dict[str, list[dict[str, Any]]]:
-    """Each overlay as `kubectl kustomize` renders it."""
+    """Each overlay (and the CRDs' kustomization) as `kubectl kustomize` renders it."""
     out = {}
-    for overlay in OVERLAYS:
+    for overlay in (*OVERLAYS, CRDS):
         result = subprocess.run(
             [kubectl, "kustomize", str(DEPLOY / overlay)],
             capture_output=True,

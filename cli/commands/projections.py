@@ -61,7 +61,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
             "--retention",
             type=float,
             default=_env_float("LAVALOG_RETENTION_SECONDS"),
-            help="forget finished jobs this many seconds after they end (default: keep)",
+            help="forget finished jobs this many seconds after they end (default: keep; env"
+            " LAVALOG_RETENTION_SECONDS)",
         )
         add_kafka_arguments(sub)
         add_logging_arguments(sub)

@@ -3,6 +3,7 @@ container runs locked down with probes on the health endpoints the code serves."
 
 from __future__ import annotations
 
+import json
 import subprocess
 from typing import Any
 
@@ -10,7 +11,7 @@ import pytest
 
 from lavalog.controller.broker import broker_binary
 from lavalog.simulator import kube_schema, schema
-from tests.deploy.conftest import OVERLAYS, is_operators
+from tests.deploy.conftest import DEPLOY, OVERLAYS, is_operators
 
 
 def objects(
@@ -168,3 +169,16 @@ def test_the_projections_authenticate_with_kubernetes_and_may_review(rendered, o
         for url in rule.get("nonResourceURLs", [])
     }
     assert "/metrics" in granted
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_dashboard_is_installed_for_grafanas_sidecar(rendered, overlay):
+    """`apply -k` installs the Grafana dashboard (README, docs/metrics.md) as the
+    ConfigMap Grafana's dashboard sidecar loads."""
+    (config_map,) = [
+        doc
+        for doc in objects(rendered, overlay, "ConfigMap")
+        if doc["metadata"].get("labels", {}).get("grafana_dashboard") == "1"
+    ]
+    shipped = json.loads((DEPLOY / "base" / "grafana-dashboard.json").read_text())
+    assert json.loads(config_map["data"]["grafana-dashboard.json"]) == shipped

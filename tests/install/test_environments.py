@@ -11,14 +11,13 @@ import shutil
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from bench.postgres import PostgresUnavailable, TemporaryPostgres
+from bench.postgres import TemporaryPostgres
 from lavalog.simulator import registry
 from lavalog.simulator.server import SimulatedCluster
 from tests.install.environments import (
@@ -29,6 +28,7 @@ from tests.install.environments import (
     image_environment,
     lowest_environment,
 )
+from tests.projections.conftest import postgres_server
 
 pytestmark = [
     pytest.mark.pypi,
@@ -37,17 +37,9 @@ pytestmark = [
     pytest.mark.timeout(600),
 ]
 
+__all__ = ["postgres_server"]  # the fixture, shared with the projections' tests
+
 JOB = yaml.safe_load((ROOT / "simulator" / "demo_jobs" / "gpu-train-a.yaml").read_text())
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[TemporaryPostgres]:
-    try:
-        server = TemporaryPostgres()
-    except PostgresUnavailable as exc:
-        pytest.skip(f"no PostgreSQL server: {exc}")
-    with server:
-        yield server
 
 
 def _timeline_with_a_pod(product: Product, name: str) -> Any:
@@ -94,7 +86,10 @@ async def _run_the_product(
 
 
 async def test_the_images_environment_runs_on_postgresql(
-    sim_cluster: SimulatedCluster, kafka_broker: str, postgres: TemporaryPostgres, tmp_path: Path
+    sim_cluster: SimulatedCluster,
+    kafka_broker: str,
+    postgres_server: TemporaryPostgres,
+    tmp_path: Path,
 ) -> None:
     env = await asyncio.to_thread(image_environment, tmp_path / "image")
     installed = env.versions()
@@ -105,11 +100,11 @@ async def test_the_images_environment_runs_on_postgresql(
     )
     assert "the development broker is not installed" in no_broker
     assert "Traceback" not in no_broker
-    await _run_the_product(env, sim_cluster, kafka_broker, postgres.new_database("image"))
+    await _run_the_product(env, sim_cluster, kafka_broker, postgres_server.new_database("image"))
 
 
 async def test_the_lowest_allowed_versions_run_everything(
-    sim_cluster: SimulatedCluster, postgres: TemporaryPostgres, tmp_path: Path
+    sim_cluster: SimulatedCluster, postgres_server: TemporaryPostgres, tmp_path: Path
 ) -> None:
     uv = shutil.which("uv", path=str(Path(sys.executable).parent))
     if uv is None:
@@ -126,7 +121,7 @@ async def test_the_lowest_allowed_versions_run_everything(
         line = await asyncio.wait_for(broker.stdout.readline(), 60)
         assert b"bootstrap servers" in line
         await _run_the_product(
-            env, sim_cluster, f"127.0.0.1:{port}", postgres.new_database("lowest")
+            env, sim_cluster, f"127.0.0.1:{port}", postgres_server.new_database("lowest")
         )
     finally:
         broker.terminate()

@@ -30,91 +30,34 @@ def _rule(**fields: Any) -> Obj:
     return {"apiGroups": [""], "resources": [], "verbs": [], **fields}
 
 
-@pytest.mark.parametrize(
-    ("rule", "request_", "allowed"),
-    [
-        (
-            _rule(apiGroups=["batch.volcano.sh"], resources=["jobs"], verbs=["get"]),
-            rbac.Request("get", "a", "batch.volcano.sh", "jobs"),
-            True,
-        ),
-        (
-            _rule(apiGroups=["batch.volcano.sh"], resources=["jobs"], verbs=["list"]),
-            rbac.Request("get", "a", "batch.volcano.sh", "jobs"),
-            False,
-        ),
-        (
-            _rule(apiGroups=["batch"], resources=["jobs"], verbs=["get"]),
-            rbac.Request("get", "a", "batch.volcano.sh", "jobs"),
-            False,
-        ),
-        (
-            _rule(apiGroups=["*"], resources=["*"], verbs=["*"]),
-            rbac.Request("delete", "a", "x", "y", "status"),
-            True,
-        ),
-        (
-            _rule(apiGroups=["batch.volcano.sh"], resources=["jobs"], verbs=["get"]),
-            rbac.Request("get", "a", "batch.volcano.sh", "jobs", "status"),
-            False,
-        ),
-        (
-            _rule(apiGroups=["batch.volcano.sh"], resources=["*/status"], verbs=["get"]),
-            rbac.Request("get", "a", "batch.volcano.sh", "jobs", "status"),
-            True,
-        ),
-        (
-            _rule(apiGroups=["batch.volcano.sh"], resources=["jobs/status"], verbs=["get"]),
-            rbac.Request("get", "a", "batch.volcano.sh", "jobs", "status"),
-            True,
-        ),
-        (
-            _rule(
-                apiGroups=["batch.volcano.sh"],
-                resources=["jobs"],
-                verbs=["get"],
-                resourceNames=["one"],
-            ),
-            rbac.Request("get", "a", "batch.volcano.sh", "jobs", name="one"),
-            True,
-        ),
-        (
-            _rule(
-                apiGroups=["batch.volcano.sh"],
-                resources=["jobs"],
-                verbs=["get"],
-                resourceNames=["one"],
-            ),
-            rbac.Request("get", "a", "batch.volcano.sh", "jobs"),
-            False,
-        ),
-        (
-            {"nonResourceURLs": ["/metrics"], "verbs": ["get"]},
-            rbac.Request("get", path="/metrics"),
-            True,
-        ),
-        (
-            {"nonResourceURLs": ["/api/*"], "verbs": ["get"]},
-            rbac.Request("get", path="/api/v1/jobs"),
-            True,
-        ),
-        (
-            {"nonResourceURLs": ["/metrics"], "verbs": ["get"]},
-            rbac.Request("get", path="/metricsx"),
-            False,
-        ),
-        (
-            {"nonResourceURLs": ["*"], "verbs": ["get"]},
-            rbac.Request("post", path="/metrics"),
-            False,
-        ),
-        (
-            _rule(apiGroups=["*"], resources=["*"], verbs=["*"]),
-            rbac.Request("get", path="/metrics"),
-            False,
-        ),
-    ],
-)
+GET_JOBS = rbac.Request("get", "a", "batch.volcano.sh", "jobs")
+GET_STATUS = rbac.Request("get", "a", "batch.volcano.sh", "jobs", "status")
+GET_ONE = rbac.Request("get", "a", "batch.volcano.sh", "jobs", name="one")
+JOB_RULE = _rule(apiGroups=["batch.volcano.sh"], resources=["jobs"], verbs=["get"])
+ALL = _rule(apiGroups=["*"], resources=["*"], verbs=["*"])
+
+
+# fmt: off
+RULES = [
+        (JOB_RULE, GET_JOBS, True),
+        ({**JOB_RULE, "verbs": ["list"]}, GET_JOBS, False),
+        ({**JOB_RULE, "apiGroups": ["batch"]}, GET_JOBS, False),
+        (ALL, rbac.Request("delete", "a", "x", "y", "status"), True),
+        (JOB_RULE, GET_STATUS, False),
+        ({**JOB_RULE, "resources": ["*/status"]}, GET_STATUS, True),
+        ({**JOB_RULE, "resources": ["jobs/status"]}, GET_STATUS, True),
+        ({**JOB_RULE, "resourceNames": ["one"]}, GET_ONE, True),
+        ({**JOB_RULE, "resourceNames": ["one"]}, GET_JOBS, False),
+        ({"nonResourceURLs": ["/metrics"], "verbs": ["get"]}, rbac.Request("get", path="/metrics"), True),
+        ({"nonResourceURLs": ["/api/*"], "verbs": ["get"]}, rbac.Request("get", path="/api/v1/jobs"), True),
+        ({"nonResourceURLs": ["/metrics"], "verbs": ["get"]}, rbac.Request("get", path="/metricsx"), False),
+        ({"nonResourceURLs": ["*"], "verbs": ["get"]}, rbac.Request("post", path="/metrics"), False),
+        (ALL, rbac.Request("get", path="/metrics"), False),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(("rule", "request_", "allowed"), RULES)
 def test_a_rule_allows_as_rbacs_rule_allows(
     rule: Obj, request_: rbac.Request, allowed: bool
 ) -> None:
@@ -160,9 +103,28 @@ def _kubectl(
     return result.stdout
 
 
+def binding(kind: str, name: str, role: Obj, subjects: list[Obj]) -> Obj:
+    """A RoleBinding (`role` a Role of its namespace or a ClusterRole) or a
+    ClusterRoleBinding of `role` to `subjects`."""
+    metadata = {"name": name}
+    if kind == "RoleBinding":
+        metadata["namespace"] = role["metadata"].get("namespace", "")
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": kind,
+        "metadata": metadata,
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": role["kind"],
+            "name": role["metadata"]["name"],
+        },
+        "subjects": subjects,
+    }
+
+
 def _grants(kubectl: str, cluster: SimulatedCluster) -> None:
     """team-a's reader (a ServiceAccount) and alice (a user) may read team-a's jobs; the
-    group `auditors` every namespace's; `scraper` may read /metrics."""
+    group `auditors` every namespace's, and /metrics."""
     reader_role = {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "Role",
@@ -171,6 +133,16 @@ def _grants(kubectl: str, cluster: SimulatedCluster) -> None:
             {"apiGroups": ["batch.volcano.sh"], "resources": ["jobs"], "verbs": ["get", "list"]}
         ],
     }
+    auditor = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "job-auditor"},
+        "rules": [
+            {"apiGroups": ["batch.volcano.sh"], "resources": ["jobs"], "verbs": ["get"]},
+            {"nonResourceURLs": ["/metrics"], "verbs": ["get"]},
+        ],
+    }
+    missing = {"kind": "ClusterRole", "metadata": {"name": "no-such-role"}}
     docs: list[Obj] = [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
         for ns in ("team-a", "team-b")
@@ -182,66 +154,35 @@ def _grants(kubectl: str, cluster: SimulatedCluster) -> None:
             "metadata": {"name": "reader", "namespace": "team-a"},
         },
         reader_role,
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "RoleBinding",
-            "metadata": {"name": "readers", "namespace": "team-a"},
-            "roleRef": {
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "Role",
-                "name": "job-reader",
-            },
-            # a ServiceAccount subject without a namespace is the binding's namespace's
-            "subjects": [
-                {"kind": "ServiceAccount", "name": "reader"},
-                {"kind": "User", "name": "alice"},
-            ],
-        },
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRole",
-            "metadata": {"name": "job-auditor"},
-            "rules": [
-                {"apiGroups": ["batch.volcano.sh"], "resources": ["jobs"], "verbs": ["get"]},
-                {"nonResourceURLs": ["/metrics"], "verbs": ["get"]},
-            ],
-        },
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRoleBinding",
-            "metadata": {"name": "auditors"},
-            "roleRef": {
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "ClusterRole",
-                "name": "job-auditor",
-            },
-            "subjects": [{"kind": "Group", "name": "auditors"}],
-        },
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRoleBinding",
-            "metadata": {"name": "dangling"},
-            "roleRef": {
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "ClusterRole",
-                "name": "no-such-role",
-            },
-            "subjects": [{"kind": "User", "name": "bob"}],
-        },
+        # a ServiceAccount subject without a namespace is the binding's namespace's
+        binding(
+            "RoleBinding",
+            "readers",
+            reader_role,
+            [{"kind": "ServiceAccount", "name": "reader"}, {"kind": "User", "name": "alice"}],
+        ),
+        auditor,
+        binding("ClusterRoleBinding", "auditors", auditor, [{"kind": "Group", "name": "auditors"}]),
+        # bound to a role that does not exist
+        binding("ClusterRoleBinding", "dangling", missing, [{"kind": "User", "name": "bob"}]),
     ]
     _kubectl(kubectl, cluster, "apply", "-f", "-", docs=docs)
+
+
+async def _reader_token(kubectl: str, cluster: SimulatedCluster, *flags: str) -> str:
+    """The grants made, a token of team-a's `reader` from `kubectl create token`."""
+    await asyncio.to_thread(_grants, kubectl, cluster)
+    made = await asyncio.to_thread(
+        _kubectl, kubectl, cluster, "create", "token", "reader", "-n", "team-a", *flags
+    )
+    return made.strip()
 
 
 async def test_kubectl_create_token_issues_a_token_the_token_review_knows(
     kubectl_path: str,
     sim_cluster: SimulatedCluster,
 ) -> None:
-    await asyncio.to_thread(_grants, kubectl_path, sim_cluster)
-    token = (
-        await asyncio.to_thread(
-            _kubectl, kubectl_path, sim_cluster, "create", "token", "reader", "-n", "team-a"
-        )
-    ).strip()
+    token = await _reader_token(kubectl_path, sim_cluster)
 
     status, answer = await _review(sim_cluster, token)
 
@@ -271,21 +212,7 @@ async def test_an_issued_token_expires_on_the_clusters_clock(
     kubectl_path: str,
     sim_cluster: SimulatedCluster,
 ) -> None:
-    await asyncio.to_thread(_grants, kubectl_path, sim_cluster)
-    token = (
-        await asyncio.to_thread(
-            _kubectl,
-            kubectl_path,
-            sim_cluster,
-            "create",
-            "token",
-            "reader",
-            "-n",
-            "team-a",
-            "--duration",
-            "10m",
-        )
-    ).strip()
+    token = await _reader_token(kubectl_path, sim_cluster, "--duration", "10m")
     assert (await _review(sim_cluster, token))[1]["status"]["authenticated"] is True
     sim_cluster.clock.advance(601)
     assert (await _review(sim_cluster, token))[1]["status"] == {"user": {}}

@@ -7,23 +7,21 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from aiohttp import web
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.test_utils import TestClient
 
 from lavalog.cli.main import main
-from lavalog.projections.service.app import SECURITY_HEADERS, create_app, serve
-from lavalog.projections.service.auth import SharedToken, TokenFile
+from lavalog.projections.service.app import SECURITY_HEADERS, serve
 from lavalog.projections.service.database import SqliteLocation
 from lavalog.projections.service.file_source import FileSource
-from lavalog.projections.service.live import LiveHub
-from lavalog.projections.service.queries import Queries
 from lavalog.projections.service.store import Store
 from tests.projections.helpers import decided_examples, write_events
-from tests.projections.service.test_api import Status
+from tests.projections.service.test_surface import BEARER, guarded, store, token_file
+
+__all__ = ["guarded", "store", "token_file"]  # the fixtures: a server with the shared token
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -35,33 +33,13 @@ def log(tmp_path: Path) -> Path:
     return write_events(tmp_path / "log.jsonl", decided_examples())
 
 
-@pytest.fixture
-async def client(tmp_path: Path) -> AsyncIterator[Client]:
-    """A server with the shared token and room for one event stream."""
-    token = tmp_path / "token"
-    token.write_text("t0ken")
-    queries = Queries(Store(tmp_path / "s.sqlite").location)
-    app = create_app(
-        queries=queries,
-        hub=LiveHub(max_streams=1),
-        status=Status(),
-        authenticator=SharedToken(TokenFile(token)),
-    )
-    async with TestClient(TestServer(app)) as client:
-        yield client
-    queries.close()
-
-
-TOKEN = {"Authorization": "Bearer t0ken"}
-
-
 @pytest.mark.parametrize(
     ("path", "headers", "status"),
     [
-        ("/", TOKEN, 200),
-        ("/ui/app.js", TOKEN, 200),
-        ("/api/v1/jobs", TOKEN, 200),
-        ("/api/v1/nothing-here", TOKEN, 404),
+        ("/", BEARER, 200),
+        ("/ui/app.js", BEARER, 200),
+        ("/api/v1/jobs", BEARER, 200),
+        ("/api/v1/nothing-here", BEARER, 404),
         ("/api/v1/jobs", {}, 401),
         ("/", {"Accept": "text/html"}, 401),
         ("/healthz", {}, 200),
@@ -69,9 +47,9 @@ TOKEN = {"Authorization": "Bearer t0ken"}
     ],
 )
 async def test_every_answer_carries_the_security_headers(
-    client: Client, path: str, headers: dict[str, str], status: int
+    guarded: Client, path: str, headers: dict[str, str], status: int
 ) -> None:
-    response = await client.get(path, headers=headers)
+    response = await guarded.get(path, headers=headers)
     assert response.status == status
     for name, value in SECURITY_HEADERS.items():
         assert response.headers[name] == value, name
@@ -88,16 +66,16 @@ async def test_the_policy_forbids_inline_code_and_framing() -> None:
         assert "<script>" not in html and "<style>" not in html and " style=" not in html
 
 
-async def test_streams_beyond_the_cap_are_refused_until_one_closes(client: Client) -> None:
-    first = await client.get("/api/v1/stream", headers=TOKEN)
+async def test_streams_beyond_the_cap_are_refused_until_one_closes(guarded: Client) -> None:
+    first = await guarded.get("/api/v1/stream", headers=BEARER)
     assert await first.content.readline() == b": stream open\n"
-    refused = await client.get("/api/v1/stream", headers=TOKEN)
+    refused = await guarded.get("/api/v1/stream", headers=BEARER)
     assert refused.status == 503
     assert refused.headers["Retry-After"] == "5"
     assert "1 event streams are open" in (await refused.json())["error"]
     first.close()
     for _ in range(100):  # the server notices the closed stream
-        again = await client.get("/api/v1/stream", headers=TOKEN)
+        again = await guarded.get("/api/v1/stream", headers=BEARER)
         if again.status == 200:
             break
         await asyncio.sleep(0.05)
@@ -177,7 +155,7 @@ def test_a_missing_file_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path
 def test_without_authentication_only_this_machine_is_served(
     capsys: pytest.CaptureFixture[str], log: Path, host: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for name in ("LAVALOG_API_TOKEN_FILE", "LAVALOG_KUBERNETES_AUTH"):
+    for name in ("LAVALOG_API_BEARER_FILE", "LAVALOG_KUBERNETES_AUTH"):
         monkeypatch.delenv(name, raising=False)
     code, err = _serve(capsys, "--from-file", str(log), "--host", host, "--port", "0")
     assert code == 2

@@ -31,6 +31,7 @@ from lavalog.simulator.server import SimulatedCluster
 from tests.projections.helpers import failing_job, write_events
 from tests.projections.service.test_api import Status, many_jobs
 from tests.simulator.test_kubectl import kubectl_path
+from tests.simulator.test_reviews import binding
 
 __all__ = ["kubectl_path"]  # the fixture
 
@@ -52,40 +53,25 @@ def _grant(cluster: SimulatedCluster) -> None:
     objects.create(registry.SERVICE_ACCOUNT, "team-a", {"metadata": {"name": "reader"}})
     jobs = {"apiGroups": ["batch.volcano.sh"], "resources": ["jobs"], "verbs": ["get", "list"]}
     metrics = {"nonResourceURLs": ["/metrics"], "verbs": ["get"]}
-    objects.create(registry.ROLE, "team-a", {"metadata": {"name": "job-reader"}, "rules": [jobs]})
+    role = {"kind": "Role", "metadata": {"name": "job-reader", "namespace": "team-a"}}
+    objects.create(registry.ROLE, "team-a", {**role, "rules": [jobs]})
+    readers = [
+        {"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"},
+        {"kind": "ServiceAccount", "name": "reader", "namespace": "team-a"},
+    ]
     objects.create(
-        registry.ROLE_BINDING,
-        "team-a",
-        {
-            "metadata": {"name": "job-readers"},
-            "roleRef": {
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "Role",
-                "name": "job-reader",
-            },
-            "subjects": [
-                {"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"},
-                {"kind": "ServiceAccount", "name": "reader", "namespace": "team-a"},
-            ],
-        },
+        registry.ROLE_BINDING, "team-a", binding("RoleBinding", "job-readers", role, readers)
     )
     for name, rules, subject in (
         ("job-auditor", [jobs, metrics], {"kind": "Group", "name": "auditors"}),
         ("metrics-reader", [metrics], {"kind": "User", "name": "prometheus"}),
     ):
-        objects.create(registry.CLUSTER_ROLE, "", {"metadata": {"name": name}, "rules": rules})
+        cluster_role = {"kind": "ClusterRole", "metadata": {"name": name}}
+        objects.create(registry.CLUSTER_ROLE, "", {**cluster_role, "rules": rules})
         objects.create(
             registry.CLUSTER_ROLE_BINDING,
             "",
-            {
-                "metadata": {"name": name},
-                "roleRef": {
-                    "apiGroup": "rbac.authorization.k8s.io",
-                    "kind": "ClusterRole",
-                    "name": name,
-                },
-                "subjects": [subject],
-            },
+            binding("ClusterRoleBinding", name, cluster_role, [subject]),
         )
     cluster.tokens.add("alice-token", "alice", ("developers",))
     cluster.tokens.add("auditor-token", "carol", ("auditors",))

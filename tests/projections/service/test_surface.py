@@ -59,10 +59,11 @@ async def open_client(store: Store) -> AsyncIterator[Client]:
 
 @pytest.fixture
 async def guarded(store: Store, token_file: Path) -> AsyncIterator[Client]:
+    """The shared token, and room for one event stream (test_hardening.py fills it)."""
     queries = Queries(store.location)
     app = create_app(
         queries=queries,
-        hub=LiveHub(),
+        hub=LiveHub(max_streams=1),
         status=Status(),
         authenticator=SharedToken(TokenFile(token_file)),
     )

@@ -120,6 +120,11 @@ def run(args: argparse.Namespace) -> int:
         elif not args.from_file.is_file():
             raise ValueError(f"--from-file {args.from_file}: no such file")
         if args.action == "serve":
+            if token is not None and args.kubernetes_auth:  # both from the environment
+                raise ValueError(
+                    f"{KUBERNETES_AUTH_ENV} and {TOKEN_FILE_ENV} are both set: choose one way"
+                    " to authenticate"
+                )
             check_exposure(args.host, authenticated=token is not None or args.kubernetes_auth)
     except (ValueError, ServeError) as exc:
         print(f"{command}: {exc}", file=sys.stderr)

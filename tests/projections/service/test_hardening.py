@@ -176,3 +176,13 @@ def test_serving_this_machine_without_authentication_says_so(
     line = process.stdout.readline()
     assert line.startswith("projections at http://127.0.0.1:")
     assert line.rstrip().endswith("(no authentication: this machine only)")
+
+
+def test_two_ways_to_authenticate_are_refused(
+    capsys: pytest.CaptureFixture[str], log: Path, token_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LAVALOG_KUBERNETES_AUTH", "true")
+    monkeypatch.setenv("LAVALOG_API_TOKEN_FILE", str(token_file))
+    code, err = _serve(capsys, "--from-file", str(log), "--port", "0")
+    assert code == 2
+    assert "are both set: choose one way to authenticate" in err

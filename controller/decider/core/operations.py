@@ -94,7 +94,8 @@ def sync_job(step: Step, update: UpdateStatus | None) -> None:
 
     Pods are created only once the gang scheduler has admitted the PodGroup (its phase
     is past Pending), only in Pending and Running, and never when the job is about to
-    leave them: a job whose retries are exhausted gets no new pods (volcano#1718).
+    leave them: a job whose retries are exhausted gets no new pods (volcano#1718). The
+    phase is then judged on the pods as the sync leaves them (Volcano's order).
     """
     state = step.state
     if state.deleting:
@@ -111,7 +112,12 @@ def sync_job(step: Step, update: UpdateStatus | None) -> None:
     transition = update(step, step.counts()) if update else None
     phase_after = step.state.phase if transition is None else transition.phase
     if phase_after in CREATING_PHASES:
+        pods = step.state.pods
         _reconcile_pods(step, spec)
+        if update is not None and step.state.pods is not pods:
+            # Volcano judges the status its sync ends with: the pods it made count as
+            # Pending, the surplus it deleted as Terminating
+            transition = update(step, step.counts())
     if transition is not None:
         enter_phase(step, transition)
 
@@ -138,9 +144,12 @@ def _initiate(step: Step) -> None:
 
 def _gang_changed(step: Step) -> bool:
     """This step admitted a spec that sizes or places the gang differently (replicas,
-    minAvailable, queue, priority): the existing PodGroup must follow it."""
+    minAvailable, queue, priority): the existing PodGroup must follow it (once: a sync
+    in the phase the step moves the job to finds it done)."""
     before, now = step.before.spec, step.state.spec
     if before is None or now is None or before is now:
+        return False
+    if any(isinstance(decision, PodGroupCreate) for decision in step.decisions):
         return False
     return _podgroup_fields(before) != _podgroup_fields(now)
 

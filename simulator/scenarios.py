@@ -22,6 +22,7 @@ from lavalog.events.observations import (
     JobDeleted,
     JobObserved,
     PodDeleted,
+    PodGroupCondition,
     PodGroupObserved,
     PodObserved,
     PodsListed,
@@ -105,8 +106,10 @@ class JobScript:
         message: str = "",
         deleted: bool = False,
         uid: str | None = None,
+        conditions: tuple[PodGroupCondition, ...] | None = None,
     ) -> Self:
-        """The job's PodGroup is seen in `phase` (`uid`: another PodGroup of that name)."""
+        """The job's PodGroup is seen in `phase` (`uid`: another PodGroup of that name),
+        with the scheduler's `conditions` if given."""
         return self.observe(
             PodGroupObserved,
             podgroup=f"{self.name}-{self.uid}",
@@ -115,6 +118,7 @@ class JobScript:
             reason=reason,
             message=message,
             deleted=deleted,
+            conditions=msgspec.UNSET if conditions is None else conditions,
         )
 
     def pod(

@@ -190,17 +190,32 @@ def podgroup(
     phase: str = "Pending",
     unschedulable: tuple[str, str] | None = None,
     since: str = CREATED,
+    scheduled: str | None = None,
     resource_version: str = "60",
 ) -> dict[str, Any]:
+    """The job's PodGroup as vc-scheduler writes it: `unschedulable` (reason, message) at
+    `since`; `scheduled`: the time it added Scheduled=True (leaving Unschedulable)."""
     conditions = []
     if unschedulable:
         conditions.append(
             {
                 "type": "Unschedulable",
                 "status": "True",
+                "transitionID": "0b6e5c34-session",
                 "reason": unschedulable[0],
                 "message": unschedulable[1],
                 "lastTransitionTime": since,
+            }
+        )
+    if scheduled:
+        conditions.append(
+            {
+                "type": "Scheduled",
+                "status": "True",
+                "transitionID": "5d1f7e02-session",
+                "reason": "tasks in gang are ready to be scheduled",
+                "message": "",
+                "lastTransitionTime": scheduled,
             }
         )
     return {

@@ -118,7 +118,8 @@ def _rejected(decision: JobRejected) -> tuple[Notice, ...]:
 
 def _podgroup_pending(decision: PodGroupPending) -> tuple[Notice, ...]:
     namespace, name = split_job_key(decision.key)
-    message = f"PodGroup {namespace}:{name} unschedulable, reason: {decision.message}"
+    condition = decision.condition.lower()
+    message = f"PodGroup {namespace}:{name} {condition}, reason: {decision.message}"
     if decision.reason:
         message += f" ({decision.reason}, PodGroup {decision.podgroup})"
     return (Notice(WARNING, PODGROUP_PENDING, message),)

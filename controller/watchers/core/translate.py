@@ -49,6 +49,7 @@ from lavalog.events.observations import (
     JobDeleted,
     JobObserved,
     PodDeleted,
+    PodGroupCondition,
     PodGroupObserved,
     PodObserved,
 )
@@ -56,6 +57,7 @@ from lavalog.events.timestamps import from_rfc3339
 from lavalog.events.topics import job_key
 from lavalog.events.volcano import labels
 from lavalog.events.volcano.api import API_VERSION, GROUP, KIND
+from lavalog.events.volcano.podgroups import UNSCHEDULABLE, newest_true
 
 _TERMINAL = ("Succeeded", "Failed")
 
@@ -282,9 +284,22 @@ def job_summary(job: Job) -> Summary:
 
 def _unschedulable(group: PodGroup) -> Condition | None:
     for condition in group.status.conditions:
-        if condition.type == "Unschedulable" and condition.status == "True":
+        if condition.type == UNSCHEDULABLE and condition.status == "True":
             return condition
     return None
+
+
+def _conditions(group: PodGroup) -> tuple[PodGroupCondition, ...]:
+    return tuple(
+        PodGroupCondition(
+            type=condition.type,
+            status=condition.status,
+            reason=condition.reason,
+            message=condition.message,
+            last_transition_time=_time(condition.last_transition_time),
+        )
+        for condition in group.status.conditions
+    )
 
 
 def _podgroup(group: PodGroup, time: float, *, deleted: bool) -> PodGroupObserved | None:
@@ -304,6 +319,7 @@ def _podgroup(group: PodGroup, time: float, *, deleted: bool) -> PodGroupObserve
         reason=unschedulable.reason if unschedulable else "",
         message=unschedulable.message if unschedulable else "",
         deleted=deleted,
+        conditions=_conditions(group),
     )
 
 
@@ -316,12 +332,16 @@ def podgroup_deleted(group: PodGroup, time: float) -> PodGroupObserved | None:
 
 
 def podgroup_summary(group: PodGroup) -> Summary | None:
-    """The phase and why the gang cannot be scheduled; condition times churn."""
+    """The phase, the condition the scheduler set last (the newest True one: the gang is
+    scheduled, or why it waits) and the `Unschedulable` one; the scheduler moves the
+    times of its conditions at every cycle that writes them, so those alone are churn."""
     if job_owner(group.metadata) is None:
         return None
     unschedulable = _unschedulable(group)
+    newest = newest_true(_conditions(group))
     return (
         group.status.phase,
+        (newest.type, newest.reason, newest.message) if newest else None,
         unschedulable.reason if unschedulable else "",
         unschedulable.message if unschedulable else "",
     )

@@ -15,6 +15,7 @@ from lavalog.events.observations import (
     JobDeleted,
     JobObserved,
     PodDeleted,
+    PodGroupCondition,
     PodGroupObserved,
     PodObserved,
 )
@@ -278,6 +279,46 @@ def test_podgroups() -> None:
     assert isinstance(gone, PodGroupObserved) and gone.deleted and gone.id.endswith("/deleted")
 
 
+def test_podgroup_conditions_are_published_when_the_newest_one_changes() -> None:
+    """vc-scheduler keeps Unschedulable=True when it adds Scheduled=True and moves their
+    times at each cycle: the conditions go out with their times, and a PodGroup is
+    published again when its newest True condition changes, not when times alone move."""
+    translator = Translator(translate.PODGROUPS)
+    waits = ("NotEnoughResources", "2/2 tasks in gang unschedulable")
+    first = translator.changed(decode(PodGroup, m.podgroup(unschedulable=waits)), 1.0)
+    assert isinstance(first, PodGroupObserved)
+    assert first.conditions == (
+        PodGroupCondition(
+            type="Unschedulable",
+            status="True",
+            reason=waits[0],
+            message=waits[1],
+            last_transition_time=from_rfc3339(m.CREATED),
+        ),
+    )
+    scheduled = m.podgroup(
+        phase="Inqueue", unschedulable=waits, scheduled=m.STARTED, resource_version="61"
+    )
+    seen = translator.changed(decode(PodGroup, scheduled), 2.0)
+    assert isinstance(seen, PodGroupObserved) and not isinstance(seen.conditions, msgspec.UnsetType)
+    assert [(c.type, c.last_transition_time) for c in seen.conditions] == [
+        ("Unschedulable", from_rfc3339(m.CREATED)),
+        ("Scheduled", from_rfc3339(m.STARTED)),
+    ]
+    later_cycle = m.podgroup(
+        phase="Inqueue", unschedulable=waits, scheduled=m.FINISHED, resource_version="62"
+    )
+    assert translator.changed(decode(PodGroup, later_cycle), 3.0) is None
+    waits_again = m.podgroup(
+        phase="Inqueue",
+        unschedulable=waits,
+        since="2026-03-01T10:05:00Z",
+        scheduled=m.FINISHED,
+        resource_version="63",
+    )
+    assert isinstance(translator.changed(decode(PodGroup, waits_again), 4.0), PodGroupObserved)
+
+
 def test_podgroup_phases_may_repeat() -> None:
     """Running, Unknown, Running: the second Running is a new fact with a new id."""
     translator = Translator(translate.PODGROUPS)
@@ -308,7 +349,6 @@ def test_commands_are_published_once_for_their_job() -> None:
     )
     assert translator.changed(decode(Command, m.command(resource_version="71")), 2.0) is None
     assert translator.deleted(decode(Command, m.command()), 3.0) is None
-
 
 
 @pytest.mark.parametrize(

@@ -29,7 +29,6 @@ UpdateStatus = Callable[[Step, PodCounts], Transition | None]
 RETAIN_NONE: frozenset[str] = frozenset()
 #: finished pods are kept (their logs and exit codes stay visible)
 RETAIN_SOFT = frozenset({PodPhase.SUCCEEDED, PodPhase.FAILED})
-_READY = frozenset({PodPhase.RUNNING, PodPhase.SUCCEEDED})
 #: the actions that kill a target (`kill_target`); Volcano's next sync makes its pods again
 TARGET_KILLS = frozenset({Action.RESTART_TASK, Action.RESTART_POD, Action.RESTART_PARTITION})
 
@@ -220,7 +219,8 @@ def _create_missing(step: Step, spec: JobSpec, podgroup: str) -> None:
 
 
 def _dependencies_ready(state: JobState, spec: JobSpec, depends_on: DependsOn) -> bool:
-    """Volcano's dependsOn: a task is ready when minAvailable of its pods run or succeeded."""
+    """Volcano's `waitDependsOnTaskMeetCondition`: every task depended on is ready, or
+    one of them with `iteration: any` (and more than one named)."""
     ready = [_task_ready(state, spec, name) for name in depends_on.name]
     if depends_on.iteration == "any" and len(ready) > 1:
         return any(ready)
@@ -228,6 +228,8 @@ def _dependencies_ready(state: JobState, spec: JobSpec, depends_on: DependsOn) -
 
 
 def _task_ready(state: JobState, spec: JobSpec, task_name: str) -> bool:
+    """Volcano's `isDependsOnPodsReady`: minAvailable of the task's pods (by name, index
+    below its replicas) have succeeded, or run with every container ready."""
     task = spec.task(task_name)
     if task is None:
         return False
@@ -235,9 +237,15 @@ def _task_ready(state: JobState, spec: JobSpec, task_name: str) -> bool:
     ready = sum(
         1
         for pod in state.pods.values()
-        if pod.task == task_name and not pod.deleting and pod.phase in _READY
+        if pod.task == task_name and pod.index < task.replicas and _pod_ready(pod)
     )
     return ready >= needed
+
+
+def _pod_ready(pod: PodRecord) -> bool:
+    if pod.phase == PodPhase.RUNNING:
+        return pod.containers_ready
+    return pod.phase == PodPhase.SUCCEEDED
 
 
 def _kill(step: Step, victims: list[PodRecord], *, reason: str) -> None:

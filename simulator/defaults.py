@@ -28,7 +28,11 @@ def _pod(obj: Obj) -> None:
     for container in spec.get("initContainers", []) + spec.get("containers", []):
         container.setdefault("imagePullPolicy", "IfNotPresent")
         container.setdefault("terminationMessagePath", "/dev/termination-log")
-        container.setdefault("resources", {})
+        resources = container.setdefault("resources", {})
+        if resources.get("limits"):  # SetDefaults_Pod: requests default to limits
+            requests = resources.setdefault("requests", {})
+            for name, value in resources["limits"].items():
+                requests.setdefault(name, value)
         for kind in ProbeKind:
             probe = container.get(kind.field)
             if isinstance(probe, dict):

@@ -118,15 +118,21 @@ async def test_gang_scheduling_runs_one_job_whole_then_the_other(kube_api: ApiCl
 
     await eventually(one_whole_job)
     first, second = ("a", "b") if "a" in await bound_per_job(kube_api) else ("b", "a")
-    waiting = await pg_status(kube_api, second)
-    assert waiting["phase"] == "Pending"
-    # the gang plugin's condition says the gang waits; the overcommit plugin's Event why
-    unschedulable = next(c for c in waiting["conditions"] if c["type"] == "Unschedulable")
-    assert unschedulable["status"] == "True"
-    assert unschedulable["message"] == (
+    # the gang plugin's condition says the gang waits (once all its pods exist); the
+    # overcommit plugin's Event says why
+    waits = (
         "4/4 tasks in gang unschedulable: pod group is not ready, 4 Pending, 4 minAvailable; "
         "Pending: 4 Unschedulable"
     )
+
+    async def second_waits() -> bool:
+        status = await pg_status(kube_api, second)
+        return status["phase"] == "Pending" and any(
+            (c["type"], c["status"], c.get("message")) == ("Unschedulable", "True", waits)
+            for c in status.get("conditions") or ()
+        )
+
+    await eventually(second_waits)
     assert "resource in cluster is overused: overused nvidia.com/gpu" in await event_messages(
         kube_api, "PodGroup", second, "Unschedulable"
     )

@@ -28,6 +28,7 @@ from lavalog.simulator.objects import Objects
 from lavalog.simulator.quota import QuotaAdmission, QuotaController
 from lavalog.simulator.scheduler import Scheduler
 from lavalog.simulator.store import Store
+from lavalog.simulator.taints import TaintEviction
 from lavalog.simulator.volumes import VolumeBinder
 from lavalog.simulator.writes import WriteListener, WriteLog
 
@@ -61,6 +62,7 @@ class SimulatedCluster:
         self._volumes = VolumeBinder(self.objects)
         self.objects.admission.append(QuotaAdmission(self.objects))
         self._quotas = QuotaController(self.objects)
+        self._taints = TaintEviction(self.objects)
         self.api_calls: Counter[str] = Counter()
         self._writes = WriteLog()
         self._access: list[AccessListener] = []
@@ -112,6 +114,7 @@ class SimulatedCluster:
         self._gc.start()
         self._volumes.start()
         self._quotas.start()
+        self._taints.start()
         self.scheduler.start()
         self.kubelet.start()
 
@@ -131,6 +134,7 @@ class SimulatedCluster:
         await self._gc.stop()
         await self._volumes.stop()
         await self._quotas.stop()
+        await self._taints.stop()
         self.store.drop_watches()
         if self._runner is not None:
             await self._runner.cleanup()

@@ -61,6 +61,16 @@ class PodHistory:
         return bool(self.versions) and self.versions[-1][0] == "DELETED"
 
 
+def unreachable_for(seconds: int) -> dict[str, Any]:
+    """A toleration of an unreachable node for `seconds`."""
+    return {
+        "key": "node.kubernetes.io/unreachable",
+        "operator": "Exists",
+        "effect": "NoExecute",
+        "tolerationSeconds": seconds,
+    }
+
+
 async def running(api: ApiClient, name: str) -> None:
     async def up() -> bool:
         pod = await core_api(api).read_namespaced_pod(name, "default")
@@ -145,14 +155,7 @@ async def test_a_lost_nodes_pods_are_deleted_after_their_toleration(
     history = PodHistory(sim_cluster, "short")
     core = core_api(kube_api)
     pod = running_pod("short", ["sleep", "3600"], nodeName="node-1")
-    pod["spec"]["tolerations"] = [
-        {
-            "key": "node.kubernetes.io/unreachable",
-            "operator": "Exists",
-            "effect": "NoExecute",
-            "tolerationSeconds": 5,
-        }
-    ]
+    pod["spec"]["tolerations"] = [unreachable_for(5)]
     await core.create_namespaced_pod("default", pod)
     await core.create_namespaced_pod(
         "default", running_pod("default-toleration", ["sleep", "3600"], nodeName="node-1")
@@ -199,14 +202,7 @@ async def test_an_unreachable_node_as_kubernetes_sees_it(
     pod = running_pod(
         "cut-off", ["sleep", "3600"], nodeName="node-1", terminationGracePeriodSeconds=5
     )
-    pod["spec"]["tolerations"] = [
-        {
-            "key": "node.kubernetes.io/unreachable",
-            "operator": "Exists",
-            "effect": "NoExecute",
-            "tolerationSeconds": 10,
-        }
-    ]
+    pod["spec"]["tolerations"] = [unreachable_for(10)]
     await core.create_namespaced_pod("default", pod)
     await running(kube_api, "cut-off")
     sim_cluster.admin.lose_node("node-1", fail_pods=False)

@@ -16,11 +16,13 @@ import pytest_asyncio
 from bench.harness import read_topic
 from lavalog.controller.kafka import ensure_topics
 from lavalog.events import topics
-from lavalog.events.codec import decode_decision
-from lavalog.events.decisions import ActionDecided
+from lavalog.events.codec import decode_decision, decode_observation
+from lavalog.events.decisions import ActionDecided, PodGroupPending
+from lavalog.events.observations import PodGroupObserved
 from lavalog.simulator import registry
+from lavalog.simulator.selectors import Selector
 from lavalog.simulator.store import Change
-from tests.e2e.conftest import System, make_kafka, pod_phase, running_system
+from tests.e2e.conftest import NAMESPACE, System, make_kafka, pod_phase, poll_until, running_system
 from tests.e2e.jobs import job, on, task
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
@@ -141,3 +143,43 @@ async def test_restarts_of_a_crash_looping_init_container_fail_the_task(
     ]
     assert "Running" not in worker
     assert aborted["status"]["retryCount"] == 0
+
+
+async def test_a_gang_scheduled_after_waiting_is_no_longer_reported_pending(
+    world: tuple[System, PodWrites],
+) -> None:
+    """vc-scheduler leaves Unschedulable=True in place when it adds Scheduled=True; Volcano's
+    recordPodGroupEvent reports the newest True condition only, so a gang that waited is
+    reported while it waits and never after it was scheduled. Here `hog` fills 7 of each
+    node's 8 CPUs for a while; `waiter` (6 CPUs) is enqueued (the cluster may be
+    overcommitted 1.2 times) but fits no node until `hog` has finished."""
+    system, _ = world
+    await system.submit(job("hog", task("busy", 3, "sleep 100", cpu="7")))
+    await system.until_phase("hog", ["Running"], 60)
+    await system.submit(job("waiter", task("big", 1, "sleep 100", cpu="6")))
+
+    await system.until_phase("waiter", ["Running"], 60)
+    group = next(
+        e.obj
+        for e in system.cluster.objects.store.scan(registry.PODGROUP, NAMESPACE, Selector())
+        if e.obj["metadata"]["name"].startswith("waiter-")
+    )
+    held = {c["type"]: c["status"] for c in group["status"]["conditions"]}
+    assert held == {"Unschedulable": "True", "Scheduled": "True"}  # vc-scheduler's way
+    decider = system.replicas[0].component("decider")
+    await poll_until(lambda: not any(decider.lag().values()), 30, "every fact decided")
+
+    observations = {
+        o.id: o
+        for r in await read_topic(system.kafka, topics.OBSERVED, system.kafka.observed_partitions)
+        if isinstance(o := decode_observation(r.value), PodGroupObserved)
+    }
+    records = await read_topic(system.kafka, topics.DECISIONS, system.kafka.decisions_partitions)
+    reported = [
+        observations[d.cause]
+        for d in map(decode_decision, (r.value for r in records))
+        if isinstance(d, PodGroupPending) and d.key == "default/waiter"
+    ]
+    assert reported, "the wait is reported"
+    assert all(o.phase != "Running" for o in reported), [o.phase for o in reported]
+    assert any(o.phase == "Running" for o in observations.values() if o.key == "default/waiter")

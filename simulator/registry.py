@@ -159,6 +159,9 @@ PVC = _core(
     short_names=("pvc",),
     subresources=frozenset({"status"}),
 )
+RESOURCE_QUOTA = _core(
+    "ResourceQuota", "resourcequotas", short_names=("quota",), subresources=frozenset({"status"})
+)
 
 
 def _installed(
@@ -206,6 +209,7 @@ RESOURCES: tuple[ResourceType, ...] = (
     SECRET,
     EVENT,
     PVC,
+    RESOURCE_QUOTA,
     JOB,
     PODGROUP,
     QUEUE,

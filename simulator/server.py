@@ -25,9 +25,11 @@ from lavalog.simulator.faults import ApiFaults
 from lavalog.simulator.gc import GarbageCollector
 from lavalog.simulator.kubelet import Kubelet
 from lavalog.simulator.objects import Objects
+from lavalog.simulator.quota import QuotaAdmission, QuotaController
 from lavalog.simulator.reviews import Reviews, Tokens
 from lavalog.simulator.scheduler import Scheduler
 from lavalog.simulator.store import Store
+from lavalog.simulator.taints import TaintEviction
 from lavalog.simulator.volumes import VolumeBinder
 from lavalog.simulator.writes import WriteListener, WriteLog
 
@@ -59,6 +61,9 @@ class SimulatedCluster:
         self.scheduler = Scheduler(self.objects)
         self._gc = GarbageCollector(self.objects)
         self._volumes = VolumeBinder(self.objects)
+        self.objects.admission.append(QuotaAdmission(self.objects))
+        self._quotas = QuotaController(self.objects)
+        self._taints = TaintEviction(self.objects)
         self.api_calls: Counter[str] = Counter()
         self._writes = WriteLog()
         self._access: list[AccessListener] = []
@@ -114,6 +119,8 @@ class SimulatedCluster:
         self.kubeconfig_path = kubeconfig.write(self._kubeconfig_arg, self.url)
         self._gc.start()
         self._volumes.start()
+        self._quotas.start()
+        self._taints.start()
         self.scheduler.start()
         self.kubelet.start()
 
@@ -132,6 +139,8 @@ class SimulatedCluster:
         await self.scheduler.stop()
         await self._gc.stop()
         await self._volumes.stop()
+        await self._quotas.stop()
+        await self._taints.stop()
         self.store.drop_watches()
         if self._runner is not None:
             await self._runner.cleanup()

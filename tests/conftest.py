@@ -19,7 +19,7 @@ Kafka:
             await producer.send_and_wait(topic_name(kafka_settings, OBSERVED), b"...")
 
 Simulated cluster: `sim_cluster`, `kube_api` and `kube` (and the `cluster` marker that
-shapes the cluster) come from `lavalog.simulator.testing`, registered here as a plugin.
+shapes the cluster) come from `tests/cluster.py`, registered here as a plugin.
 
 Keep this file to fixtures that several test packages share; put the rest in the
 package's own conftest.py.
@@ -36,7 +36,7 @@ import pytest
 from lavalog.controller.broker import DevelopmentBroker
 from lavalog.controller.kafka import KafkaSettings, ensure_topics
 
-pytest_plugins = ["lavalog.simulator.testing"]
+pytest_plugins = ["tests.cluster"]
 
 
 def _external_broker() -> str | None:

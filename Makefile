@@ -23,8 +23,12 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
+# most of the suite waits (on the broker, the simulated cluster, child processes), so it
+# runs in more workers than the machine has cores
+TEST_WORKERS ?= 4
+
 test: lint
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python bench/decider.py

@@ -27,6 +27,7 @@ package's own conftest.py.
 
 from __future__ import annotations
 
+import itertools
 import os
 import uuid
 from collections.abc import Iterator
@@ -37,6 +38,23 @@ from lavalog.controller.broker import DevelopmentBroker
 from lavalog.controller.kafka import KafkaSettings, ensure_topics
 
 pytest_plugins = ["tests.cluster"]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Take the test modules from each package in turn (actuator, admission, ..., then each
+    package's second module, ...), a module's tests kept together and in order. In parallel
+    (`make test`), workers take modules in this order: so they run different kinds of test
+    at once, instead of every worker running an end-to-end system of its own at the same
+    moment, which slows each controller down until it falls behind its cluster's scaled
+    clock."""
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::")[0], []).append(item)
+    packages: dict[str, list[list[pytest.Item]]] = {}
+    for path, tests in modules.items():
+        packages.setdefault(path.split("/")[1], []).append(tests)
+    turns = itertools.zip_longest(*packages.values())
+    items[:] = [item for turn in turns for tests in turn if tests for item in tests]
 
 
 def _external_broker() -> str | None:

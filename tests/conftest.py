@@ -3,7 +3,7 @@
 Kafka:
 
 - `kafka_broker` (session, sync): the bootstrap address of one development broker
-  (tansu) for the whole run. It is a *sync* fixture on purpose: the broker is a child
+  (tansu) for the whole run, one per worker process under `pytest -n`. It is a *sync* fixture on purpose: the broker is a child
   process, not a coroutine, so no event loop owns it and every test can use it from
   its own function-scoped loop (pytest-asyncio's default here) without any
   `loop_scope` markers. Set `LAVALOG_TEST_BOOTSTRAP_SERVERS` to run the suite against

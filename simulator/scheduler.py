@@ -73,7 +73,7 @@ class Scheduler(BackgroundLoop):
         #: PodGroups admitted (Inqueue) and not running yet, and what they hold
         self.reserved = Reservations()
         #: per PodGroup, the last message of each vc-scheduler Event written on it
-        self.said: dict[tuple[Key, str], str] = {}
+        self.said: dict[Key, dict[str, str]] = {}
         self._wake = asyncio.Event()
         self.events = {name: EventRecorder(objects, name) for name in SCHEDULERS}
         objects.store.subscribe(self._observe)
@@ -102,6 +102,7 @@ class Scheduler(BackgroundLoop):
             meta = change.entry.obj["metadata"]
             gkey = (meta["namespace"], meta["name"])
             self.waiting.pop(gkey, None)
+            self.said.pop(gkey, None)
             self._session_gangs.discard(gkey)
             if self.reserved.release(gkey):
                 self._retry()

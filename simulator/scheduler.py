@@ -113,9 +113,8 @@ class Scheduler(BackgroundLoop):
                 self.waiting.setdefault(gkey, None)
                 self._gang_changed(gkey)
             old_gen = (change.old or {}).get("metadata", {}).get("generation")
-            if old_gen != meta.get("generation"):
+            if old_gen != meta.get("generation"):  # new, or its spec changed
                 self._gang_changed(gkey)
-                self._retry()
 
     def _track_pod(self, pod: Obj, old: Obj | None, *, deleted: bool) -> None:
         key = key_of(pod)

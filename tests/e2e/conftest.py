@@ -46,6 +46,10 @@ JOBS = paths.collection("batch.volcano.sh/v1alpha1", "Job", NAMESPACE)
 PARTITIONS = 3
 #: phases a job does not leave on its own
 FINISHED = ("Completed", "Failed", "Terminated", "Aborted")
+#: the watchers' Lease duration of a replica, as `lavalog run` has it: a leader renews it
+#: within two thirds of it or steps down, and the next leader lists afresh (a pod's states
+#: in between are not seen), so a shorter one lets a busy machine change what a job does
+LEASE = ControllerConfig.lease_duration
 
 Obj = dict[str, Any]
 
@@ -205,7 +209,8 @@ class ClusterLog:
             async with asyncio.timeout(within):
                 await future
         except TimeoutError:
-            raise AssertionError(f"not within {within} s: {what or predicate}") from None
+            said = what() if callable(what) else what
+            raise AssertionError(f"not within {within} s: {said or predicate}") from None
 
     def _follow_conditions(self, job: Obj) -> None:
         name = job["metadata"]["name"]
@@ -322,7 +327,7 @@ class System:
         )
         return await self.job(name)
 
-    async def start_replica(self, identity: str, *, lease_duration: float = 3.0) -> Replica:
+    async def start_replica(self, identity: str, *, lease_duration: float = LEASE) -> Replica:
         stop = asyncio.Event()
         config = ControllerConfig(
             kafka=self.kafka,
@@ -396,7 +401,7 @@ async def running_system(
     replicas: Iterable[str] = ("e2e-1",),
     nodes: int = 2,
     time_scale: float = 50.0,
-    lease_duration: float = 3.0,
+    lease_duration: float = LEASE,
     **cluster: Any,
 ) -> AsyncIterator[System]:
     """A simulated cluster and controller replicas (ready) on `kafka`."""

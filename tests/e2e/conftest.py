@@ -199,8 +199,11 @@ class ClusterLog:
                 waiting.append((predicate, future))
         self._waiters = waiting
 
-    async def until(self, predicate: Callable[[], bool], within: float, what: str = "") -> None:
-        """Return once `predicate()` holds (checked now and after every store write)."""
+    async def until(
+        self, predicate: Callable[[], bool], within: float, what: str | Callable[[], str] = ""
+    ) -> None:
+        """Return once `predicate()` holds (checked now and after every store write);
+        `what` (or what it returns when the wait fails) says what was waited for."""
         if predicate():
             return
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()

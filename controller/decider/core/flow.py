@@ -15,11 +15,12 @@ from msgspec.structs import replace
 
 from lavalog.controller.decider.core.backoff import with_backoff
 from lavalog.controller.decider.core.counts import job_status
-from lavalog.controller.decider.core.evolve import is_stale
+from lavalog.controller.decider.core.evolve import evolve, is_stale
 from lavalog.controller.decider.core.gang import report_unschedulable
 from lavalog.controller.decider.core.phases import HANDLERS
 from lavalog.controller.decider.core.policies import SYNC, apply_policies
 from lavalog.controller.decider.core.replacement import (
+    as_deleted_first,
     replace_finished_pods,
     replacement_seen_first,
 )
@@ -104,7 +105,11 @@ def _decide(step: Step) -> None:
     report_unschedulable(step)
     trigger = _trigger(step)
     if replacement_seen_first(step):
-        _act(step, OUT_OF_SYNC)  # the replaced pod's deletion, which was not seen
+        # the replaced pod's deletion, which was not seen, on the pods as it left them;
+        # then what this observation shows, on which the trigger acts
+        step.state = as_deleted_first(step)
+        _act(step, OUT_OF_SYNC)
+        step.state = evolve(step.state, step.observation)
     if trigger is not None:
         _act(step, trigger)
     for action in state.deferred_actions:  # Commands that came before it was decided

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from lavalog.controller.actuator.core.plugins import problems as plugin_problems
+from lavalog.controller.plugins import problems as plugin_problems
 from lavalog.events.durations import parse_duration
 from lavalog.events.volcano.api import (
     Action,

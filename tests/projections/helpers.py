@@ -19,7 +19,7 @@ from lavalog.events.decisions import (
 from lavalog.events.observations import JobObserved, Observation
 from lavalog.projections.service.database import FILE_NAME, Location, SqliteLocation, location_of
 from lavalog.projections.service.postgres import PostgresLocation
-from lavalog.simulator.scenarios import JobScript, phase_change
+from tests.scenarios import JobScript, phase_change
 
 #: ids as the contract has them (`<uid>:o<n>`; a decision's `<cause>#<n>`)
 RECORDED_IDS = "{uid}:o{seq}"

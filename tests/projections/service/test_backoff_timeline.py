@@ -19,10 +19,10 @@ from lavalog.projections.service.file_source import read_file
 from lavalog.projections.service.live import LiveHub
 from lavalog.projections.service.queries import Queries
 from lavalog.projections.service.store import Store, load
-from lavalog.simulator.scenarios import JobScript
 from tests.projections.helpers import write_events
 from tests.projections.service.test_api import Status
 from tests.projections.service.test_browser import browser_page, chromium  # noqa: F401 (a fixture)
+from tests.scenarios import JobScript
 
 CONTAINER = {"containers": [{"name": "main", "image": "busybox"}]}
 SPEC = {

@@ -1,5 +1,5 @@
 """The demo run behind `lavalog demo`: the whole system in one process, with the jobs of
-the demo's stories (`demo_stories.py`, manifests in `demo_jobs/`).
+the demo's stories (`stories.py`, manifests in `jobs/`).
 
 `demo` wires the development broker, a simulated cluster, the controller and the
 projections together, submits the stories' jobs, injects the fault each story needs when
@@ -20,6 +20,8 @@ from typing import Any
 
 import yaml
 
+from lavalog.cli.demo.display import JobRow, job_row, render_rows
+from lavalog.cli.demo.stories import STORIES, Crash, check
 from lavalog.controller.app import ControllerConfig, run_controller
 from lavalog.controller.broker import DevelopmentBroker
 from lavalog.controller.kafka import KafkaSettings
@@ -32,12 +34,10 @@ from lavalog.projections.service.kafka_source import KafkaSource
 from lavalog.projections.service.queries import JobFilter, Queries
 from lavalog.projections.service.store import Store, store_path
 from lavalog.simulator import registry
-from lavalog.simulator.demo_display import JobRow, job_row, render_rows
-from lavalog.simulator.demo_stories import STORIES, Crash, check
 from lavalog.simulator.errors import ApiError
 from lavalog.simulator.server import SimulatedCluster
 
-JOBS_DIR = Path(__file__).with_name("demo_jobs")
+JOBS_DIR = Path(__file__).with_name("jobs")
 NAMESPACE = "default"
 JOBS_PATH = f"/apis/batch.volcano.sh/v1alpha1/namespaces/{NAMESPACE}/jobs"
 #: how long, in simulated seconds, the last pods of a finished job may take to go (twice

@@ -1,6 +1,6 @@
 """The recorded lifecycles shipped under `examples/`, written as scripts.
 
-`python -m lavalog.simulator.examples DIR` writes them as JSONL; a test checks that the files in
+`python -m tests.examples.scripts DIR` (from the repository's root) writes them as JSONL; a test checks that the files in
 the repository are exactly what these scripts produce and that they replay to the
 timelines printed in `examples/README.md`.
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 from lavalog.events.codec import write_jsonl
 from lavalog.events.observations import AnyObservation
-from lavalog.simulator.scenarios import JobScript
+from tests.scenarios import JobScript
 
 
 def _task(name: str, replicas: int, command: str, **extra: Any) -> dict[str, Any]:

@@ -13,9 +13,9 @@ from itertools import pairwise
 
 import msgspec
 
+from lavalog.cli.demo.display import JobRow
 from lavalog.events.durations import format_duration
 from lavalog.projections.core.timeline import AttemptView, Timeline
-from lavalog.simulator.demo_display import JobRow
 
 
 class Crash(msgspec.Struct, frozen=True, kw_only=True):
@@ -61,7 +61,7 @@ class Ending(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Story(msgspec.Struct, frozen=True, kw_only=True):
-    """Jobs (manifests `demo_jobs/<job>.yaml`), what happens to them, how each ends."""
+    """Jobs (manifests `jobs/<job>.yaml`), what happens to them, how each ends."""
 
     jobs: tuple[str, ...]
     what_happens: str

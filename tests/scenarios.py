@@ -5,7 +5,9 @@ Tests, the shipped examples and the benchmarks write lifecycles with this instea
 raw JSON: `JobScript(...).submit().podgroup("Inqueue").pod("worker", 0, "Running")...`;
 `.events` are the observations (the decider's input), `.log` the same with the decisions
 `.decide(...)` records on them, in order. Ids, uids and times are deterministic, so a
-script always yields the same log.
+script always yields the same log. Test support, not part of the installed package:
+tests import it as `tests.scenarios`, and so do the benchmarks and the examples' writer
+(`tests/examples/scripts.py`), which run from the repository's root.
 """
 
 from __future__ import annotations

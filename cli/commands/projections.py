@@ -25,14 +25,14 @@ from lavalog.controller.kafka.security import connection_options
 from lavalog.controller.logs import add_logging_arguments, configure_logging
 from lavalog.controller.version import version
 from lavalog.projections.service.app import serve
-from lavalog.projections.service.auth import TokenFile
-from lavalog.projections.service.database import Location, NotLeader, StoreUnreachable
-from lavalog.projections.service.file_source import FileSource
-from lavalog.projections.service.kafka_source import GROUP_ID, KafkaSource
+from lavalog.projections.service.http.auth import TokenFile
 from lavalog.projections.service.rebuild import BATCH, rebuild
 from lavalog.projections.service.runner import Source
 from lavalog.projections.service.shutdown import until_signalled
-from lavalog.projections.service.store import Store
+from lavalog.projections.service.sources.file import FileSource
+from lavalog.projections.service.sources.kafka import GROUP_ID, KafkaSource
+from lavalog.projections.service.store.database import Location, NotLeader, StoreUnreachable
+from lavalog.projections.service.store.writer import Store
 
 TOKEN_FILE_ENV = "LAVALOG_API_TOKEN_FILE"
 

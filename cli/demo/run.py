@@ -29,10 +29,10 @@ from lavalog.controller.kube import Kube, connect
 from lavalog.projections.core.render import render_timeline
 from lavalog.projections.core.timeline import Timeline
 from lavalog.projections.service.app import serve
-from lavalog.projections.service.database import SqliteLocation
-from lavalog.projections.service.kafka_source import KafkaSource
-from lavalog.projections.service.queries import JobFilter, Queries
-from lavalog.projections.service.store import Store, store_path
+from lavalog.projections.service.sources.kafka import KafkaSource
+from lavalog.projections.service.store.database import SqliteLocation
+from lavalog.projections.service.store.queries import JobFilter, Queries
+from lavalog.projections.service.store.writer import Store, store_path
 from lavalog.simulator import registry
 from lavalog.simulator.errors import ApiError
 from lavalog.simulator.server import SimulatedCluster

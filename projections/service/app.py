@@ -14,15 +14,15 @@ from collections.abc import Callable
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from lavalog.projections.service import api
-from lavalog.projections.service import web as ui
-from lavalog.projections.service.auth import TokenFile, token_middleware
-from lavalog.projections.service.database import Location
+from lavalog.projections.service.http import api
+from lavalog.projections.service.http import web as ui
+from lavalog.projections.service.http.auth import TokenFile, token_middleware
 from lavalog.projections.service.live import LiveHub
-from lavalog.projections.service.queries import Queries
 from lavalog.projections.service.replica import Replica
 from lavalog.projections.service.runner import Source
-from lavalog.projections.service.store import Store
+from lavalog.projections.service.store.database import Location
+from lavalog.projections.service.store.queries import Queries
+from lavalog.projections.service.store.writer import Store
 
 
 def create_app(
@@ -34,7 +34,7 @@ def create_app(
     version: str = "unknown",
 ) -> web.Application:
     """The API and the UI; with a `token`, only requests that carry it get past the
-    probes and metrics (projections/service/auth.py)."""
+    probes and metrics (projections/service/http/auth.py)."""
     middlewares: list[Middleware] = []
     if token is not None:
         public = {route.path for route in api.ROUTES if route.public}

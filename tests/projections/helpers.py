@@ -17,8 +17,13 @@ from lavalog.events.decisions import (
     PolicyRef,
 )
 from lavalog.events.observations import JobObserved, Observation
-from lavalog.projections.service.database import FILE_NAME, Location, SqliteLocation, location_of
-from lavalog.projections.service.postgres import PostgresLocation
+from lavalog.projections.service.store.database import (
+    FILE_NAME,
+    Location,
+    SqliteLocation,
+    location_of,
+)
+from lavalog.projections.service.store.postgres import PostgresLocation
 from tests.scenarios import JobScript, phase_change
 
 #: ids as the contract has them (`<uid>:o<n>`; a decision's `<cause>#<n>`)

@@ -9,10 +9,10 @@ from lavalog.events.observations import JobObserved
 from lavalog.projections.core.feed import Position, Sourced
 from lavalog.projections.core.fold import new_history, record
 from lavalog.projections.core.timeline import build_timeline
-from lavalog.projections.service.file_source import file_source, read_file
-from lavalog.projections.service.queries import Queries
-from lavalog.projections.service.store import Store, load
-from lavalog.projections.service.tables import TablesProcess, WriterFailed
+from lavalog.projections.service.sources.file import file_source, read_file
+from lavalog.projections.service.store.queries import Queries
+from lavalog.projections.service.store.tables import TablesProcess, WriterFailed
+from lavalog.projections.service.store.writer import Store, load
 from tests.projections.core.test_timeline import interleave
 from tests.projections.helpers import failing_job, recorded, snapshot, tf_job, write_events
 

@@ -1,6 +1,6 @@
 """The projections store in PostgreSQL (`--store postgresql://...`), through psycopg 3.
 
-The tables are the SQLite store's (`projections.service.schema`, its types translated) in the
+The tables are the SQLite store's (`projections.service.store.schema`, its types translated) in the
 schema `lavalog` of the database the URL names, so that a rebuild can build the schema
 `lavalog_rebuild` beside it and swap the two in one transaction. Several API replicas
 share the database: each reads, and the one holding a session advisory lock on the
@@ -20,7 +20,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
-from lavalog.projections.service.database import (
+from lavalog.projections.service.store.database import (
     Connection,
     EventRow,
     Inserted,

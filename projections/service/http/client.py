@@ -19,8 +19,8 @@ from lavalog.events.topics import split_job_key
 from lavalog.projections.core.summary import JobSummary
 from lavalog.projections.core.timeline import Timeline
 from lavalog.projections.core.wire import from_wire
-from lavalog.projections.service.api import JobAnswer
-from lavalog.projections.service.queries import MAX_PAGE, JobFilter, Page, StoredEvent
+from lavalog.projections.service.http.api import JobAnswer
+from lavalog.projections.service.store.queries import MAX_PAGE, JobFilter, Page, StoredEvent
 
 
 class ServerUnavailable(Exception):

@@ -20,7 +20,7 @@ from lavalog.events.codec import DecodeError, LogEvent
 from lavalog.events.topics import DECISIONS, OBSERVED
 from lavalog.projections.core.decoding import decode_event
 from lavalog.projections.core.feed import Batch, Run
-from lavalog.projections.service.store import Store
+from lavalog.projections.service.store.writer import Store
 
 GROUP_ID = "lavalog-projections"
 log = structlog.get_logger(__name__)

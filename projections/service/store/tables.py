@@ -5,7 +5,7 @@ process (`TablesProcess`) so that the database has the second core while the sto
 decodes and folds in this one. A thread would not do: the sqlite3 module takes the GIL
 back after every row it steps, so a writer thread and a decoding thread queue behind
 each other and take longer together than one after the other (docs/benchmarks.md).
-The statements are shared by SQLite and PostgreSQL (`lavalog.projections.service.database`).
+The statements are shared by SQLite and PostgreSQL (`lavalog.projections.service.store.database`).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from typing import IO, Any, NamedTuple, get_args
 import msgspec
 
 from lavalog.events.observations import AnyObservation
-from lavalog.projections.service import schema
-from lavalog.projections.service.database import (
+from lavalog.projections.service.store import schema
+from lavalog.projections.service.store.database import (
     EventRow,
     Inserted,
     Location,
@@ -238,7 +238,7 @@ PIPE_BYTES = 1 << 20
 #: parent does not read fills the pipe (64 KiB) and stops the child.
 _AHEAD = 8
 #: where this copy of lavalog is imported from, for the child to import the same
-_ROOT = str(Path(__file__).resolve().parents[2])
+_ROOT = str(Path(__file__).resolve().parents[3])
 
 
 class TablesProcess:
@@ -253,7 +253,7 @@ class TablesProcess:
             "PYTHONPATH": os.pathsep.join(filter(None, [_ROOT, os.environ.get("PYTHONPATH")])),
         }
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "lavalog.projections.service.tables"],
+            [sys.executable, "-m", "lavalog.projections.service.store.tables"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=environment,
@@ -408,7 +408,7 @@ def _serve(requests: IO[bytes], answers: IO[bytes], tables: Tables) -> None:
 
 
 def main() -> None:
-    """`python -m lavalog.projections.service.tables`: the child of TablesProcess. Its first
+    """`python -m lavalog.projections.service.store.tables`: the child of TablesProcess. Its first
     request says which store to open: (location spec, durable, read_indexes)."""
     gc.disable()  # nothing here makes reference cycles, and the rows are many
     # Ctrl-C in a terminal reaches the whole process group: the parent decides what is

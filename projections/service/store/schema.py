@@ -1,11 +1,11 @@
 """The schema of the projections store: one place, documented in docs/projections.md.
 
-Written in SQLite's types; `lavalog.projections.service.postgres` translates them for PostgreSQL.
+Written in SQLite's types; `postgres` (beside this module) translates them for PostgreSQL.
 """
 
 from __future__ import annotations
 
-from lavalog.projections.service.database import Connection
+from lavalog.projections.service.store.database import Connection
 
 #: Bumped when a table or the folded history (`jobs.history`) changes meaning; an older
 #: file is rebuilt from the topics, not migrated. 2: attempt times on the log's clock.

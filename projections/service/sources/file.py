@@ -12,7 +12,7 @@ from typing import IO
 from lavalog.events.codec import DecodeError, LogEvent, decode_event
 from lavalog.projections.core import decoding
 from lavalog.projections.core.feed import Batch, Position, Sourced
-from lavalog.projections.service.store import Store
+from lavalog.projections.service.store.writer import Store
 
 
 def file_source(path: Path) -> str:

@@ -16,7 +16,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector, CollectorRegistry
 
-from lavalog.projections.service.queries import Queries
+from lavalog.projections.service.store.queries import Queries
 
 #: Seconds; from a few seconds of queueing to a day-long training run.
 TIME_TO_RUNNING_BUCKETS = (1.0, 5.0, 15.0, 30.0, 60.0, 300.0, 900.0, 3600.0, 14400.0)

@@ -2,7 +2,7 @@
 
 The store's SQL is written once, with `?` placeholders, in what both dialects accept
 (`INSERT ... ON CONFLICT`, row values, `CASE`); the schema is written once in SQLite's
-types and translated for PostgreSQL (`projections.service.postgres`). What differs is here, in
+types and translated for PostgreSQL (`projections.service.store.postgres`). What differs is here, in
 the two connection classes: how a connection is opened and tuned, how a write
 transaction begins, how events get their sequence numbers, and who may write.
 
@@ -227,7 +227,7 @@ def is_postgres(text: str) -> bool:
 def location_of(target: Location | Path | str) -> Location:
     """A store from what a user or a caller gives: a location, a file, or a PostgreSQL URL."""
     if isinstance(target, str) and is_postgres(target):
-        from lavalog.projections.service.postgres import PostgresLocation
+        from lavalog.projections.service.store.postgres import PostgresLocation
 
         return PostgresLocation(target)
     if isinstance(target, str | Path):
@@ -250,6 +250,6 @@ def location_from_spec(spec: Sequence[str]) -> Location:
     """The location whose `spec()` this is (a writer process opens its parent's store)."""
     if spec[0] == "sqlite":
         return SqliteLocation(Path(spec[1]))
-    from lavalog.projections.service.postgres import PostgresLocation
+    from lavalog.projections.service.store.postgres import PostgresLocation
 
     return PostgresLocation(spec[1], schema=spec[2])

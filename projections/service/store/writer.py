@@ -1,6 +1,6 @@
 """The projections store: written in batches, positions in the same transaction.
 
-The database is a SQLite file (the default) or PostgreSQL (`projections.service.database`).
+The database is a SQLite file (the default) or PostgreSQL (`projections.service.store.database`).
 Each batch is one transaction holding the raw events, the refreshed job rows and the
 next offset of every source partition it read. A crash before the commit leaves the
 store as it was, so the runner resumes from the stored positions and applies the batch
@@ -14,7 +14,7 @@ fixes its incarnation number) and when its history leaves memory, that is when a
 does not touch it, and the rest when the store is closed. Rewriting every touched job
 row at every commit otherwise costs more than the events themselves, and holding every
 history until the end costs the memory. Its SQL runs in a child process
-(`projections.service.tables`), which inserts a part of a batch while this process decodes the
+(`projections.service.store.tables`), which inserts a part of a batch while this process decodes the
 next (a file's batches come undecoded: `projections.core.feed.Batch`) and folds the one
 before. A bulk load that fails is thrown away.
 
@@ -43,8 +43,8 @@ from lavalog.projections.core.rows import (
     failure_row,
 )
 from lavalog.projections.core.summary import summarize
-from lavalog.projections.service.database import FILE_NAME, Location, location_of
-from lavalog.projections.service.tables import JobRow, Tables, TablesProcess, Writes
+from lavalog.projections.service.store.database import FILE_NAME, Location, location_of
+from lavalog.projections.service.store.tables import JobRow, Tables, TablesProcess, Writes
 
 #: Events sent to a bulk load's writer process at a time: it inserts one part while this
 #: process folds the one before.

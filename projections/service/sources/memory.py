@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 
 from lavalog.events.codec import LogEvent, encode
 from lavalog.projections.core.feed import Position, Sourced
-from lavalog.projections.service.store import Store
+from lavalog.projections.service.store.writer import Store
 
 
 class MemorySource:

@@ -25,10 +25,10 @@ from lavalog.projections.core.summary import JobSummary
 from lavalog.projections.core.timeline import Timeline
 from lavalog.projections.core.whatif import WhatIf, whatif_from_sets
 from lavalog.projections.core.wire import Time, to_wire
+from lavalog.projections.service.http.metrics import registry_for
+from lavalog.projections.service.http.openapi import Error, Handler, Param, Route, document
 from lavalog.projections.service.live import LiveHub, StreamFilter
-from lavalog.projections.service.metrics import registry_for
-from lavalog.projections.service.openapi import Error, Handler, Param, Route, document
-from lavalog.projections.service.queries import (
+from lavalog.projections.service.store.queries import (
     MAX_PAGE,
     PHASES,
     JobFilter,
@@ -364,7 +364,7 @@ _FILTERS = (
 _INTEGER = {"type": "integer", "minimum": 0}
 
 #: every route of the API: registered from here and described from here
-#: (projections/service/openapi.py)
+#: (projections/service/http/openapi.py)
 ROUTES: tuple[Route, ...] = (
     Route(
         "GET",

@@ -42,7 +42,9 @@ from lavalog.events.topics import DECISIONS, OBSERVED
 from lavalog.projections.service.rebuild import BATCH, CountedSource, rebuild
 from lavalog.projections.service.sources.file import FileSource
 from lavalog.projections.service.sources.kafka import KafkaSource
-from lavalog.projections.service.store.database import Location, SqliteLocation, location_of
+from lavalog.projections.service.store.database import Location
+from lavalog.projections.service.store.locations import location_of
+from lavalog.projections.service.store.sqlite import SqliteLocation
 from lavalog.projections.service.store.writer import Store
 
 #: observations per job that, with their decisions, make about 100 events

@@ -21,7 +21,8 @@ from lavalog.projections.core.summary import JobSummary
 from lavalog.projections.core.timeline import Timeline
 from lavalog.projections.service.http.client import RemoteQueries, ServerRefused, ServerUnavailable
 from lavalog.projections.service.sources.file import read_file
-from lavalog.projections.service.store.database import Location, StoreUnreachable, store_location
+from lavalog.projections.service.store.database import Location, StoreUnreachable
+from lavalog.projections.service.store.locations import store_location
 from lavalog.projections.service.store.queries import JobFilter, Page, Queries, StoredEvent
 from lavalog.projections.service.store.writer import Store, load
 

@@ -96,7 +96,7 @@ def _serve(events: Sequence[LogEvent], args: argparse.Namespace) -> int:
     from lavalog.projections.service.app import serve
     from lavalog.projections.service.shutdown import until_signalled
     from lavalog.projections.service.sources.memory import MemorySource
-    from lavalog.projections.service.store.database import SqliteLocation
+    from lavalog.projections.service.store.sqlite import SqliteLocation
     from lavalog.projections.service.store.writer import Store, store_path
 
     configure_logging()

@@ -30,8 +30,8 @@ from lavalog.projections.core.render import render_timeline
 from lavalog.projections.core.timeline import Timeline
 from lavalog.projections.service.app import serve
 from lavalog.projections.service.sources.kafka import KafkaSource
-from lavalog.projections.service.store.database import SqliteLocation
 from lavalog.projections.service.store.queries import JobFilter, Queries
+from lavalog.projections.service.store.sqlite import SqliteLocation
 from lavalog.projections.service.store.writer import Store, store_path
 from lavalog.simulator import registry
 from lavalog.simulator.errors import ApiError

@@ -1,6 +1,6 @@
 """One replica of the projections service: the store's writer, or a follower of it.
 
-A store has one writer (`projections.service.store.database`). A replica that opens the store while
+A store has one writer (`store.database`). A replica that opens the store while
 another writes it (`NotLeader`: a second API replica on one PostgreSQL database) serves
 reads from the shared database and follows the writer: it polls the events table for
 sequence numbers past the last it published and hands them to its live stream, so its

@@ -2,7 +2,7 @@
 
 A reader has its own connection (SQLite's WAL, like PostgreSQL, lets it read while the
 writer writes) and a lock, since the API calls it from worker threads. Its SQL is
-shared by both databases (`lavalog.projections.service.store.database`).
+shared by both databases (`database`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from lavalog.events.volcano.api import JobPhase
 from lavalog.projections.core.history import JobHistory
 from lavalog.projections.core.summary import RESTART_ACTIONS, JobSummary
 from lavalog.projections.core.timeline import Timeline, build_timeline
-from lavalog.projections.service.store.database import Location, location_of
+from lavalog.projections.service.store.database import Location
+from lavalog.projections.service.store.locations import location_of
 
 _history_decoder = msgspec.msgpack.Decoder(JobHistory)
 _SUMMARY_COLUMNS = ", ".join(JobSummary.__struct_fields__)

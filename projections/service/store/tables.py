@@ -5,7 +5,7 @@ process (`TablesProcess`) so that the database has the second core while the sto
 decodes and folds in this one. A thread would not do: the sqlite3 module takes the GIL
 back after every row it steps, so a writer thread and a decoding thread queue behind
 each other and take longer together than one after the other (docs/benchmarks.md).
-The statements are shared by SQLite and PostgreSQL (`lavalog.projections.service.store.database`).
+The statements are shared by SQLite and PostgreSQL (`database`).
 """
 
 from __future__ import annotations
@@ -27,13 +27,8 @@ import msgspec
 
 from lavalog.events.observations import AnyObservation
 from lavalog.projections.service.store import schema
-from lavalog.projections.service.store.database import (
-    EventRow,
-    Inserted,
-    Location,
-    NotLeader,
-    location_from_spec,
-)
+from lavalog.projections.service.store.database import EventRow, Inserted, Location, NotLeader
+from lavalog.projections.service.store.locations import location_from_spec
 
 #: the `jobs` columns from `uid` to `history`, with the key once more (for `incarnation`)
 JobRow = tuple[Any, ...]

@@ -1,6 +1,6 @@
 """The projections store: written in batches, positions in the same transaction.
 
-The database is a SQLite file (the default) or PostgreSQL (`projections.service.store.database`).
+The database is a SQLite file (the default) or PostgreSQL (`database`, `locations`).
 Each batch is one transaction holding the raw events, the refreshed job rows and the
 next offset of every source partition it read. A crash before the commit leaves the
 store as it was, so the runner resumes from the stored positions and applies the batch
@@ -43,7 +43,9 @@ from lavalog.projections.core.rows import (
     failure_row,
 )
 from lavalog.projections.core.summary import summarize
-from lavalog.projections.service.store.database import FILE_NAME, Location, location_of
+from lavalog.projections.service.store.database import Location
+from lavalog.projections.service.store.locations import location_of
+from lavalog.projections.service.store.sqlite import FILE_NAME
 from lavalog.projections.service.store.tables import JobRow, Tables, TablesProcess, Writes
 
 #: Events sent to a bulk load's writer process at a time: it inserts one part while this

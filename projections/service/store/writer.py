@@ -14,7 +14,7 @@ fixes its incarnation number) and when its history leaves memory, that is when a
 does not touch it, and the rest when the store is closed. Rewriting every touched job
 row at every commit otherwise costs more than the events themselves, and holding every
 history until the end costs the memory. Its SQL runs in a child process
-(`projections.service.store.tables`), which inserts a part of a batch while this process decodes the
+(`tables_process`), which inserts a part of a batch while this process decodes the
 next (a file's batches come undecoded: `projections.core.feed.Batch`) and folds the one
 before. A bulk load that fails is thrown away.
 
@@ -46,7 +46,8 @@ from lavalog.projections.core.summary import summarize
 from lavalog.projections.service.store.database import Location
 from lavalog.projections.service.store.locations import location_of
 from lavalog.projections.service.store.sqlite import FILE_NAME
-from lavalog.projections.service.store.tables import JobRow, Tables, TablesProcess, Writes
+from lavalog.projections.service.store.tables import JobRow, Tables, Writes
+from lavalog.projections.service.store.tables_process import TablesProcess
 
 #: Events sent to a bulk load's writer process at a time: it inserts one part while this
 #: process folds the one before.

@@ -3,7 +3,7 @@
 The store decodes and folds in its own process while the child inserts. A thread would
 not do: the sqlite3 module takes the GIL back after every row it steps, so a writer
 thread and a decoding thread queue behind each other and take longer together than one
-after the other (docs/benchmarks.md).
+after the other (1,000,000 rows inserted 5.7 s, decoded 2.2 s, both in two threads 8.9 s).
 
 The proxy cannot drift from `Tables`: it is a `Tables` to the type checker, and each of
 Tables' public methods becomes a message, derived from the method itself (`_CALLS`): its

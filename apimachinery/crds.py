@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from lavalog.simulator.crdgen import SOURCE_DIR
+from lavalog.apimachinery.crdgen import SOURCE_DIR
 
 _PACKAGED = Path(__file__).resolve().parent / "crds"
 

@@ -22,15 +22,13 @@ from typing import Any
 
 import yaml
 
-from lavalog.apimachinery import kube_schema
+from lavalog.apimachinery import kube_schema, names
 
 Schema = dict[str, Any]
 
 #: the `deploy/crds` directory of a source checkout
 SOURCE_DIR = Path(__file__).resolve().parent.parent / "deploy" / "crds"
 
-_DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
-_DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 _JOB_PHASES = [
     "Pending",
     "Aborting",
@@ -186,7 +184,9 @@ def _task() -> Schema:
     return obj(
         {
             "name": string(
-                "The task's name, unique within the job", max_length=63, pattern=_DNS_LABEL
+                "The task's name, unique within the job",
+                max_length=names.LABEL_MAX_LENGTH,
+                pattern=names.LABEL_PATTERN,
             ),
             "replicas": int32("How many pods this task runs", minimum=0),
             "minAvailable": int32(
@@ -262,8 +262,8 @@ def _job_spec() -> Schema:
             "queue": string(
                 "The scheduler queue of the job",
                 default="default",
-                max_length=253,
-                pattern=_DNS_SUBDOMAIN,
+                max_length=names.SUBDOMAIN_MAX_LENGTH,
+                pattern=names.SUBDOMAIN_PATTERN,
             ),
             "maxRetry": int32(
                 "How many retries before the job is marked failed", default=3, minimum=0
@@ -272,7 +272,9 @@ def _job_spec() -> Schema:
                 "Seconds after the job finished before it is deleted", minimum=0
             ),
             "priorityClassName": string(
-                "The priority class of the job's pods", max_length=253, pattern=_DNS_SUBDOMAIN
+                "The priority class of the job's pods",
+                max_length=names.SUBDOMAIN_MAX_LENGTH,
+                pattern=names.SUBDOMAIN_PATTERN,
             ),
             "minSuccess": int32("The minimal succeeded pods for the job to succeed", minimum=1),
             "networkTopology": _network_topology(),
@@ -339,8 +341,8 @@ def _podgroup() -> Schema:
                 "queue": string(
                     "The queue of the group",
                     default="default",
-                    max_length=253,
-                    pattern=_DNS_SUBDOMAIN,
+                    max_length=names.SUBDOMAIN_MAX_LENGTH,
+                    pattern=names.SUBDOMAIN_PATTERN,
                 ),
                 "priorityClassName": string("The priority class of the group", max_length=253),
                 "minResources": resource_list("The minimal resources to run the group"),
@@ -428,8 +430,8 @@ def _queue() -> Schema:
                 "type": string(max_length=253),
                 "parent": string(
                     "The parent queue (hierarchical queues)",
-                    max_length=253,
-                    pattern=_DNS_SUBDOMAIN,
+                    max_length=names.SUBDOMAIN_MAX_LENGTH,
+                    pattern=names.SUBDOMAIN_PATTERN,
                 ),
                 "deserved": resource_list("The resources the queue deserves"),
                 "priority": int32("The queue's priority", minimum=0),

@@ -23,37 +23,17 @@ from typing import Any
 import yaml
 
 from lavalog.apimachinery import kube_schema, names
+from lavalog.events.volcano.api import Event, JobPhase
 
 Schema = dict[str, Any]
 
 #: the `deploy/crds` directory of a source checkout
 SOURCE_DIR = Path(__file__).resolve().parent.parent / "deploy" / "crds"
 
-_JOB_PHASES = [
-    "Pending",
-    "Aborting",
-    "Aborted",
-    "Running",
-    "Restarting",
-    "Completing",
-    "Completed",
-    "Terminating",
-    "Terminated",
-    "Failed",
-]
-_BUS_EVENTS = [
-    "*",
-    "PodPending",
-    "PodRunning",
-    "PodFailed",
-    "PodEvicted",
-    "Unknown",
-    "TaskCompleted",
-    "OutOfSync",
-    "CommandIssued",
-    "JobUpdated",
-    "TaskFailed",
-]
+#: the job phases and the bus events (Volcano's job.go, events.go): the values of lavalog's
+#: own `JobPhase` and `Event`, in their order
+_JOB_PHASES = [phase.value for phase in JobPhase]
+_BUS_EVENTS = [event.value for event in Event]
 
 
 # schema builders ---------------------------------------------------------------------

@@ -7,12 +7,14 @@ definitions a real cluster is given.
 
 from __future__ import annotations
 
+import copy
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from lavalog.apimachinery import kube_schema
 from lavalog.apimachinery.crdgen import SOURCE_DIR
 
 _PACKAGED = Path(__file__).resolve().parent / "crds"
@@ -39,3 +41,13 @@ def schema_of(name: str) -> dict[str, Any]:
     version = definitions()[name]["spec"]["versions"][0]
     schema: dict[str, Any] = version["schema"]["openAPIV3Schema"]
     return schema
+
+
+@cache
+def object_schema(name: str) -> dict[str, Any]:
+    """What an object of CRD `name` is held to: its schema, with ObjectMeta's fields for
+    `metadata`, which a CRD declares as `{type: object}` and the API server checks as
+    ObjectMeta (shared: do not change it)."""
+    found = copy.deepcopy(schema_of(name))
+    found["properties"]["metadata"] = kube_schema.of("V1ObjectMeta")
+    return found

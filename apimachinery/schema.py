@@ -3,20 +3,23 @@
 One walk does what a real API server does to a written object before storing it:
 
 - prunes unknown fields (a custom resource by its CRD's structural schema, a core kind
-  by its Go type, here its kubernetes-asyncio model) and reports their paths, so the
-  caller can warn (`fieldValidation=Warn`, the default), reject (`Strict`) or stay
-  silent (`Ignore`);
+  by its Go type, here its kubernetes-asyncio model) and reports them, so the caller can
+  warn (`fieldValidation=Warn`, the default), reject (`Strict`) or stay silent
+  (`Ignore`), or, before anything is submitted, name the field a typo meant
+  (`lavalog validate`);
 - drops `null` where the schema does not say `nullable`;
 - fills in `default`s;
 - collects invalid values (type, enum, bounds, pattern, required) with their field
   paths, in the wording of the API server's `field.Error`s.
 
-Pure: no I/O, no knowledge of HTTP; `objects.py` turns the findings into answers.
+Pure: no I/O, no knowledge of HTTP; the simulated API server turns the findings into
+answers (`simulator/fields.py`).
 """
 
 from __future__ import annotations
 
 import copy
+import difflib
 import json
 import re
 from dataclasses import dataclass, field
@@ -48,11 +51,26 @@ class Cause:
         return f"{self.field}: {self.detail}"
 
 
+@dataclass(frozen=True, slots=True)
+class UnknownField:
+    """A field the schema does not have, which the API server prunes: its path, and the
+    names the schema has beside it."""
+
+    path: str
+    name: str
+    known: tuple[str, ...] = ()
+
+    @property
+    def close(self) -> tuple[str, ...]:
+        """The known names closest to it: what a typo (`maxRetrys`) probably meant."""
+        return tuple(difflib.get_close_matches(self.name, self.known, n=2, cutoff=0.7))
+
+
 @dataclass(slots=True)
 class Findings:
     """What a walk found besides the cleaned object."""
 
-    unknown: list[str] = field(default_factory=list)
+    unknown: list[UnknownField] = field(default_factory=list)
     invalid: list[Cause] = field(default_factory=list)
 
 
@@ -86,7 +104,7 @@ def _object_member(
     elif schema.get("x-kubernetes-preserve-unknown-fields") or extra is True:
         return
     else:
-        findings.unknown.append(_join(path, name))
+        findings.unknown.append(UnknownField(_join(path, name), name, tuple(properties)))
         del obj[name]
         return
     value = _walk(sub, obj[name], where, findings, defaults)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from lavalog.controller.actuator.core.quantities import Quantity
+from lavalog.apimachinery.quantity import Quantity
 
 ResourceList = dict[str, Quantity]
 

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from lavalog.controller.actuator.core.quantities import Notation, Quantity, QuantityError
+from lavalog.apimachinery.quantity import Notation, Quantity, QuantityError
 
 
 @pytest.mark.parametrize(

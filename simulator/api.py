@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from lavalog.simulator import discovery, fields, pods, registry, watch
+from lavalog.simulator import discovery, disruption, fields, pods, registry, watch
 from lavalog.simulator.access import Access, AccessListener
 from lavalog.simulator.errors import ApiError, bad_request, not_found
 from lavalog.simulator.objects import Objects
@@ -423,13 +423,9 @@ class KubeApi:
             return web.Response(text=self.logs(pod), content_type="text/plain")
         if target.subresource == "eviction" and request.method == "POST":
             body = await _body(request)
-            self._delete(
-                request,
-                registry.POD,
-                namespace,
-                name,
-                body.get("deleteOptions") if isinstance(body, dict) else None,
-            )
+            options = (body.get("deleteOptions") if isinstance(body, dict) else None) or {}
+            if not _dry_run(request.query.get("dryRun")) and not options.get("dryRun"):
+                disruption.evict_by_api(self.objects, namespace, name, options)
             return _success(201)
         if target.subresource == "binding" and request.method == "POST":
             body = await _body(request)

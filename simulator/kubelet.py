@@ -2,12 +2,16 @@
 
 A pod goes Pending (ContainerCreating) -> Running -> Succeeded/Failed with the
 conditions, container states, exit codes, restart counts and timestamps a real kubelet
-reports; its containers' behaviour comes from `commands.py`. Deletion honours the
+reports (`pod_status.py`); its containers' behaviour comes from `commands.py`, their
+startup, readiness and liveness from their probes (`probes.py`). Deletion honours the
 grace period (a container that does not finish in time is killed with exit code 137)
 and then removes the pod, as the kubelet's final delete does. Losing a node stops its
-pods and fails them with reason NodeLost. The kubelet's Events are written on the pod:
+pods and fails them with reason NodeLost, or (`fail_pods=False`) cuts its kubelet off
+the API server while its pods run on; node pressure evicts a pod (Failed, reason
+Evicted, DisruptionTarget). The kubelet's Events are written on the pod:
 `Pulled`, `Created`, `Started` per container start, `BackOff` before a restart,
-`Killing` when a deleted pod's containers are stopped.
+`Killing` when a deleted pod's containers are stopped or a probe failed, `Unhealthy`
+for each failed probe.
 """
 
 from __future__ import annotations
@@ -19,10 +23,12 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from lavalog.simulator import commands, registry
+from lavalog.simulator import commands, pod_status, registry
+from lavalog.simulator.disruption import DisruptionReason, disruption
 from lavalog.simulator.errors import ApiError
 from lavalog.simulator.objects import Objects
-from lavalog.simulator.pods import is_terminal, set_condition
+from lavalog.simulator.pods import TERMINAL, is_terminal, set_condition
+from lavalog.simulator.probes import Probe, ProbeKind, Verdict, execute, probes_of
 from lavalog.simulator.recorder import EventRecorder
 from lavalog.simulator.selectors import Selector
 from lavalog.simulator.store import Change, Obj, clone
@@ -50,7 +56,8 @@ def _set_reachable(node: Obj, now: str, *, reachable: bool) -> None:
     else:
         node["status"]["conditions"][-1]["status"] = "Unknown"
         node["spec"]["taints"] = [
-            {"key": "node.kubernetes.io/unreachable", "effect": "NoExecute", "timeAdded": now}
+            {"key": "node.kubernetes.io/unreachable", "effect": effect, "timeAdded": now}
+            for effect in ("NoSchedule", "NoExecute")
         ]
 
 
@@ -84,6 +91,7 @@ class Kubelet:
         self._logs: dict[str, deque[str]] = {}
         self._running = False
         self.events = EventRecorder(objects, "kubelet")
+        self.node_controller = EventRecorder(objects, "node-controller")
         objects.store.subscribe(self._observe)
 
     # nodes ---------------------------------------------------------------------------
@@ -143,17 +151,56 @@ class Kubelet:
                 return True
         return False
 
-    def lose_node(self, name: str) -> None:
-        """The node stops answering: it turns NotReady and its pods fail with NodeLost."""
+    def evict(self, namespace: str, name: str, resource: str) -> bool:
+        """Evict a running pod as the eviction manager does when its node runs low on
+        `resource`; False when the pod runs nowhere."""
+        for run in self._runs.values():
+            if (run.namespace, run.name) == (namespace, name):
+                run.evict(f"The node was low on resource: {resource}. ")
+                return True
+        return False
+
+    def lose_node(self, name: str, *, fail_pods: bool = True) -> None:
+        """The node stops answering: it turns NotReady and is tainted unreachable.
+        `fail_pods`: its pods fail at once with reason NodeLost (the simulator's
+        shortcut for a node that died). Otherwise as Kubernetes sees a node it cannot
+        reach: its pods keep running unreported, the node controller marks them not
+        Ready, and the taint eviction controller deletes them once their toleration is
+        over; its kubelet sees that deletion when the node is back."""
         node = self._set_alive(name, alive=False)
-        for run in [r for r in self._runs.values() if r.node is node]:
-            run.task.cancel()
-            del self._runs[run.uid]
-            with contextlib.suppress(_Gone):
-                run.lost()
+        runs = [r for r in self._runs.values() if r.node is node]
+        for run in runs:
+            if fail_pods:
+                run.task.cancel()
+                del self._runs[run.uid]
+                with contextlib.suppress(_Gone):
+                    run.lost()
+            else:
+                self._mark_not_ready(run)
 
     def restore_node(self, name: str) -> None:
-        self._set_alive(name, alive=True)
+        node = self._set_alive(name, alive=True)
+        for run in [r for r in self._runs.values() if r.node is node]:
+            with contextlib.suppress(_Gone, ApiError):
+                run.resync()
+            if run.task.done():
+                self._finished(run)
+
+    def _mark_not_ready(self, run: _PodRun) -> None:
+        """The node lifecycle controller's `MarkPodsNotReady`: Ready False, and a
+        Warning `NodeNotReady` Event."""
+        pod = self.objects.find(registry.POD, run.namespace, run.name)
+        if pod is None or is_terminal(pod):
+            return
+        now = self.objects.clock.timestamp()
+
+        def not_ready(obj: Obj) -> None:
+            for condition in obj.get("status", {}).get("conditions") or ():
+                if condition.get("type") == "Ready" and condition.get("status") != "False":
+                    condition.update(status="False", lastTransitionTime=now)
+
+        self.objects.mutate(registry.POD, run.namespace, run.name, not_ready)
+        self.node_controller.record(pod, "Warning", "NodeNotReady", "Node is not ready")
 
     def _set_alive(self, name: str, *, alive: bool) -> _Node:
         node = self._node(name)
@@ -209,11 +256,11 @@ class Kubelet:
             if not self._running or node is None or not node.alive or is_terminal(pod):
                 return
             run = self._runs[uid] = _PodRun(self, node, pod)
-        if pod["metadata"].get("deletionTimestamp"):
+        if pod["metadata"].get("deletionTimestamp") and run.node.alive:
             run.terminate(pod["metadata"].get("deletionGracePeriodSeconds") or 0)
 
     def _finished(self, run: _PodRun) -> None:
-        if self._runs.get(run.uid) is run:
+        if self._runs.get(run.uid) is run and run.node.alive:  # else reported once back
             del self._runs[run.uid]
 
     def _log(self, uid: str, line: str) -> None:
@@ -238,12 +285,28 @@ class _PodRun:
         self._crash_code: int | None = None
         self._crashed = asyncio.Event()
         self._killer: asyncio.Task[None] | None = None
+        #: whether the pod's sandbox exists (PodReadyToStartContainers)
+        self._sandbox = False
+        #: per container: what the probes of its current incarnation say
+        self._verdicts: dict[str, dict[ProbeKind, Verdict]] = {}
+        #: why the kubelet evicted the pod, once it did
+        self._evicted = ""
         self.task = asyncio.create_task(self._main(), name=f"kubelet {self.namespace}/{self.name}")
 
     def crash(self, exit_code: int) -> None:
         """Make the containers running now exit at once with `exit_code` (a crash, an OOM)."""
         self._crash_code = exit_code
         self._crashed.set()
+
+    def evict(self, message: str) -> None:
+        """Node-pressure eviction (eviction manager `evictPod`, hard threshold): a
+        Warning `Evicted` Event, the containers killed at once, the pod Failed with
+        reason Evicted and `DisruptionTarget` (TerminationByKubelet). It is not deleted."""
+        if self._evicted or self._terminating.is_set():
+            return
+        self._evicted = message
+        self._event("Warning", "Evicted", message)
+        self.terminate(0)
 
     def terminate(self, grace: int) -> None:
         if self._terminating.is_set():
@@ -279,7 +342,7 @@ class _PodRun:
                         for c in self.spec.get("containers", [])
                     )
                 )
-            if self._terminating.is_set():
+            if self._terminating.is_set() and not self._evicted:
                 self.objects.delete(
                     registry.POD,
                     self.namespace,
@@ -297,23 +360,11 @@ class _PodRun:
     # lifecycle steps ---------------------------------------------------------------------
 
     async def _start(self) -> None:
-        now = self.clock.timestamp()
         status = self.status
-        status.update(
-            phase="Pending",
-            hostIP=self.node.ip,
-            startTime=now,
-            podIP=f"10.244.{self.node.index}.{next(self.node.pod_ips) % 250 + 2}",
-        )
+        status.update(phase="Pending", hostIP=self.node.ip, startTime=self.clock.timestamp())
+        status["podIP"] = f"10.244.{self.node.index}.{next(self.node.pod_ips) % 250 + 2}"
         status["podIPs"] = [{"ip": status["podIP"]}]
         inits = self.spec.get("initContainers", [])
-        set_condition(
-            _holder(status),
-            "Initialized",
-            not inits,
-            now,
-            reason="ContainersNotInitialized" if inits else "",
-        )
         if inits:
             status["initContainerStatuses"] = [_waiting(c, "PodInitializing") for c in inits]
         waiting = "PodInitializing" if inits else "ContainerCreating"
@@ -322,13 +373,12 @@ class _PodRun:
         ]
         self._settle()
         await self._sleep(self.kubelet.start_delay)
+        self._sandbox = True
 
     async def _run_init_containers(self) -> bool:
         for container in self.spec.get("initContainers", []):
             if not await self._run_container(container, "initContainerStatuses", init=True):
                 return False
-        if self.spec.get("initContainers"):
-            set_condition(_holder(self.status), "Initialized", True, self.clock.timestamp())
         return not self._terminating.is_set()
 
     async def _run_container(self, container: Obj, key: str, *, init: bool) -> bool:
@@ -336,44 +386,49 @@ class _PodRun:
         policy = self.spec.get("restartPolicy", "Always")
         restarts = 0
         program = commands.parse(container.get("command"), container.get("args"))
-        where = f"spec.{'initContainers' if init else 'containers'}{{{container['name']}}}"
+        name = container["name"]
+        where = f"spec.{'initContainers' if init else 'containers'}{{{name}}}"
         while True:
-            image, name = container.get("image", ""), container["name"]
             self._event(
                 "Normal",
                 "Pulled",
-                f'Container image "{image}" already present on machine',
+                f'Container image "{container.get("image", "")}" already present on machine',
                 container=where,
             )
             self._event("Normal", "Created", f"Created container {name}", container=where)
             self._event("Normal", "Started", f"Started container {name}", container=where)
             started = self.clock.timestamp()
-            self._set(
-                key,
-                container,
-                {"state": {"running": {"startedAt": started}}, "ready": not init, "started": True},
-            )
-            code = await self._execute(program)
+            stop, probes = asyncio.Event(), [] if init else probes_of(container)
+            self._verdicts[name] = {p.kind: Verdict(p) for p in probes}
+            self._set(key, container, {"state": {"running": {"startedAt": started}}})
+            up = asyncio.Event()  # the startup probe passed, or there is none
+            if ProbeKind.STARTUP not in self._verdicts[name]:
+                up.set()
+            watchers = [
+                asyncio.create_task(self._probe(name, where, p, stop=stop, up=up)) for p in probes
+            ]
+            try:
+                code = await self._execute(program, stop)
+            finally:
+                for watcher in watchers:
+                    watcher.cancel()
             finished = self.clock.timestamp()
             terminated = {
                 "exitCode": code,
                 "reason": "Completed" if code == 0 else "Error",
                 "startedAt": started,
                 "finishedAt": finished,
-                "containerID": _container_id(self.uid, container["name"], restarts),
+                "containerID": _container_id(self.uid, name, restarts),
             }
             again = not self._terminating.is_set() and (
                 (policy == "Always" and not init) or (policy != "Never" and code != 0)
             )
             if not again:
-                self._set(
-                    key,
-                    container,
-                    {"state": {"terminated": terminated}, "ready": False, "started": False},
-                )
+                self._set(key, container, {"state": {"terminated": terminated}})
                 return code == 0
             restarts += 1
             backoff = min(10.0 * 2 ** (restarts - 1), MAX_BACKOFF)
+            pod = f"{self.name}_{self.namespace}({self.uid})"
             self._set(
                 key,
                 container,
@@ -381,27 +436,27 @@ class _PodRun:
                     "state": {
                         "waiting": {
                             "reason": "CrashLoopBackOff",
-                            "message": f"back-off {int(backoff)}s restarting failed container",
+                            "message": f"back-off {go_duration(backoff)} restarting failed "
+                            f"container={name} pod={pod}",
                         }
                     },
                     "lastState": {"terminated": terminated},
-                    "ready": False,
-                    "started": False,
                     "restartCount": restarts,
                 },
             )
             self._event(
                 "Warning",
                 "BackOff",
-                f"Back-off restarting failed container {name} in pod "
-                f"{self.name}_{self.namespace}({self.uid})",
+                f"Back-off restarting failed container {name} in pod {pod}",
                 container=where,
             )
             await self._sleep(backoff)
             if self._terminating.is_set():
                 return code == 0
 
-    async def _execute(self, program: commands.Program) -> int:
+    async def _execute(self, program: commands.Program, stop: asyncio.Event) -> int:
+        """Run a container's program until it exits, the pod is killed, it crashes
+        (`crash`) or the kubelet stops it (`stop`: a failed liveness or startup probe)."""
         uid = self.uid
         run = asyncio.create_task(
             commands.run(
@@ -411,22 +466,63 @@ class _PodRun:
                 default_seconds=self.kubelet.default_run_seconds,
             )
         )
-        killed = asyncio.create_task(self._killed.wait())
-        crashed = asyncio.create_task(self._crashed.wait())
+        others = [asyncio.create_task(e.wait()) for e in (self._killed, self._crashed, stop)]
         try:
-            await asyncio.wait({run, killed, crashed}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({run, *others}, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            killed.cancel()
-            crashed.cancel()
+            for waiter in others:
+                waiter.cancel()
             if not run.done():
                 run.cancel()
         if run.done() and not run.cancelled():
             return run.result()
-        if self._crash_code is not None and not self._killed.is_set():
+        if self._crash_code is not None and not self._killed.is_set() and not stop.is_set():
             code, self._crash_code = self._crash_code, None
             self._crashed.clear()
             return code
         return KILLED
+
+    async def _probe(
+        self, name: str, where: str, probe: Probe, *, stop: asyncio.Event, up: asyncio.Event
+    ) -> None:
+        """One probe worker of one container incarnation (`worker.run`, `doProbe`):
+        readiness and liveness probes wait for the container to have started; a failed
+        liveness or startup verdict stops the container."""
+        verdict = self._verdicts[name][probe.kind]
+        await self.clock.sleep(probe.initial_delay)
+        if probe.kind is not ProbeKind.STARTUP:
+            await up.wait()
+        try:
+            while probe.kind is ProbeKind.READINESS or not self._terminating.is_set():
+                ok, output = await execute(probe, self.clock)
+                if not ok:
+                    message = f"{probe.kind} probe failed: {output}"
+                    self._event("Warning", "Unhealthy", message, container=where)
+                if verdict.record(ok):
+                    self._settle()
+                    if probe.kind is ProbeKind.STARTUP and ok:
+                        up.set()
+                        return
+                    if probe.kind is not ProbeKind.READINESS and not ok:
+                        await self._stop_failed(name, where, probe.kind, stop)
+                        return
+                await self.clock.sleep(probe.period)
+        except (_Gone, ApiError):
+            return
+
+    async def _stop_failed(
+        self, name: str, where: str, kind: ProbeKind, stop: asyncio.Event
+    ) -> None:
+        """Kill a container that failed its liveness or startup probe, as the kubelet
+        does (`computePodActions`): Killing, then, the program ignoring SIGTERM, exit
+        code 137 once the grace period is over."""
+        restart = self.spec.get("restartPolicy", "Always") != "Never"
+        message = f"Container {name} failed {kind.lower()} probe"
+        if restart:
+            message += ", will be restarted"
+        self._event("Normal", "Killing", message, container=where)
+        await self.clock.sleep(float(self.spec.get("terminationGracePeriodSeconds", 30)))
+        stop.set()
 
     async def _sleep(self, seconds: float) -> None:
         """Sleep simulated time, cut short when the pod is being deleted."""
@@ -438,7 +534,7 @@ class _PodRun:
             sleeping.cancel()
             stopping.cancel()
 
-    def _event(self, type_: str, reason: str, message: str, *, container: str) -> None:
+    def _event(self, type_: str, reason: str, message: str, *, container: str = "") -> None:
         pod = {
             "apiVersion": "v1",
             "kind": "Pod",
@@ -466,50 +562,65 @@ class _PodRun:
         self._settle()
 
     def _settle(self) -> None:
-        """Derive phase and conditions from the container states, then write."""
-        statuses = self.status.get("containerStatuses", [])
-        states = [next(iter(s["state"])) for s in statuses]
-        init_failed = any(
-            "terminated" in s["state"]
-            and s["state"]["terminated"]["exitCode"] != 0
-            and self.spec.get("restartPolicy", "Always") == "Never"
-            for s in self.status.get("initContainerStatuses", [])
-        )
-        if init_failed:
-            self.status["phase"] = "Failed"
-        elif states and all(s == "terminated" for s in states):
-            codes = [s["state"]["terminated"]["exitCode"] for s in statuses]
-            self.status["phase"] = "Succeeded" if all(c == 0 for c in codes) else "Failed"
-        elif any(s == "running" for s in states) or any(s.get("restartCount") for s in statuses):
-            self.status["phase"] = "Running"
+        """Derive readiness, phase and conditions from the container states and probe
+        verdicts, as the kubelet's status generation does, then write."""
         self._readiness()
+        status = self.status
+        if status.get("phase") not in TERMINAL:
+            status["phase"] = pod_status.phase(
+                self.spec, status, terminal=self._terminating.is_set()
+            )
+        stored = self.objects.find(registry.POD, self.namespace, self.name) or {}
+        others = pod_status.others_of(stored.get("status", {}).get("conditions"))
+        sandbox = self._sandbox and status["phase"] not in TERMINAL
+        own = pod_status.kubelet_conditions(self.spec, status, others, sandbox=sandbox)
+        if self._evicted and status["phase"] in TERMINAL:
+            status.update(phase="Failed", reason="Evicted", message=self._evicted)
+            own.append(disruption(DisruptionReason.TERMINATION_BY_KUBELET, self._evicted))
+        status["conditions"] = pod_status.with_transition_times(
+            own, status.get("conditions"), self.clock.timestamp()
+        )
         self._write()
 
     def _readiness(self) -> None:
-        now = self.clock.timestamp()
-        statuses = self.status.get("containerStatuses", [])
-        unready = [s["name"] for s in statuses if not s.get("ready")]
-        holder = _holder(self.status)
-        if self.status.get("phase") in ("Succeeded", "Failed"):
-            for kind in ("Ready", "ContainersReady"):
-                set_condition(holder, kind, False, now, reason="PodCompleted")
-        elif unready:
-            message = f"containers with unready status: [{' '.join(unready)}]"
-            set_condition(
-                holder, "ContainersReady", False, now, reason="ContainersNotReady", message=message
+        """`started` and `ready` of each container (`prober_manager.UpdatePodStatus`): an
+        init container is ready once it exited 0; a container has started once running
+        and past its startup probe, and is ready once started and past its readiness
+        probe (without one, as soon as it runs)."""
+        for status in self.status.get("initContainerStatuses", []):
+            state = pod_status.state_of(status)
+            status["started"] = state == "running"
+            status["ready"] = (
+                state == "terminated" and status["state"]["terminated"]["exitCode"] == 0
             )
-            set_condition(holder, "Ready", False, now, reason="ContainersNotReady", message=message)
-        else:
-            set_condition(holder, "ContainersReady", True, now)
-            set_condition(holder, "Ready", True, now)
+        for status in self.status.get("containerStatuses", []):
+            verdicts = self._verdicts.get(status["name"], {})
+            running = pod_status.state_of(status) == "running"
+            startup, readiness = verdicts.get(ProbeKind.STARTUP), verdicts.get(ProbeKind.READINESS)
+            status["started"] = running and (startup is None or startup.result is True)
+            status["ready"] = status["started"] and (readiness is None or readiness.result is True)
+
+    def resync(self) -> None:
+        """Its node is back: report the pod as it is now, and stop it if it was deleted
+        meanwhile."""
+        self._settle()
+        pod = self.objects.find(registry.POD, self.namespace, self.name) or {}
+        if pod.get("metadata", {}).get("deletionTimestamp"):
+            self.terminate(pod["metadata"].get("deletionGracePeriodSeconds") or 0)
 
     def _write(self) -> None:
+        if self.node.alive:  # else its kubelet cannot reach the API server
+            self._store()
+
+    def _store(self) -> None:
         pod = self.objects.find(registry.POD, self.namespace, self.name)
         if pod is None or pod["metadata"]["uid"] != self.uid:
             raise _Gone
         status = clone(self.status)
 
         def replace(obj: Obj) -> None:
+            stored = obj.get("status", {}).get("conditions")
+            status["conditions"] = pod_status.merge_conditions(stored, status["conditions"])
             obj["status"] = status
 
         self.objects.mutate(registry.POD, self.namespace, self.name, replace)
@@ -523,7 +634,7 @@ class _PodRun:
         )
         for kind in ("Ready", "ContainersReady"):
             set_condition(_holder(self.status), kind, False, now, reason="NodeLost")
-        self._write()
+        self._store()
 
 
 def _holder(status: Obj) -> Obj:
@@ -545,6 +656,15 @@ def _waiting(container: Obj, reason: str) -> Obj:
 
 def _container_id(uid: str, name: str, restarts: int) -> str:
     return f"sim://{uid[:8]}-{name}-{restarts}"
+
+
+def go_duration(seconds: float) -> str:
+    """A whole number of seconds as Go prints a `time.Duration`: 10s, 1m20s, 5m0s."""
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    if hours:
+        return f"{hours}h{minutes}m{secs}s"
+    return f"{minutes}m{secs}s" if minutes else f"{secs}s"
 
 
 _ALL = Selector()

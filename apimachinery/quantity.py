@@ -1,14 +1,17 @@
 """Kubernetes resource quantities ("500m", "1Gi", "2", "1e3"): exact values, canonical text.
 
-A PodGroup's `minResources` is a sum the gang scheduler compares with free capacity and
-that users read, so it is computed exactly (a `Fraction`, never a float) and printed the
-way the API server prints a `resource.Quantity`: "1500m", "3Gi", "1536Mi", "2". As in
+The one parser of quantities, for the product and the simulated cluster alike. A
+PodGroup's `minResources` and a quota's usage are sums a scheduler or the API server
+compares and that users read, so they are computed exactly (a `Fraction`, never a float)
+and printed the way the API server prints a `resource.Quantity`: "1500m", "3Gi",
+"1536Mi", "2". As in
 Kubernetes a quantity remembers the notation it was written in (decimal SI, binary SI or
 decimal exponent) and a sum keeps the notation of its first non-zero term.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -46,25 +49,7 @@ class Quantity:
     @classmethod
     def parse(cls, text: str | int | float) -> Quantity:
         """Parse "500m", "1Gi", "1.5", "2e3" (YAML numbers too), as `resource.ParseQuantity`."""
-        match = _SYNTAX.fullmatch(str(text).strip())
-        if match is None or not (match.group(2) or match.group(3)):
-            raise QuantityError(f"quantities must match the regular expression: {text!r}")
-        sign, whole, fraction, suffix = match.groups()
-        fraction = fraction or ""
-        number = Fraction(int(whole or "0") * 10 ** len(fraction) + int(fraction or "0"))
-        number /= 10 ** len(fraction)
-        if sign == "-":
-            number = -number
-        if suffix in _DECIMAL:
-            value, notation = number * Fraction(10) ** _DECIMAL[suffix], Notation.DECIMAL_SI
-        elif suffix in _BINARY:
-            value, notation = number * 1024 ** _BINARY[suffix], Notation.BINARY_SI
-        elif exponent := _EXPONENT.fullmatch(suffix):
-            value = number * Fraction(10) ** int(exponent.group(1))
-            notation = Notation.DECIMAL_EXPONENT
-        else:
-            raise QuantityError(f"unable to parse quantity's suffix: {text!r}")
-        return cls(_round_to_nano(value), notation)
+        return _parse(str(text).strip())
 
     def __add__(self, other: Quantity) -> Quantity:
         notation = other.notation if self.value == 0 else self.notation
@@ -83,6 +68,31 @@ class Quantity:
             return _decimal(self.value, Notation.DECIMAL_SI)
         notation = Notation.DECIMAL_SI if self.notation is Notation.BINARY_SI else self.notation
         return _decimal(self.value, notation)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse(text: str) -> Quantity:
+    """Cached: the schedulers and quotas read the same few quantities over and over, and a
+    quantity never changes."""
+    match = _SYNTAX.fullmatch(text)
+    if match is None or not (match.group(2) or match.group(3)):
+        raise QuantityError(f"quantities must match the regular expression: {text!r}")
+    sign, whole, fraction, suffix = match.groups()
+    fraction = fraction or ""
+    number = Fraction(int(whole or "0") * 10 ** len(fraction) + int(fraction or "0"))
+    number /= 10 ** len(fraction)
+    if sign == "-":
+        number = -number
+    if suffix in _DECIMAL:
+        value, notation = number * Fraction(10) ** _DECIMAL[suffix], Notation.DECIMAL_SI
+    elif suffix in _BINARY:
+        value, notation = number * 1024 ** _BINARY[suffix], Notation.BINARY_SI
+    elif exponent := _EXPONENT.fullmatch(suffix):
+        value = number * Fraction(10) ** int(exponent.group(1))
+        notation = Notation.DECIMAL_EXPONENT
+    else:
+        raise QuantityError(f"unable to parse quantity's suffix: {text!r}")
+    return Quantity(_round_to_nano(value), notation)
 
 
 def _round_to_nano(value: Fraction) -> Fraction:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +26,8 @@ from lavalog.simulator.store import Entry, Obj, decode, encode
 from lavalog.simulator.writes import Write, WriteLog
 
 JSON = "application/json"
+#: answers `POST .../serviceaccounts/NAME/token` (lavalog.simulator.reviews)
+TokenRequests = Callable[[web.Request, str, str], Awaitable[web.Response]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +148,7 @@ class KubeApi:
         calls: Counter[str],
         writes: WriteLog | None = None,
         access: list[AccessListener] | None = None,
+        token_requests: TokenRequests | None = None,
     ) -> None:
         self.objects = objects
         self.writes = writes or WriteLog()
@@ -155,6 +158,7 @@ class KubeApi:
         self.calls = calls
         self.logs = logs
         self.bookmark_interval = bookmark_interval
+        self.token_requests = token_requests
 
     def routes(self) -> list[web.RouteDef]:
         return [
@@ -239,6 +243,13 @@ class KubeApi:
                 )
         elif target.resource is registry.POD:
             return await self._pod_subresource(request, target)
+        elif (
+            target.resource is registry.SERVICE_ACCOUNT
+            and target.subresource == "token"
+            and method == "POST"
+            and self.token_requests is not None
+        ):
+            return await self.token_requests(request, target.namespace or "", target.name)
         raise ApiError(
             405,
             "MethodNotAllowed",

@@ -26,6 +26,7 @@ from lavalog.simulator.gc import GarbageCollector
 from lavalog.simulator.kubelet import Kubelet
 from lavalog.simulator.objects import Objects
 from lavalog.simulator.quota import QuotaAdmission, QuotaController
+from lavalog.simulator.reviews import Reviews, Tokens
 from lavalog.simulator.scheduler import Scheduler
 from lavalog.simulator.store import Store
 from lavalog.simulator.taints import TaintEviction
@@ -67,6 +68,8 @@ class SimulatedCluster:
         self._writes = WriteLog()
         self._access: list[AccessListener] = []
         self.admin = Admin(self.objects, self.kubelet, self.faults, self.api_calls)
+        #: the bearer tokens it authenticates (TokenReview); RBAC decides what they may do
+        self.tokens = Tokens(self.objects)
         self._nodes = nodes
         self._capacity = {**DEFAULT_CAPACITY, **(node_capacity or {})}
         self._port = port
@@ -87,6 +90,7 @@ class SimulatedCluster:
         )
         for i in range(1, self._nodes + 1):
             self.kubelet.add_node(f"node-{i}", self._capacity)
+        reviews = Reviews(self.objects, self.tokens)
         api = KubeApi(
             self.objects,
             logs=self.kubelet.logs,
@@ -94,11 +98,13 @@ class SimulatedCluster:
             calls=self.api_calls,
             writes=self._writes,
             access=self._access,
+            token_requests=reviews.token_request,
         )
         app = web.Application(
             middlewares=[errors_middleware, self.faults.middleware], client_max_size=64 * 2**20
         )
         app.add_routes(self.admin.routes())
+        app.add_routes(reviews.routes())
         app.add_routes(api.routes())
         app.add_routes(openapi.routes())
         self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None)

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 from pathlib import Path
 
 from lavalog.cli.demo.run import demo
+from lavalog.controller.broker import BrokerStartError
 from lavalog.controller.logs import configure_logging
 
 
@@ -57,3 +59,6 @@ def run(args: argparse.Namespace) -> int:
         )
     except KeyboardInterrupt:
         return 130
+    except BrokerStartError as exc:
+        print(f"lavalog demo: {exc}", file=sys.stderr)
+        return 1

@@ -23,7 +23,7 @@ import pytest
 import pytest_asyncio
 
 from lavalog.controller.kafka import ensure_topics
-from lavalog.simulator import quantity, registry
+from lavalog.simulator import registry, vectors
 from lavalog.simulator.selectors import Selector
 from tests.e2e.conftest import (
     NAMESPACE,
@@ -345,4 +345,4 @@ async def test_the_podgroup_holds_the_gangs_min_resources(world: System) -> None
 
     held = group["spec"]["minResources"]
 
-    assert {k: quantity.parse(held.get(k, "0")) for k in expected} == expected
+    assert {k: vectors.parse(held.get(k, "0")) for k in expected} == expected

@@ -11,7 +11,7 @@ from lavalog.events.observations import ContainerEnd
 from lavalog.projections.core.fold import new_history, record
 from lavalog.projections.core.render import render_timeline
 from lavalog.projections.core.timeline import Outcome, Timeline, build_timeline
-from lavalog.simulator.scenarios import JobScript
+from tests.scenarios import JobScript
 
 CONTAINERS = {
     "containers": [

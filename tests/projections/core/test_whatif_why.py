@@ -10,7 +10,7 @@ from lavalog.controller.decider.core import replay
 from lavalog.events.codec import LogEvent
 from lavalog.events.observations import ContainerEnd
 from lavalog.projections.core.whatif import parse_set, whatif
-from lavalog.simulator.scenarios import JobScript
+from tests.scenarios import JobScript
 
 TASK = {"name": "train", "replicas": 1, "template": {"spec": {"containers": []}}}
 PREEMPTED = "PreemptionByScheduler"

@@ -132,9 +132,11 @@ class PodDeleted(Observation, frozen=True, kw_only=True, tag="PodDeleted"):
     phase: str
     exit_code: int | None = None
     reason: str = ""
-    #: as in `PodObserved`, from the pod's last state; unset when empty
+    #: as in `PodObserved`, from the pod's last state (a pod deleted as its containers
+    #: end may never have been seen failed); unset when empty
     node: str | msgspec.UnsetType = msgspec.UNSET
     container: str | msgspec.UnsetType = msgspec.UNSET
+    containers: tuple[ContainerEnd, ...] | msgspec.UnsetType = msgspec.UNSET
     disruption: str | msgspec.UnsetType = msgspec.UNSET
 
 

@@ -189,14 +189,16 @@ class JobScript:
         version: int = 0,
         uid: str | None = None,
         disruption: str = "",
+        containers: tuple[ContainerEnd, ...] = (),
     ) -> Self:
-        """The pod is gone (`disruption`: the DisruptionTarget reason it had); the next
-        `pod` of that name is a new incarnation."""
+        """The pod is gone (`disruption`: the DisruptionTarget reason it had, `containers`:
+        its ended containers); the next `pod` of that name is a new incarnation."""
         self.observe(
             PodDeleted,
             **self._pod_identity(task, index, version, uid),
             phase=phase,
             disruption=disruption or msgspec.UNSET,
+            containers=containers or msgspec.UNSET,
         )
         return self.new_incarnation(task, index)
 

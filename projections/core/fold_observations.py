@@ -97,6 +97,7 @@ def _pod_deleted(history: JobHistory, event: PodDeleted) -> None:
     attempt.reason = event.reason or attempt.reason
     attempt.node = event.node or attempt.node
     attempt.container = event.container or attempt.container
+    attempt.containers = event.containers or attempt.containers
     attempt.disruption = event.disruption or attempt.disruption
     if event.exit_code is not None:
         attempt.exit_code = event.exit_code

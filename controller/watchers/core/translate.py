@@ -350,6 +350,7 @@ def pod_deleted(pod: Pod, time: float) -> PodDeleted | None:
         reason=seen.reason,
         node=seen.node or msgspec.UNSET,
         container=seen.container,
+        containers=seen.containers,
         disruption=seen.disruption,
     )
 

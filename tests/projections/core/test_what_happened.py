@@ -4,30 +4,14 @@ and the job's one-line why."""
 
 from __future__ import annotations
 
-from lavalog.controller.decider.core import replay
-from lavalog.events.codec import LogEvent
 from lavalog.events.decisions import PodFailure
 from lavalog.events.observations import ContainerEnd
 from lavalog.projections.core.fold import new_history, record
 from lavalog.projections.core.render import render_timeline
 from lavalog.projections.core.timeline import Outcome, Timeline, build_timeline
+from tests.projections.helpers import LAST_WORDS, sidecar_job
 from tests.scenarios import JobScript
 
-CONTAINERS = {
-    "containers": [
-        {"name": "agent", "image": "agent"},
-        {"name": "trainer", "image": "trainer"},
-    ]
-}
-SPEC = {
-    "maxRetry": 3,
-    "policies": [
-        {"exitCode": 137, "action": "RestartJob"},
-        {"event": "PodEvicted", "action": "RestartJob"},
-    ],
-    "tasks": [{"name": "train", "replicas": 1, "template": {"spec": CONTAINERS}}],
-}
-LAST_WORDS = "\n".join(f"step {n}" for n in range(1, 8)) + "\nCUDA out of memory\n"
 ENDS = (
     ContainerEnd(name="agent", exit_code=0, reason="Completed"),
     ContainerEnd(name="trainer", exit_code=137, reason="OOMKilled", message=LAST_WORDS),
@@ -36,27 +20,7 @@ ENDS = (
 
 def sidecar_story() -> Timeline:
     """Preempted once (uncounted), then the trainer is OOMKilled beside its sidecar."""
-    script = JobScript("sidecar", SPEC, start=1000.0).submit(
-        annotations={"lavalog.io/uncounted-disruptions": "PreemptionByScheduler"}
-    )
-    script.podgroup("Inqueue").pod("train", 0, "Pending").pod("train", 0, "Running", node="n1")
-    script.pod(
-        "train", 0, "Running", deleting=True, node="n1", disruption="PreemptionByScheduler"
-    ).pod_deleted("train", 0, disruption="PreemptionByScheduler")
-    script.pod("train", 0, "Pending", version=1).pod("train", 0, "Running", version=1, node="n2")
-    script.pod(
-        "train",
-        0,
-        "Failed",
-        version=1,
-        node="n2",
-        exit_code=137,
-        reason="OOMKilled",
-        container="trainer",
-        containers=ENDS,
-        message=LAST_WORDS,
-    )
-    events: list[LogEvent] = [e for o, ds in replay(script.events) for e in (o, *ds)]
+    events = sidecar_job()
     history = new_history(events[0])
     for event in events:
         record(history, event)
@@ -131,3 +95,16 @@ def test_the_text_timeline_shows_the_why_the_ends_and_the_last_words() -> None:
     ]
     wide = render_timeline(sidecar_story(), wide=True)
     assert "last words of trainer:" in wide and "| step 1" in wide
+
+
+def test_a_pod_seen_only_as_it_went_keeps_its_containers_last_words() -> None:
+    """Deleted as its containers ended (a preempted pod's grace period over): the deletion
+    is the only fact that shows how they ended."""
+    script = JobScript("gone", {"tasks": [{"name": "t", "replicas": 1}]}).submit()
+    script.pod("t", 0, "Running").pod("t", 0, "Running", deleting=True)
+    script.pod_deleted("t", 0, phase="Failed", containers=ENDS)
+    history = new_history(script.events[0])
+    for event in script.events:
+        record(history, event)
+    [attempt] = build_timeline(history).tasks[0].indexes[0].attempts
+    assert attempt.containers == ENDS

@@ -370,6 +370,7 @@ def test_a_deleted_pod() -> None:
         reason="Error",
         node="node-1",
         container="main",
+        containers=(ContainerEnd(name="main", exit_code=3, reason="Error"),),
     )
     # forgotten: the same state seen again (a new incarnation would have a new uid) is news
     assert translator.changed(last, 3.0) is not None

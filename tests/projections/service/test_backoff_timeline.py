@@ -76,8 +76,8 @@ def test_lavalog_timeline_prints_the_cause(capsys, tmp_path):
     out = capsys.readouterr().out
     assert code == 0
     assert (
-        f"TimerScheduled RestartJob on PodFailed (job#0) pod bo-worker-0 exit code 1 {DELAYED}"
-        in out
+        "TimerScheduled RestartJob on PodFailed (job#0) pod bo-worker-0 exit code 1 node node-0"
+        f" {DELAYED}" in out
     )
 
 

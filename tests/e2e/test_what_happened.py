@@ -2,6 +2,8 @@
 container OOMKilled; the exit-code policy sees the container that failed, and the Job's
 status says in one line what happened, as the simulated API server stores it.
 
+The second OOM uses the last retry: the job fails, and `kubectl describe vcjob` says why.
+
 The pod's containers are `agent` (a sidecar: it exits 0 once its pod's work is over) and
 `trainer`. The kubelet sorts container statuses by name, so `containerStatuses[0]` is the
 agent's 0, which Volcano would read (volcano#5452): its `exitCode: 137` policy would never
@@ -11,6 +13,7 @@ OOM that follows would fail the job.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +22,9 @@ from lavalog.controller.kafka import KafkaSettings
 from lavalog.simulator import registry
 from lavalog.simulator.store import Change
 from tests.e2e.conftest import NAMESPACE, job_phase, running_system, version_of
+from tests.simulator.test_kubectl import Kubectl, kubectl_path
+
+__all__ = ["kubectl_path"]  # the fixture
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
@@ -70,7 +76,9 @@ def version(pod: dict[str, Any] | None) -> int:
     return version_of(pod) if pod is not None else -1
 
 
-async def test_a_sidecar_pod_preempted_then_oom_killed(e2e_kafka: KafkaSettings) -> None:
+async def test_a_sidecar_pod_preempted_then_oom_killed(
+    e2e_kafka: KafkaSettings, kubectl_path: str, tmp_path: Path
+) -> None:
     states: list[dict[str, Any]] = []
 
     def note(change: Change) -> None:
@@ -103,9 +111,19 @@ async def test_a_sidecar_pod_preempted_then_oom_killed(e2e_kafka: KafkaSettings)
         )
         status = (await system.job(NAME))["status"]
 
+        # a second OOM uses the last retry: the job fails, and says why where
+        # `kubectl describe vcjob` shows it
+        await log.until(lambda: container_running(log.pod(POD), "trainer"), 30, "trainer runs")
+        last_node = log.pod(POD)["spec"]["nodeName"]  # type: ignore[index]
+        system.cluster.admin.oom_kill(NAMESPACE, POD, "trainer")
+        failed = await system.until_phase(NAME, ["Failed"], 60)
+        described = await Kubectl(kubectl_path, system.cluster, tmp_path)(
+            "describe", "vcjob", NAME
+        )
+
     assert (status["retryCount"], status["version"]) == (1, 2)
     restarts = [s for s in states if s.get("phase") == "Restarting"]
-    assert [s["reason"] for s in restarts] == ["RestartJob", "RestartJob"]
+    assert [s["reason"] for s in restarts] == ["RestartJob"] * 3
     assert restarts[0]["message"].startswith(f"PodEvicted of pod {POD} on ")
     assert restarts[0]["message"].endswith(
         ", disrupted by PreemptionByScheduler, matched job policy #1; not counted as a retry"
@@ -115,5 +133,16 @@ async def test_a_sidecar_pod_preempted_then_oom_killed(e2e_kafka: KafkaSettings)
         f"PodFailed of pod {POD}, container trainer (exit code 137, OOMKilled) on {node},"
         " matched job policy #0; no retries left (retryCount 1, maxRetry 2)"
     )
+    assert restarts[2]["message"].endswith("; no retries left (retryCount 2, maxRetry 2)")
     # Volcano's JobCondition has only a status and a time: the why is in state
     assert all(set(c) <= {"status", "lastTransitionTime"} for c in status["conditions"])
+    state = failed["status"]["state"]
+    assert (state["reason"], state["message"]) == (
+        "RetriesExhausted",
+        "the job ran 2 times; maxRetry is 2; the last RestartJob was on PodFailed of pod"
+        f" {POD}, container trainer (exit code 137, OOMKilled) on {last_node}, matched job"
+        " policy #0",
+    )
+    described = " ".join(described.split())  # kubectl folds long lines
+    assert "Reason: RetriesExhausted" in described
+    assert f"container trainer (exit code 137, OOMKilled) on {last_node}" in described

@@ -22,7 +22,7 @@ from enum import StrEnum
 
 import msgspec
 
-from lavalog.controller.admission.annotations import annotation, annotation_error
+from lavalog.controller.admission.annotations import annotation, read_annotation
 from lavalog.events.volcano.api import FieldError
 
 ANNOTATION = annotation("uncounted-disruptions")
@@ -75,10 +75,4 @@ def uncounted_disruptions(
     annotations: Mapping[str, str],
 ) -> tuple[UncountedDisruptions | None, list[FieldError]]:
     """The disruptions the annotations exempt (None without the annotation), and its problem."""
-    text = annotations.get(ANNOTATION)
-    if text is None:
-        return None, []
-    parsed = parse_disruptions(text)
-    if isinstance(parsed, str):
-        return None, [annotation_error(ANNOTATION, parsed)]
-    return parsed, []
+    return read_annotation(annotations, ANNOTATION, parse_disruptions)

@@ -152,13 +152,7 @@ def _pod_gone(old: PodRecord | None, pod: PodDeleted) -> Trigger:
         node=pod.node or old.node,
         disruption=pod.disruption or old.disruption,
     )
-    return Trigger(
-        event=Event.POD_EVICTED,
-        task=pod.task,
-        pod=pod.pod,
-        job_version=pod.job_version,
-        failure=failure,
-    )
+    return _evicted(pod.task, pod.pod, pod.job_version, failure)
 
 
 def _pods_vanished(before: JobState, after: JobState) -> Trigger:
@@ -167,14 +161,14 @@ def _pods_vanished(before: JobState, after: JobState) -> Trigger:
         pod = before.pods[name]
         if not (pod.killed or pod.deleting):
             failure = _failure(container="", reason="", node=pod.node, disruption=pod.disruption)
-            return Trigger(
-                event=Event.POD_EVICTED,
-                task=pod.task,
-                pod=pod.name,
-                job_version=pod.version,
-                failure=failure,
-            )
+            return _evicted(pod.task, pod.name, pod.version, failure)
     return OUT_OF_SYNC
+
+
+def _evicted(task: str, pod: str, job_version: int, failure: PodFailure | None) -> Trigger:
+    return Trigger(
+        event=Event.POD_EVICTED, task=task, pod=pod, job_version=job_version, failure=failure
+    )
 
 
 def _task_completed(job: JobState, task_name: str) -> bool:

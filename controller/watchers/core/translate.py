@@ -25,7 +25,7 @@ a change of leader) has the same id and consumers drop it:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from typing import Generic, NamedTuple, TypeVar
 
@@ -146,22 +146,28 @@ def last_words(message: str) -> str:
     return data[-MAX_TERMINATION_MESSAGE:].decode(errors="ignore")
 
 
+def _terminated_containers(status: PodStatus) -> Iterator[tuple[str, Terminated, bool]]:
+    """Every terminated container's name, end and whether it is an init container:
+    regular ones, then init ones."""
+    for containers, init in (
+        (status.container_statuses, False),
+        (status.init_container_statuses, True),
+    ):
+        for container in containers:
+            if container.state.terminated is not None:
+                yield container.name, container.state.terminated, init
+
+
 def _container_ends(status: PodStatus) -> tuple[ContainerEnd, ...]:
-    """Every terminated container, regular ones then init ones."""
     return tuple(
         ContainerEnd(
-            name=container.name,
+            name=name,
             exit_code=terminated.exit_code,
             reason=terminated.reason,
             message=last_words(terminated.message),
             init=init,
         )
-        for containers, init in (
-            (status.container_statuses, False),
-            (status.init_container_statuses, True),
-        )
-        for container in containers
-        if (terminated := container.state.terminated) is not None
+        for name, terminated, init in _terminated_containers(status)
     )
 
 
@@ -169,10 +175,8 @@ def _ends(status: PodStatus) -> tuple[tuple[str, int, str], ...]:
     """What matters of the terminated containers: a container ending is news even while
     its pod runs on (a sidecar, or a main container beside one)."""
     return tuple(
-        (container.name, terminated.exit_code, terminated.reason)
-        for containers in (status.container_statuses, status.init_container_statuses)
-        for container in containers
-        if (terminated := container.state.terminated) is not None
+        (name, terminated.exit_code, terminated.reason)
+        for name, terminated, _ in _terminated_containers(status)
     )
 
 

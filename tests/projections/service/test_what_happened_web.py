@@ -7,16 +7,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from aiohttp import web
 
-from lavalog.projections.service.app import create_app, url_of
-from lavalog.projections.service.live import LiveHub
 from lavalog.projections.service.sources.file import read_file
-from lavalog.projections.service.store.queries import Queries
 from lavalog.projections.service.store.writer import Store, load
 from tests.projections.helpers import sidecar_job, write_events
-from tests.projections.service.test_api import Status
-from tests.projections.service.test_browser import ARTIFACTS, browser_page, chromium
+from tests.projections.service.test_browser import ARTIFACTS, browser_page, chromium, serving
 
 __all__ = ["chromium"]  # the fixture
 
@@ -27,16 +22,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
 async def served(tmp_path: Path) -> AsyncIterator[str]:
     store = Store(tmp_path / "s.sqlite")
     load(store, read_file(write_events(tmp_path / "log.jsonl", sidecar_job())))
-    queries = Queries(store.location)
-    runner = web.AppRunner(create_app(queries=queries, hub=LiveHub(), status=Status()))
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        yield url_of(runner, "127.0.0.1")
-    finally:
-        await runner.cleanup()
-        queries.close()
+    async with serving(store) as url:
+        yield url
 
 
 async def test_the_job_page_shows_the_why_and_the_last_words(chromium: Path, served: str) -> None:

@@ -9,12 +9,14 @@ in the same pass):
   (`next_up`): its pods do not wait for the job's bookkeeping. Not past a status write
   that ends the run it creates pods for, or starts a later one (`pods_are_stale`): the
   create would then be refused when carried out again, and must be here too;
-- a status write is skipped when a later one for the same Job incarnation is queued
-  behind it with only Events between (`superseded`): it carries the whole status lavalog
-  owns, so the later one overwrites all of it. A decision between them that reads the
-  status (a pod create checks it for staleness) must see the earlier one written. If
-  the process stops before the later one is made, it is carried out again on restart
-  (the offset is not committed past it).
+- a status write is skipped when a later one for the same Job incarnation in the same
+  phase is queued behind it with only Events between (`superseded`): it carries the
+  whole status lavalog owns, so the later one overwrites all of it. A write of another
+  phase is always made: every phase the job passes through reaches the API, in order,
+  as each of Volcano's does (`kubectl get vcjob -w` and the conditions show it). A
+  decision between them that reads the status (a pod create checks it for staleness)
+  must see the earlier one written. If the process stops before the later one is made,
+  it is carried out again on restart (the offset is not committed past it).
 
 Pure.
 """
@@ -61,12 +63,16 @@ def _may_pass(create: Decision, ahead: Decision) -> bool:
 
 def superseded(decision: Decision, later: Sequence[Decision]) -> bool:
     """Whether `decision` is a status write that one in `later` (the decisions queued
-    behind it in its lane, in log order) replaces."""
+    behind it in its lane, in log order) replaces: the next write, of the same Job
+    incarnation and phase."""
     if not isinstance(decision, StatusWrite):
         return False
     for queued in later:
         if isinstance(queued, StatusWrite):
-            return queued.job_uid == decision.job_uid
+            return (
+                queued.job_uid == decision.job_uid
+                and queued.status.state.phase == decision.status.state.phase
+            )
         if type(queued) not in _EVENTS_ONLY:
             return False
     return False

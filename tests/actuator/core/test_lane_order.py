@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 
 from lavalog.controller.actuator.core.lane_order import next_up, superseded
-from lavalog.events.decisions import PhaseChanged, PodsKill, StatusWrite
+from lavalog.events.decisions import PhaseChanged, PodGroupPending, PodsKill, StatusWrite
 from tests.actuator.support import decision, status, tf_pods
 
 JOB = {"metadata": {"namespace": "default", "name": "tf", "uid": "uid-1"}}
@@ -34,9 +34,17 @@ def test_a_pod_create_does_not_pass_a_pod_kill() -> None:
 
 
 def test_a_status_write_is_left_out_only_for_a_later_one_with_events_between() -> None:
-    event = decision(PhaseChanged, JOB, previous="Pending", phase="Running")
-    assert superseded(write("Pending"), [event, write("Running", 1)])
-    assert not superseded(write("Pending"), [tf_pods(JOB), write("Running", 1)])
+    event = decision(PodGroupPending, JOB, podgroup="tf-uid-1", message="1/1 tasks in gang")
+    assert superseded(write("Running"), [event, write("Running", 1)])
+    assert not superseded(write("Running"), [tf_pods(JOB), write("Running", 1)])
     assert not superseded(write("Running", 1), [event])
     other_incarnation = msgspec.structs.replace(write("Running", 1), job_uid="uid-2")
-    assert not superseded(write("Pending"), [other_incarnation])
+    assert not superseded(write("Running"), [other_incarnation])
+
+
+def test_every_phase_is_written_even_when_a_later_write_is_queued() -> None:
+    """Volcano writes each phase it passes through (Aborted, Restarting, Pending on
+    ResumeJob): a later write of another phase does not replace an earlier one."""
+    event = decision(PhaseChanged, JOB, previous="Restarting", phase="Pending")
+    assert not superseded(write("Restarting"), [event, write("Pending")])
+    assert not superseded(write("Pending"), [event, write("Running", 1)])

@@ -1,5 +1,7 @@
 """The pytest fixtures of every test that needs a simulated cluster: one set for the suite.
 
+They live with the tests, not in `simulator/`, because `kube` is the controller's own
+client: the simulated cluster itself depends on nothing of the product.
 `tests/conftest.py` registers this module as a plugin, so every test package has:
 
 - `sim_cluster`: a running `SimulatedCluster`, by default two 8-GPU nodes at

@@ -36,7 +36,7 @@ TRAINER = {
     "terminationMessagePolicy": "FallbackToLogsOnError",
 }
 AGENT = {"name": "agent", "image": "agent", "command": ["sh", "-c", "sleep 120"]}
-JOB = {
+JOB: dict[str, Any] = {
     "apiVersion": "batch.volcano.sh/v1alpha1",
     "kind": "Job",
     "metadata": {
@@ -146,3 +146,36 @@ async def test_a_sidecar_pod_preempted_then_oom_killed(
     described = " ".join(described.split())  # kubectl folds long lines
     assert "Reason: RetriesExhausted" in described
     assert f"container trainer (exit code 137, OOMKilled) on {last_node}" in described
+
+
+async def test_a_kubelet_eviction_restarts_without_using_a_retry(
+    e2e_kafka: KafkaSettings,
+) -> None:
+    """Node pressure: the kubelet fails the pod (Evicted, DisruptionTarget
+    TerminationByKubelet) without deleting it; the PodFailed policy restarts the job, and
+    the annotation naming that reason keeps it from counting."""
+    name, pod = "pressed", "pressed-train-0"
+    manifest = {
+        **JOB,
+        "metadata": {
+            "name": name,
+            "namespace": NAMESPACE,
+            "annotations": {"lavalog.io/uncounted-disruptions": "TerminationByKubelet"},
+        },
+        "spec": {
+            **JOB["spec"],
+            "policies": [{"event": "PodFailed", "action": "RestartJob"}],
+        },
+    }
+    async with running_system(e2e_kafka) as system:
+        log = system.log
+        await system.submit(manifest)
+        await log.until(lambda: container_running(log.pod(pod), "trainer"), 30, "trainer runs")
+        system.cluster.admin.evict_for_pressure(NAMESPACE, pod, "memory")
+        await log.until(
+            lambda: version(log.pod(pod)) == 1 and job_phase(log.job(name)) == "Running",
+            60,
+            "restarted after the eviction, running again",
+        )
+        status = (await system.job(name))["status"]
+    assert (status["retryCount"], status["version"]) == (0, 1)

@@ -15,10 +15,7 @@ from __future__ import annotations
 
 from lavalog.controller.admission.restart_backoff import RESTART_ACTIONS
 from lavalog.controller.decider.core.state import JobState
-from lavalog.controller.decider.core.triggers import Trigger
-from lavalog.events.volcano.api import Event
-
-_DISRUPTED_BY = frozenset({Event.POD_FAILED, Event.POD_EVICTED})
+from lavalog.controller.decider.core.triggers import POD_ENDS, Trigger
 
 
 def counts_retry(state: JobState, trigger: Trigger) -> bool:
@@ -28,7 +25,7 @@ def counts_retry(state: JobState, trigger: Trigger) -> bool:
     return (
         exempt is None
         or failure is None
-        or trigger.event not in _DISRUPTED_BY
+        or trigger.event not in POD_ENDS
         or not exempt.covers(failure.disruption)
     )
 

@@ -42,6 +42,8 @@ class Trigger(msgspec.Struct, frozen=True):
 
 
 OUT_OF_SYNC = Trigger(event=Event.OUT_OF_SYNC)
+#: the events whose trigger says how the pod went (a failure, or an eviction)
+POD_ENDS = frozenset({Event.POD_FAILED, Event.POD_EVICTED})
 
 
 def derive_trigger(before: JobState, after: JobState, observation: AnyObservation) -> Trigger:
@@ -83,7 +85,7 @@ def timer_trigger(timer: TimerScheduled) -> Trigger:
 def _pod_changed(old: PodRecord | None, job: JobState, pod: PodObserved) -> Trigger:
     event, exit_code = _pod_event(old, job, pod)
     failure = None
-    if event in _FAILURES:
+    if event in POD_ENDS:
         failure = _failure(
             container=pod.container or "",
             reason=pod.reason,
@@ -98,10 +100,6 @@ def _pod_changed(old: PodRecord | None, job: JobState, pod: PodObserved) -> Trig
         job_version=pod.job_version,
         failure=failure,
     )
-
-
-#: the events whose trigger says how the pod went
-_FAILURES = frozenset({Event.POD_FAILED, Event.POD_EVICTED})
 
 
 def _failure(*, container: str, reason: str, node: str, disruption: str) -> PodFailure | None:

@@ -14,10 +14,7 @@ from lavalog.controller.admission.disruptions import ANNOTATION as UNCOUNTED_ANN
 from lavalog.controller.admission.restart_backoff import RESTART_ACTIONS
 from lavalog.controller.decider.core.request import ActionRequest
 from lavalog.controller.decider.core.state import JobState
-from lavalog.events.volcano.api import Event
-
-#: the events whose trigger says how a pod went
-_POD_ENDS = frozenset({Event.POD_FAILED, Event.POD_EVICTED})
+from lavalog.controller.decider.core.triggers import POD_ENDS
 
 
 def retries_left(retry_count: int, max_retry: int) -> str:
@@ -49,7 +46,7 @@ def exhausted_message(state: JobState, acted: ActionRequest | None) -> str:
 
 def with_pod_end(message: str, acted: ActionRequest | None) -> str:
     """`message`, and the pod failure or eviction this step acted on, if it did."""
-    if acted is None or acted.trigger.event not in _POD_ENDS:
+    if acted is None or acted.trigger.event not in POD_ENDS:
         return message
     return f"{message}; last: {acted.describe()}"
 

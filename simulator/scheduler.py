@@ -66,14 +66,15 @@ class Scheduler(BackgroundLoop):
         #: gangs for the next vc-scheduler session; all waiting ones when `_session_all`
         self._session_gangs: set[Key] = set()
         self._session_all = False
-        self._next_session = 0.0
+        #: simulated time the last vc-scheduler session began
+        self.last_session = -schedule_period
         self._session_timer: asyncio.Task[None] | None = None
         #: Pending PodGroups waiting for the enqueue action (their pods may not exist yet)
         self.waiting: dict[Key, None] = {}
         #: PodGroups admitted (Inqueue) and not running yet, and what they hold
         self.reserved = Reservations()
         #: per PodGroup, the last message of each vc-scheduler Event written on it
-        self.said: dict[tuple[Key, str], str] = {}
+        self.said: dict[Key, dict[str, str]] = {}
         self._wake = asyncio.Event()
         self.events = {name: EventRecorder(objects, name) for name in SCHEDULERS}
         objects.store.subscribe(self._observe)
@@ -102,6 +103,7 @@ class Scheduler(BackgroundLoop):
             meta = change.entry.obj["metadata"]
             gkey = (meta["namespace"], meta["name"])
             self.waiting.pop(gkey, None)
+            self.said.pop(gkey, None)
             self._session_gangs.discard(gkey)
             if self.reserved.release(gkey):
                 self._retry()
@@ -112,9 +114,8 @@ class Scheduler(BackgroundLoop):
                 self.waiting.setdefault(gkey, None)
                 self._gang_changed(gkey)
             old_gen = (change.old or {}).get("metadata", {}).get("generation")
-            if old_gen != meta.get("generation"):
+            if old_gen != meta.get("generation"):  # new, or its spec changed
                 self._gang_changed(gkey)
-                self._retry()
 
     def _track_pod(self, pod: Obj, old: Obj | None, *, deleted: bool) -> None:
         key = key_of(pod)
@@ -202,7 +203,7 @@ class Scheduler(BackgroundLoop):
 
     def _session(self, free: dict[str, Resources]) -> None:
         """Run a vc-scheduler session now if one is due, else wake up when it is."""
-        remaining = self._next_session - self.objects.clock.seconds()
+        remaining = self.last_session + self.schedule_period - self.objects.clock.seconds()
         if remaining > 0:
             if self._session_timer is None or self._session_timer.done():
                 self._session_timer = asyncio.create_task(self._wake_after(remaining))
@@ -215,7 +216,7 @@ class Scheduler(BackgroundLoop):
             }
         self._session_gangs.clear()
         self._session_all = False
-        self._next_session = self.objects.clock.seconds() + self.schedule_period
+        self.last_session = self.objects.clock.seconds()
         try:
             VolcanoSession(self, free).run(gangs)
         except ApiError:

@@ -269,9 +269,9 @@ class VolcanoSession:
 
     def _say(self, job: _Job, type_: str, reason: str, message: str) -> None:
         """An Event on the PodGroup, written when its message is new for it."""
-        said = (job.key, f"{type_}/{reason}")
-        if self.scheduler.said.get(said) != message:
-            self.scheduler.said[said] = message
+        said = self.scheduler.said.setdefault(job.key, {})
+        if said.get(f"{type_}/{reason}") != message:
+            said[f"{type_}/{reason}"] = message
             self.scheduler.events["volcano"].record(job.podgroup, type_, reason, message)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from lavalog.simulator.demo_stories import STORIES
+from lavalog.cli.demo.stories import STORIES
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = 3

@@ -543,3 +543,45 @@ def test_fit_error_sorts_its_histograms_as_strings() -> None:
         "Pending: 1 Schedulable, 9 Unschedulable. "
         "Origin reason is t0: 0/3 nodes are unavailable: 3 Insufficient cpu."
     )
+
+
+def _with_init(name: str, *, sidecar: bool) -> dict[str, Any]:
+    """One container asking 1 cpu beside an init container asking 1.5: a sidecar
+    (`restartPolicy: Always`) keeps running, so the pod needs 2.5; an ordinary init
+    container runs alone first, so it needs 1.5."""
+    init: dict[str, Any] = {
+        "name": "init",
+        "image": "x",
+        "resources": {"requests": {"cpu": "1500m"}},
+    }
+    if sidecar:
+        init["restartPolicy"] = "Always"
+    return {
+        "metadata": {"name": name},
+        "spec": {
+            "restartPolicy": "Never",
+            "initContainers": [init],
+            "containers": [{"name": "main", "image": "x", "resources": {"requests": {"cpu": "1"}}}],
+        },
+    }
+
+
+@pytest.mark.cluster(nodes=1, node_capacity={"cpu": "2"}, time_scale=50)
+async def test_a_sidecar_counts_beside_the_containers_an_init_container_before_them(
+    kube_api: ApiClient,
+) -> None:
+    core = core_api(kube_api)
+    await core.create_namespaced_pod("default", _with_init("sidecar", sidecar=True))
+    await core.create_namespaced_pod("default", _with_init("init", sidecar=False))
+
+    async def init_bound() -> bool:
+        pod = await core.read_namespaced_pod("init", "default")
+        return bool(pod.spec.node_name)
+
+    async def sidecar_refused() -> bool:
+        messages = await event_messages(kube_api, "Pod", "sidecar", "FailedScheduling")
+        return any("Insufficient cpu" in m for m in messages)
+
+    await eventually(init_bound)
+    await eventually(sidecar_refused)
+    assert not (await core.read_namespaced_pod("sidecar", "default")).spec.node_name

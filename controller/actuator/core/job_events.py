@@ -75,6 +75,8 @@ class Notice:
 
 def _action(decision: ActionDecided) -> tuple[Notice, ...]:
     cause = describe_cause(cause_of(decision), EVENT)
+    if decision.uncounted is True:  # lavalog.io/uncounted-disruptions
+        cause += "; not counted as a retry"
     executed = Notice(
         NORMAL,
         EXECUTE_ACTION,

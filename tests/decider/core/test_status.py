@@ -17,7 +17,7 @@ from lavalog.events.durations import format_duration
 from lavalog.events.observations import JobObserved, PodObserved
 from lavalog.events.timestamps import to_rfc3339
 from lavalog.events.volcano.api import JobStatus
-from lavalog.simulator.scenarios import EPOCH, JobScript
+from tests.scenarios import EPOCH, JobScript
 
 CONTAINER = {"containers": [{"name": "main", "image": "busybox"}]}
 RESTART_ON_FAILURE = [{"event": "PodFailed", "action": "RestartJob"}]
@@ -131,7 +131,10 @@ def test_state_reason_and_message_say_why_the_phase_changed():
     running(script.podgroup("Inqueue")).pod("worker", 0, "Failed", exit_code=1)
     failed = statuses(script)[-1]
     assert (failed.state.phase, failed.state.reason) == ("Failed", "RetriesExhausted")
-    assert failed.state.message == "the job ran 1 times; maxRetry is 1"
+    assert failed.state.message == (
+        "the job ran 1 times; maxRetry is 1; the last RestartJob was on PodFailed of pod"
+        " why-worker-0 (exit code 1) on node-0, matched job policy #0"
+    )
 
 
 def test_counts_after_a_kill_keep_the_pods_that_stay():

@@ -18,11 +18,11 @@ from contextlib import contextmanager
 import pytest
 
 from lavalog.cli.main import main
-from lavalog.projections.service.database import NotLeader, StoreUnreachable
-from lavalog.projections.service.file_source import read_file
-from lavalog.projections.service.postgres import PostgresLocation
-from lavalog.projections.service.queries import Queries
-from lavalog.projections.service.store import Store, load
+from lavalog.projections.service.sources.file import read_file
+from lavalog.projections.service.store.database import NotLeader, StoreUnreachable
+from lavalog.projections.service.store.postgres import PostgresLocation
+from lavalog.projections.service.store.queries import Queries
+from lavalog.projections.service.store.writer import Store, load
 from tests.projections.helpers import decided_examples, event_count, snapshot, write_events
 from tests.projections.service.test_kafka import produce
 from tests.projections.service.test_serve import _get, _ready, _started

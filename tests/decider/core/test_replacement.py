@@ -132,6 +132,19 @@ def test_a_relist_that_lacks_the_replaced_pod_counts_as_its_deletion():
     assert (record.uid, record.version) == ("", 0)
 
 
+def worker_replaced_once(name: str) -> Decided:
+    """A running ps and worker (RestartTask, maxRetry 2) whose worker failed once and was
+    replaced; the replacement not seen yet."""
+    spec = job(task("ps", 1), task("worker", 1, policies=RESTART_TASK), maxRetry=2)
+    script = JobScript(name, spec).submit().podgroup("Inqueue")
+    running(script, "ps", 1)
+    job_ = Decided(running(script, "worker", 1))
+    job_.new()
+    job_.script.pod("worker", 0, "Failed", exit_code=1)
+    assert replaced(job_.new()) == [f"{name}-worker-0"]
+    return job_
+
+
 def test_a_replacement_seen_before_the_deletion_it_followed_counts_the_deletion_first():
     """The decider down while the replacement ran and failed (the chaos and crash tests): a
     relist shows the new pod Failed and never the old one's deletion. The deletion's sync
@@ -141,13 +154,7 @@ def test_a_replacement_seen_before_the_deletion_it_followed_counts_the_deletion_
     it is not taken for a restart of the first (in Restarting, which counts no retry) and
     replaced once more. The new pod's Running was never seen, so the job is not written
     Running in between."""
-    spec = job(task("ps", 1), task("worker", 1, policies=RESTART_TASK), maxRetry=2)
-    script = JobScript("unseen", spec).submit().podgroup("Inqueue")
-    running(script, "ps", 1)
-    job_ = Decided(running(script, "worker", 1))
-    job_.new()
-    job_.script.pod("worker", 0, "Failed", exit_code=1)
-    assert replaced(job_.new()) == ["unseen-worker-0"]
+    job_ = worker_replaced_once("unseen")
 
     job_.script.new_incarnation("worker", 0).pod("worker", 0, "Failed", exit_code=1)
     decisions = job_.new()
@@ -168,13 +175,7 @@ def test_a_replacement_seen_failed_after_its_job_finished_the_other_pods_still_c
     Pending when the failure comes, and the failure restarts the task once more and
     exhausts the retries (Failed, retryCount 2), as without the outage; it is not counted
     in a sync that finishes the job first (every pod done: Failed, retryCount 1)."""
-    spec = job(task("ps", 1), task("worker", 1, policies=RESTART_TASK), maxRetry=2)
-    script = JobScript("gone", spec).submit().podgroup("Inqueue")
-    running(script, "ps", 1)
-    job_ = Decided(running(script, "worker", 1))
-    job_.new()
-    job_.script.pod("worker", 0, "Failed", exit_code=1)
-    assert replaced(job_.new()) == ["gone-worker-0"]
+    job_ = worker_replaced_once("gone")
 
     job_.script.pod("ps", 0, "Succeeded")
     job_.new()

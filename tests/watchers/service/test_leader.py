@@ -102,6 +102,17 @@ async def test_a_leader_that_loses_its_lease_stops_publishing_until_it_wins_it_b
         assert (lease.spec.holder_identity, lease.spec.lease_transitions) == ("replica-a", 2)
 
 
+async def released_after_a_write_of(kube: Kube, holder: str) -> LeaderElection:
+    """replica-a, leading, releases the Lease after `holder` wrote it (unguarded) since
+    replica-a last read or wrote it."""
+    election = LeaderElection(kube, LeaseSettings(identity="replica-a", duration=60.0))
+    await election.acquire()
+    claim = {"holderIdentity": holder, "renewTime": micro_time(time.time())}
+    await kube.request("PATCH", LEASE, body={"spec": claim}, content_type=MERGE_PATCH)
+    await election.release()
+    return election
+
+
 async def test_a_leader_whose_last_renewal_went_unanswered_still_releases_its_lease(
     kube: Kube,
 ) -> None:
@@ -109,12 +120,7 @@ async def test_a_leader_whose_last_renewal_went_unanswered_still_releases_its_le
     while its answer never came back, so the leader's copy of the Lease is one version
     behind and its release gets 409. It reads the Lease again, finds its own claim and
     releases it, or a standby would wait for the claim to expire."""
-    election = LeaderElection(kube, LeaseSettings(identity="replica-a", duration=60.0))
-    await election.acquire()
-    renewal = {"holderIdentity": "replica-a", "renewTime": micro_time(time.time())}
-    await kube.request("PATCH", LEASE, body={"spec": renewal}, content_type=MERGE_PATCH)
-
-    await election.release()
+    election = await released_after_a_write_of(kube, "replica-a")
 
     assert (await read_lease(kube)).spec.holder_identity == ""
     assert not election.is_leader
@@ -122,12 +128,7 @@ async def test_a_leader_whose_last_renewal_went_unanswered_still_releases_its_le
 
 async def test_a_leader_releases_no_claim_but_its_own(kube: Kube) -> None:
     """A release that finds the Lease taken meanwhile leaves the new holder's claim."""
-    election = LeaderElection(kube, LeaseSettings(identity="replica-a", duration=60.0))
-    await election.acquire()
-    stolen = {"holderIdentity": "intruder", "renewTime": micro_time(time.time())}
-    await kube.request("PATCH", LEASE, body={"spec": stolen}, content_type=MERGE_PATCH)
-
-    await election.release()
+    await released_after_a_write_of(kube, "intruder")
 
     assert (await read_lease(kube)).spec.holder_identity == "intruder"
 

@@ -15,6 +15,7 @@ import pytest_asyncio
 from aiokafka import TopicPartition
 
 from lavalog.controller.actuator.core.pods import build_pod
+from lavalog.controller.app import ControllerConfig
 from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
 from lavalog.controller.kube import Kube
 from lavalog.controller.watchers.service.runner import WatcherService
@@ -26,6 +27,11 @@ from lavalog.events.observations import AnyObservation
 
 #: short watches, quick retries: the tests see resumes and backoff within seconds
 FAST = WatchSettings(timeout_seconds=3, backoff_initial=0.02, backoff_max=0.3)
+#: the Lease duration of a replica, as `lavalog run` has it: a leader that cannot renew
+#: within two thirds of it steps down, and lists afresh once it leads again, so the pod
+#: states in between are never published. With 3 s a loaded machine (load 14-19) made
+#: a replica step down mid-test; tests of leadership itself pass their own.
+LEASE = ControllerConfig.lease_duration
 JOBS = "/apis/batch.volcano.sh/v1alpha1/namespaces/default/jobs"
 PODS = "/api/v1/namespaces/default/pods"
 #: the watcher tests' cluster: one node (`pytestmark = ONE_NODE` in their modules)
@@ -82,7 +88,7 @@ async def observed(kafka_settings: KafkaSettings) -> AsyncIterator[ObservedLog]:
 
 
 def service(
-    kube: Kube, kafka: KafkaSettings, identity: str = "lavalog-0", lease_duration: float = 3.0
+    kube: Kube, kafka: KafkaSettings, identity: str = "lavalog-0", lease_duration: float = LEASE
 ) -> WatcherService:
     return WatcherService(
         kube=kube,

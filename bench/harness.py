@@ -159,11 +159,20 @@ class LavalogRun:
     """`lavalog run` in a child process, as a deployment runs it: restartable, SIGKILLable,
     its output appended to one file. The chaos run and the crash tests use it."""
 
-    def __init__(self, kafka: KafkaSettings, kubeconfig: Path, output: Path, identity: str) -> None:
+    def __init__(
+        self,
+        kafka: KafkaSettings,
+        kubeconfig: Path,
+        output: Path,
+        identity: str,
+        args: Sequence[str] = (),
+    ) -> None:
         self.kafka = kafka
         self.kubeconfig = kubeconfig
         self.output = output
         self.identity = identity
+        #: more `lavalog run` arguments (`--kube-api-qps 200`)
+        self.args = tuple(args)
         self.process: asyncio.subprocess.Process | None = None
         self.port = 0
 
@@ -185,6 +194,7 @@ class LavalogRun:
                 *("--kubeconfig", str(self.kubeconfig)),
                 *("--bootstrap-servers", kafka.bootstrap_servers),
                 *("--http-port", str(self.port), "--identity", self.identity, "--log-json"),
+                *self.args,
                 cwd=ROOT,
                 env=env,
                 stdin=asyncio.subprocess.DEVNULL,

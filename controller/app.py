@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import structlog
 from aiohttp import web
 
+from lavalog.controller.actuator.service.ratelimit import DEFAULT_BURST, DEFAULT_QPS
 from lavalog.controller.actuator.service.runner import ActuatorService
 from lavalog.controller.decider.service.runner import DeciderService
 from lavalog.controller.health import Component, Health, health_app
@@ -61,8 +62,9 @@ class ControllerConfig:
     http_host: str = "127.0.0.1"
     #: 0 picks a free port; None serves no HTTP
     http_port: int | None = 8080
-    qps: float = 50.0
-    burst: int = 100
+    #: the actuator's API budget (`--kube-api-qps`, `--kube-api-burst`)
+    qps: float = DEFAULT_QPS
+    burst: int = DEFAULT_BURST
     lease_namespace: str = "default"
     lease_duration: float = 15.0
 

@@ -7,13 +7,18 @@ import asyncio
 import os
 import signal
 import sys
+from collections.abc import Callable
+from typing import TypeVar
 
 from lavalog.cli.errors import KAFKA_FAILURES, kafka_failure
 from lavalog.cli.kafka_options import add_kafka_arguments, kafka_settings
+from lavalog.controller.actuator.service.ratelimit import DEFAULT_BURST, DEFAULT_QPS
 from lavalog.controller.app import COMPONENTS, ControllerConfig, default_identity, run_controller
 from lavalog.controller.kube import KUBECONFIG_HELP, KubeConfigError, choose_kubeconfig
 from lavalog.controller.logs import add_logging_arguments, configure_logging
 from lavalog.controller.task_stacks import log_task_stacks_on_sigusr1
+
+N = TypeVar("N", int, float)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -58,8 +63,37 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=env("LAVALOG_LEASE_NAMESPACE", "default"),
         help="namespace of the leader Lease",
     )
+    parser.add_argument(
+        "--kube-api-qps",
+        type=_positive(float),
+        default=env("LAVALOG_KUBE_API_QPS", str(DEFAULT_QPS)),
+        help="API calls per second the actuator makes at most, on average (Volcano's flag; "
+        "default %(default)s): see docs/install.md, 'Sizing the API budget'",
+    )
+    parser.add_argument(
+        "--kube-api-burst",
+        type=_positive(int),
+        default=env("LAVALOG_KUBE_API_BURST", str(DEFAULT_BURST)),
+        help="API calls the actuator may make at once above --kube-api-qps "
+        "(Volcano's flag; default %(default)s)",
+    )
     add_kafka_arguments(parser)
     add_logging_arguments(parser)
+
+
+def _positive(kind: Callable[[str], N]) -> Callable[[str], N]:
+    """An argparse type: a number of `kind` above zero."""
+
+    def parse(text: str) -> N:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"must be above 0, not {text}")
+        return value
+
+    return parse
 
 
 def run(args: argparse.Namespace) -> int:
@@ -80,6 +114,8 @@ def run(args: argparse.Namespace) -> int:
         http_host=args.http_host,
         http_port=args.http_port,
         lease_namespace=args.lease_namespace,
+        qps=args.kube_api_qps,
+        burst=args.kube_api_burst,
     )
     return asyncio.run(_main(config))
 

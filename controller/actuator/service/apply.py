@@ -13,6 +13,7 @@ never get here (`client.Api` retries them).
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
@@ -119,10 +120,10 @@ class Applier:
                 return
             if done:
                 self._counters.applied += 1
-                _log.info(carried_out(decision), **decision_fields(decision))
+                _log.info(carried_out(decision), lag=_lag(decision), **decision_fields(decision))
             else:
                 self._counters.skipped += 1
-                _log.info("decision skipped: job gone or past it")
+                _log.info("decision skipped: job gone or past it", lag=_lag(decision))
 
     # handlers ------------------------------------------------------------------------
 
@@ -317,6 +318,12 @@ class Applier:
             await self._event(decision, job_events.failure(decision, error), suffix="#failed")
         except Exception as exc:
             _log.error("failure event not written", job=decision.key, error=str(exc))
+
+
+def _lag(decision: Decision) -> float:
+    """Seconds from the decision's cause (when the change was observed) until now: how far
+    behind the cluster the actuator is."""
+    return round(time.time() - decision.time, 3)
 
 
 def _pods_to_make(job: Obj, decision: PodsCreate | PodsReplace) -> list[Obj]:

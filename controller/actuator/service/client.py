@@ -10,6 +10,7 @@ retried on conflict.
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -17,6 +18,7 @@ import msgspec
 import structlog
 
 from lavalog.controller.actuator.core import paths
+from lavalog.controller.actuator.core.calls import Call, classify
 from lavalog.controller.actuator.service.counters import Counters
 from lavalog.controller.actuator.service.ratelimit import RateLimiter, Sleep
 from lavalog.controller.actuator.service.retry import Backoff
@@ -50,6 +52,8 @@ class Api:
         self._counters = counters
         self._backoff = backoff
         self._sleep = sleep
+        #: requests sent (every attempt), by what they were
+        self.calls: Counter[Call] = Counter()
 
     async def call(
         self,
@@ -61,9 +65,11 @@ class Api:
     ) -> bytes:
         """One request, sent again (after a backoff) for as long as it fails transiently."""
         attempt = 0
+        call = classify(method, path)
         while True:
             try:
                 async with self._limiter:
+                    self.calls[call] += 1
                     return await self._kube.request(method, path, query=query, body=body)
             except Exception as exc:
                 if not is_transient(exc):
@@ -137,6 +143,7 @@ class Api:
         try:
             async with self._limiter:
                 pass  # a token, as every request takes; the watch holds no slot
+            self.calls[classify("GET", collection, watch=True)] += 1
             async with self._kube.stream(
                 collection, query, request_timeout=_DELETION_WATCH_SECONDS + 10
             ) as lines:

@@ -17,6 +17,8 @@ class Counters:
     skipped: int = 0
     #: status writes not made: a later one for the same Job was queued behind them
     coalesced: int = 0
+    #: seconds API calls spent waiting for the rate limiter (its slots and tokens), added up
+    limiter_wait_seconds: float = 0.0
 
     @property
     def handled(self) -> int:

@@ -74,6 +74,14 @@ class KeyedQueues(Generic[T]):
         """Keys with work."""
         return len(self._lanes)
 
+    def queued(self) -> int:
+        """Items in every lane, the one being handled included."""
+        return sum(len(lane.items) for lane in self._lanes.values())
+
+    def deepest(self) -> int:
+        """Items in the longest lane."""
+        return max((len(lane.items) for lane in self._lanes.values()), default=0)
+
     async def drain(self, grace: float, groups: Container[Hashable] | None = None) -> None:
         """Let the lanes (of `groups`, or all) finish; after `grace` seconds cancel the rest,
         whose unfinished items are then simply not done."""

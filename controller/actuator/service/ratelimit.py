@@ -15,6 +15,8 @@ import time
 from collections.abc import Awaitable, Callable
 from types import TracebackType
 
+from lavalog.controller.actuator.service.counters import Counters
+
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -63,19 +65,26 @@ class RateLimiter:
     """`async with limiter:` around each API call: at most `concurrency` in flight, and
     those admitted at the bucket's rate."""
 
-    def __init__(self, bucket: TokenBucket, concurrency: int) -> None:
+    def __init__(
+        self, bucket: TokenBucket, concurrency: int, *, counters: Counters | None = None
+    ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, not {concurrency}")
         self.bucket = bucket
         self._slots = asyncio.Semaphore(concurrency)
+        #: where the seconds callers spent waiting to be let through are added up
+        self._counters = counters or Counters()
 
     async def __aenter__(self) -> None:
+        start = time.monotonic()
         await self._slots.acquire()
         try:
             await self.bucket.acquire()
         except BaseException:
             self._slots.release()
             raise
+        finally:
+            self._counters.limiter_wait_seconds += time.monotonic() - start
 
     async def __aexit__(
         self,

@@ -70,8 +70,9 @@ class ActuatorService:
         concurrency: int = 32,
     ) -> None:
         self.counters = Counters()
-        limiter = RateLimiter(TokenBucket(qps, burst), concurrency)
-        self._applier = Applier(Api(kube, limiter, self.counters), self.counters)
+        limiter = RateLimiter(TokenBucket(qps, burst), concurrency, counters=self.counters)
+        self._api = Api(kube, limiter, self.counters)
+        self._applier = Applier(self._api, self.counters)
         self._kafka = kafka
         self._group_id = group_id
         self._offsets: OffsetTracker[TopicPartition] = OffsetTracker()
@@ -95,6 +96,21 @@ class ActuatorService:
     def in_flight(self) -> int:
         """Decisions received and not yet carried out."""
         return self._offsets.in_flight()
+
+    def api_calls(self) -> dict[tuple[str, str, str], int]:
+        """API requests sent, by (verb, resource, purpose): `/metrics`."""
+        return {(c.verb, c.resource, c.purpose.value): n for c, n in self._api.calls.items()}
+
+    def gauges(self) -> dict[str, float]:
+        """How much is waiting, for `/metrics`: jobs with decisions queued (`lanes`),
+        decisions queued in them (`queued`), the longest lane (`deepest_lane`), and decisions
+        received and not carried out (`in_flight`)."""
+        return {
+            "lanes": len(self._lanes),
+            "queued": self._lanes.queued(),
+            "deepest_lane": self._lanes.deepest(),
+            "in_flight": self.in_flight,
+        }
 
     async def run(self) -> None:
         consumer = create_consumer(self._kafka, group_id=self._group_id)

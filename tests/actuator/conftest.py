@@ -9,10 +9,10 @@ from lavalog.controller.actuator.service.apply import Applier
 from lavalog.controller.actuator.service.client import Api
 from lavalog.controller.actuator.service.counters import Counters
 from lavalog.controller.actuator.service.ratelimit import RateLimiter, TokenBucket
-from lavalog.controller.actuator.service.retry import Backoff
 from lavalog.controller.kube import Kube
+from lavalog.controller.retry import RetryDelays
 
-FAST_RETRIES = Backoff(initial=0.001, cap=0.01)
+FAST_RETRIES = RetryDelays(initial=0.001, maximum=0.01)
 
 
 def fake_keys() -> KeyPair:
@@ -27,5 +27,5 @@ def counters() -> Counters:
 @pytest.fixture
 def applier(kube: Kube, counters: Counters) -> Applier:
     limiter = RateLimiter(TokenBucket(qps=10_000, burst=10_000), concurrency=32)
-    api = Api(kube, limiter, counters, backoff=FAST_RETRIES)
+    api = Api(kube, limiter, counters, delays=FAST_RETRIES)
     return Applier(api, counters, keygen=fake_keys)

@@ -21,8 +21,8 @@ from lavalog.controller.actuator.core import paths
 from lavalog.controller.actuator.core.calls import Call, classify
 from lavalog.controller.actuator.service.counters import Counters
 from lavalog.controller.actuator.service.ratelimit import RateLimiter, Sleep
-from lavalog.controller.actuator.service.retry import Backoff
-from lavalog.controller.kube import Kube, KubeError, is_transient
+from lavalog.controller.kube import Kube, KubeError, is_transient, retry_after
+from lavalog.controller.retry import API_CALLS, Backoff, RetryDelays, retry
 
 Obj = dict[str, Any]
 #: (existing, desired) -> what to write back, or None to leave the existing object alone
@@ -33,7 +33,6 @@ Change = Callable[[Obj], Obj | None]
 _CONFLICT_ATTEMPTS = 10
 #: how long one watch for a deletion stays open before the object is looked at again
 _DELETION_WATCH_SECONDS = 60
-DEFAULT_BACKOFF = Backoff()
 _log = structlog.get_logger("lavalog.actuator")
 
 
@@ -44,13 +43,13 @@ class Api:
         limiter: RateLimiter,
         counters: Counters,
         *,
-        backoff: Backoff = DEFAULT_BACKOFF,
+        delays: RetryDelays = API_CALLS,
         sleep: Sleep = asyncio.sleep,
     ) -> None:
         self._kube = kube
         self._limiter = limiter
         self._counters = counters
-        self._backoff = backoff
+        self._delays = delays
         self._sleep = sleep
         #: requests sent (every attempt), by what they were
         self.calls: Counter[Call] = Counter()
@@ -63,22 +62,27 @@ class Api:
         query: Mapping[str, str | int | bool] | None = None,
         body: Any = None,
     ) -> bytes:
-        """One request, sent again (after a backoff) for as long as it fails transiently."""
-        attempt = 0
-        call = classify(method, path)
-        while True:
-            try:
-                async with self._limiter:
-                    self.calls[call] += 1
-                    return await self._kube.request(method, path, query=query, body=body)
-            except Exception as exc:
-                if not is_transient(exc):
-                    raise
-                delay = self._backoff.delay(attempt)
-                attempt += 1
-                self._counters.retried += 1
-                _log.info("api call retried", method=method, path=path, error=str(exc), delay=delay)
-                await self._sleep(delay)
+        """One request, sent again (after a backoff, and at least as late as a 429's
+        Retry-After asks) for as long as it fails transiently."""
+        what = classify(method, path)
+
+        async def send() -> bytes:
+            async with self._limiter:
+                self.calls[what] += 1
+                return await self._kube.request(method, path, query=query, body=body)
+
+        def retried(exc: Exception, delay: float) -> None:
+            self._counters.retried += 1
+            _log.info("api call retried", method=method, path=path, error=str(exc), delay=delay)
+
+        return await retry(
+            send,
+            delays=self._delays,
+            transient=is_transient,
+            on_retry=retried,
+            at_least=retry_after,
+            sleep=self._sleep,
+        )
 
     async def get(self, path: str) -> Obj | None:
         """The object, or None when there is none."""
@@ -118,7 +122,7 @@ class Api:
         """Create `body` at `path` once the object `uid` that has its name is gone (a pod
         being deleted keeps its name until its kubelet has stopped it). False when another
         object has the name: someone else's, or made when this was carried out before."""
-        attempt = 0
+        backoff = Backoff(self._delays, sleep=self._sleep)
         while not await self.create(collection, body):
             current = await self.get(path)
             if current is None:
@@ -127,8 +131,7 @@ class Api:
             if meta.get("uid") != uid:
                 return False
             if not await self._deleted(collection, meta.get("name", ""), uid, meta):
-                await self._sleep(self._backoff.delay(attempt))
-                attempt += 1
+                await backoff.wait()
         return True
 
     async def _deleted(self, collection: str, name: str, uid: str, meta: Obj) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
-from lavalog.controller.decider.core.backoff import with_backoff
+from lavalog.controller.decider.core.restart_backoff import with_restart_backoff
 from lavalog.controller.decider.core.counts import job_status
 from lavalog.controller.decider.core.evolve import is_stale
 from lavalog.controller.decider.core.gang import report_unschedulable
@@ -115,7 +115,7 @@ def _act(step: Step, trigger: Trigger) -> None:
     cancel_resolved_timers(step)
     state = step.state
     resolution = apply_policies(step.spec, state.version, trigger, state.exit_codes)
-    resolution = with_backoff(state, trigger, resolution)
+    resolution = with_restart_backoff(state, trigger, resolution)
     if resolution.delay > 0:
         schedule_delayed(step, trigger, resolution)
         resolution = SYNC

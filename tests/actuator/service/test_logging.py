@@ -31,7 +31,7 @@ async def test_what_is_carried_out_is_logged_with_its_job_retries_included(
 
     counters = Counters()
     limiter = RateLimiter(TokenBucket(qps=10_000, burst=10_000), concurrency=32)
-    api = Api(kube, limiter, counters, backoff=FAST_RETRIES, sleep=recover_then_wait)
+    api = Api(kube, limiter, counters, delays=FAST_RETRIES, sleep=recover_then_wait)
     applier = Applier(api, counters, keygen=fake_keys)
     job = await submit(kube)
     key = f"default/{job['metadata']['name']}"

@@ -11,7 +11,7 @@ import pytest
 from lavalog.controller.admission import Admitted, Rejected, admit_job
 from lavalog.controller.admission.restart_backoff import RestartBackoff, parse_backoff
 from lavalog.controller.decider.core import JobState, initial_state, replay
-from lavalog.controller.decider.core.backoff import with_backoff
+from lavalog.controller.decider.core.restart_backoff import with_restart_backoff
 from lavalog.controller.decider.core.policies import Resolution
 from lavalog.controller.decider.core.triggers import Trigger
 from lavalog.events.codec import encode
@@ -165,7 +165,7 @@ def test_which_restarts_wait_and_how_long(
     )
     action, timeout = chosen
 
-    resolution = with_backoff(state, trigger, Resolution(action=action, delay=timeout))
+    resolution = with_restart_backoff(state, trigger, Resolution(action=action, delay=timeout))
 
     assert (resolution.delay, resolution.backoff) == expected
 
@@ -177,7 +177,7 @@ def test_which_restarts_wait_and_how_long(
 def test_only_a_pending_or_running_job_backs_off(phase: str, waits: bool) -> None:
     state = JobState(key="k", phase=phase, spec=SPEC, restart_backoff=TEN_S)
 
-    resolution = with_backoff(state, FAILED, Resolution(action="RestartTask"))
+    resolution = with_restart_backoff(state, FAILED, Resolution(action="RestartTask"))
 
     assert resolution.delay == (10.0 if waits else 0.0)
 
@@ -190,7 +190,7 @@ def test_the_restart_that_exhausts_max_retry_does_not_wait(retries: int, waits: 
         key="k", phase="Running", spec=spec, restart_backoff=TEN_S, retry_count=retries
     )
 
-    resolution = with_backoff(state, FAILED, Resolution(action="RestartJob"))
+    resolution = with_restart_backoff(state, FAILED, Resolution(action="RestartJob"))
 
     assert (resolution.delay > 0) == waits
 

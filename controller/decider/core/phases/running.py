@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lavalog.controller.decider.core.backoff import restart_pending
+from lavalog.controller.decider.core.restart_backoff import restart_pending
 from lavalog.controller.decider.core.counts import PodCounts
 from lavalog.controller.decider.core.operations import sync_job
 from lavalog.controller.decider.core.phases.common import start_kill

@@ -29,7 +29,7 @@ from lavalog.controller.decider.core.triggers import Trigger
 from lavalog.events.decisions import Backoff
 
 
-def with_backoff(state: JobState, trigger: Trigger, resolution: Resolution) -> Resolution:
+def with_restart_backoff(state: JobState, trigger: Trigger, resolution: Resolution) -> Resolution:
     """`resolution`, delayed by the job's restart backoff if it has one and it applies."""
     backoff = state.restart_backoff
     if (

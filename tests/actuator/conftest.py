@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
+
 import pytest
+import pytest_asyncio
 
 from lavalog.controller.actuator.core.plugins import KeyPair
 from lavalog.controller.actuator.service.apply import Applier
@@ -24,8 +28,13 @@ def counters() -> Counters:
     return Counters()
 
 
-@pytest.fixture
-def applier(kube: Kube, counters: Counters) -> Applier:
+@pytest_asyncio.fixture
+async def applier(kube: Kube, counters: Counters) -> AsyncIterator[Applier]:
+    """An Applier whose Events are written (off the lanes, as in the service)."""
     limiter = RateLimiter(TokenBucket(qps=10_000, burst=10_000), concurrency=32)
     api = Api(kube, limiter, counters, delays=FAST_RETRIES)
-    return Applier(api, counters, keygen=fake_keys)
+    applier = Applier(api, counters, keygen=fake_keys)
+    writer = asyncio.create_task(applier.events.run())
+    yield applier
+    writer.cancel()
+    await asyncio.gather(writer, return_exceptions=True)

@@ -141,6 +141,14 @@ def notices(decision: Decision) -> tuple[Notice, ...]:
     return _NOTICES[type(decision)](decision)
 
 
+def reported(decision: Decision) -> list[dict[str, Any]]:
+    """The Event manifests of `decision` (one of `REPORTED`), each named apart."""
+    return [
+        event_manifest(decision, notice, suffix=f"#{notice.reason}" if index else "")
+        for index, notice in enumerate(notices(decision))
+    ]
+
+
 #: decision type -> Volcano's reason and message prefix for its failure
 _FAILURES: dict[type[Decision], tuple[str, str]] = {
     PodsCreate: (FAILED_CREATE, "Error creating pods"),

@@ -27,6 +27,7 @@ from lavalog.controller.actuator.core.job_events import VolumeError
 from lavalog.controller.actuator.core.plugins import KeyGenerator
 from lavalog.controller.actuator.core.podgroup import build_podgroup
 from lavalog.controller.actuator.core.pods import build_pods
+from lavalog.controller.actuator.core.priority import priority_of
 from lavalog.controller.actuator.core.resources import (
     KEEP_EXISTING_KINDS,
     build_plugin_resources,
@@ -36,6 +37,8 @@ from lavalog.controller.actuator.core.staleness import pods_are_stale, status_is
 from lavalog.controller.actuator.core.status import merged_status
 from lavalog.controller.actuator.service.client import Api, Obj
 from lavalog.controller.actuator.service.counters import Counters
+from lavalog.controller.actuator.service.ratelimit import prioritized
+from lavalog.controller.actuator.service.recorder import EventRecorder
 from lavalog.controller.actuator.service.sshkeys import generate_key_pair
 from lavalog.controller.decision_logs import carried_out, decision_fields
 from lavalog.controller.kube import KubeError
@@ -86,6 +89,8 @@ class Applier:
     ) -> None:
         self._api = api
         self._counters = counters
+        #: Events are written off the lanes: `await applier.events.run()` writes them
+        self.events = EventRecorder(api, counters)
         self._pod_concurrency = pod_concurrency
         self._keygen = keygen
         self._jobs = _JobCache(cached_jobs)
@@ -109,14 +114,18 @@ class Applier:
         handler = self._handlers.get(type(decision))
         if handler is None:  # timers: the decider service's business
             return
-        # every line logged meanwhile (API retries included) names the job and decision
-        with structlog.contextvars.bound_contextvars(job=decision.key, decision=decision.id):
+        # every line logged meanwhile (API retries included) names the job and decision, and
+        # every API call waits for the budget as this kind of decision does
+        with (
+            structlog.contextvars.bound_contextvars(job=decision.key, decision=decision.id),
+            prioritized(priority_of(decision)),
+        ):
             try:
                 done = await handler(decision)
             except Exception as exc:
                 self._counters.failed += 1
                 _log.error("decision failed", error=str(exc))
-                await self._report_failure(decision, exc)
+                self._event(decision, job_events.failure(decision, exc), suffix="#failed")
                 return
             if done:
                 self._counters.applied += 1
@@ -128,8 +137,8 @@ class Applier:
     # handlers ------------------------------------------------------------------------
 
     async def _report(self, decision: Decision) -> bool:
-        for index, notice in enumerate(job_events.notices(decision)):
-            await self._event(decision, notice, suffix=f"#{notice.reason}" if index else "")
+        """Queue its Events (the actuator's service records them without a lane)."""
+        self.events.record(job_events.reported(decision))
         return True
 
     async def _create_podgroup(self, decision: PodGroupCreate) -> bool:
@@ -175,7 +184,7 @@ class Applier:
                 f"pvc {name} is not found, the job will be in the Pending state until the PVC "
                 "is created",
             )
-            await self._event(decision, missing, suffix=f"#pvc/{name}")
+            self._event(decision, missing, suffix=f"#pvc/{name}")
         return job
 
     async def _delete_podgroup(self, decision: PodGroupDelete) -> bool:
@@ -308,16 +317,8 @@ class Applier:
                 self._priorities[name] = int(found.get("value", 0))
         return {n: self._priorities[n] for n in names if n in self._priorities}
 
-    async def _event(self, decision: Decision, what: job_events.Notice, suffix: str = "") -> None:
-        manifest = job_events.event_manifest(decision, what, suffix=suffix)
-        collection, _ = paths.of_manifest(manifest)
-        await self._api.create(collection, manifest)
-
-    async def _report_failure(self, decision: Decision, error: Exception) -> None:
-        try:
-            await self._event(decision, job_events.failure(decision, error), suffix="#failed")
-        except Exception as exc:
-            _log.error("failure event not written", job=decision.key, error=str(exc))
+    def _event(self, decision: Decision, what: job_events.Notice, suffix: str = "") -> None:
+        self.events.record([job_events.event_manifest(decision, what, suffix=suffix)])
 
 
 def _lag(decision: Decision) -> float:

@@ -20,8 +20,9 @@ import structlog
 from lavalog.controller.actuator.core import paths
 from lavalog.controller.actuator.core.calls import Call, classify
 from lavalog.controller.actuator.service.counters import Counters
+from lavalog.controller.actuator.service.queues import aside
 from lavalog.controller.actuator.service.ratelimit import RateLimiter, Sleep
-from lavalog.controller.kube import Kube, KubeError, is_transient, retry_after
+from lavalog.controller.kube import JSON, Kube, KubeError, is_transient, retry_after
 from lavalog.controller.retry import API_CALLS, Backoff, RetryDelays, retry
 
 Obj = dict[str, Any]
@@ -61,6 +62,7 @@ class Api:
         *,
         query: Mapping[str, str | int | bool] | None = None,
         body: Any = None,
+        content_type: str = JSON,
     ) -> bytes:
         """One request, sent again (after a backoff, and at least as late as a 429's
         Retry-After asks) for as long as it fails transiently."""
@@ -69,7 +71,9 @@ class Api:
         async def send() -> bytes:
             async with self._limiter:
                 self.calls[what] += 1
-                return await self._kube.request(method, path, query=query, body=body)
+                return await self._kube.request(
+                    method, path, query=query, body=body, content_type=content_type
+                )
 
         def retried(exc: Exception, delay: float) -> None:
             self._counters.retried += 1
@@ -147,9 +151,12 @@ class Api:
             async with self._limiter:
                 pass  # a token, as every request takes; the watch holds no slot
             self.calls[classify("GET", collection, watch=True)] += 1
-            async with self._kube.stream(
-                collection, query, request_timeout=_DELETION_WATCH_SECONDS + 10
-            ) as lines:
+            async with (
+                aside(),  # the other jobs' lanes go on meanwhile
+                self._kube.stream(
+                    collection, query, request_timeout=_DELETION_WATCH_SECONDS + 10
+                ) as lines,
+            ):
                 async for line in lines:
                     change = _WATCHED.decode(line)
                     if change.type == "DELETED" and change.object.metadata.uid == uid:

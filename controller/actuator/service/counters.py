@@ -17,6 +17,11 @@ class Counters:
     skipped: int = 0
     #: status writes not made: a later one for the same Job was queued behind them
     coalesced: int = 0
+    #: Kubernetes Events not written: counted into another or over their object's budget
+    #: (`core.event_correlation`)
+    events_filtered: int = 0
+    #: Kubernetes Events given up: too many waiting, or refused by the API server
+    events_dropped: int = 0
     #: seconds API calls spent waiting for the rate limiter (its slots and tokens), added up
     limiter_wait_seconds: float = 0.0
 

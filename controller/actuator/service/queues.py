@@ -5,13 +5,16 @@ which handles its items and ends when its lane is empty; the next item for the k
 starts a new one. So a slow job (a 1,000-pod create) delays only its own later
 decisions, and a job's StatusWrite never overtakes the PodsCreate decided before it.
 Items are handled in order unless `pick` chooses a later one (`lane_order.next_up`);
-lanes take `turns`, those with an `urgent` item first.
+lanes take `turns`, those with an `urgent` item first, and a lane whose item waits to
+retry a call gives its turn to another meanwhile (`step_aside`).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Container, Hashable, Sequence
+import contextlib
+import contextvars
+from collections.abc import AsyncIterator, Awaitable, Callable, Container, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -27,6 +30,49 @@ _log = structlog.get_logger("lavalog.actuator")
 class _Lane(Generic[T]):
     group: Hashable
     items: list[T] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Turn:
+    """The turn the current lane's worker holds, while it holds it."""
+
+    turns: Turns
+    key: str
+    urgent: bool
+    held: bool = False
+
+
+_CURRENT: contextvars.ContextVar[_Turn | None] = contextvars.ContextVar("lane_turn", default=None)
+
+
+@contextlib.asynccontextmanager
+async def aside() -> AsyncIterator[None]:
+    """Wait in this block without holding the lane's turn (a call waiting to be retried, a
+    watch for a deletion: they hold up their own job, never the others); then take a turn
+    again. Outside a lane, or when another task of the lane stepped aside already, a
+    plain block."""
+    turn = _CURRENT.get()
+    if turn is None or not turn.held:
+        yield
+        return
+    turn.held = False
+    turn.turns.give_back()
+    try:
+        yield
+    except asyncio.CancelledError:
+        raise  # no turn to give back when the worker ends
+    except BaseException:
+        await turn.turns.take(turn.key, turn.urgent)
+        turn.held = True
+        raise
+    await turn.turns.take(turn.key, turn.urgent)
+    turn.held = True
+
+
+async def step_aside(delay: float) -> None:
+    """Sleep `delay` seconds aside (`aside`): the API client's sleep between retries."""
+    async with aside():
+        await asyncio.sleep(delay)
 
 
 def _first(items: Sequence[object]) -> int:
@@ -100,13 +146,17 @@ class KeyedQueues(Generic[T]):
     async def _work(self, key: str, lane: _Lane[T]) -> None:
         try:
             while lane.items:
-                await self._turns.take(key, any(self._urgent(item) for item in lane.items))
+                turn = _Turn(self._turns, key, any(self._urgent(item) for item in lane.items))
+                await self._turns.take(key, turn.urgent)
+                turn.held = True
+                _CURRENT.set(turn)
                 try:
                     index = self._pick(lane.items)
                     await self._handle(lane.items[index], lane.items[index + 1 :])
                     del lane.items[index]
                 finally:
-                    self._turns.give_back()
+                    if turn.held:  # not when cancelled while stepping aside
+                        self._turns.give_back()
         finally:
             del self._lanes[key]
             del self._workers[key]

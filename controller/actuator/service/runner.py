@@ -23,13 +23,15 @@ import structlog
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.errors import KafkaError
 
-from lavalog.controller.actuator.core.lane_order import is_urgent, next_up, superseded
+from lavalog.controller.actuator.core.job_events import REPORTED, reported
+from lavalog.controller.actuator.core.lane_order import next_up, superseded
 from lavalog.controller.actuator.core.offsets import OffsetTracker, Progress
+from lavalog.controller.actuator.core.priority import Priority, priority_of
 from lavalog.controller.actuator.service.apply import Applier
 from lavalog.controller.actuator.service.client import Api
 from lavalog.controller.actuator.service.counters import Counters
 from lavalog.controller.actuator.service.progress_log import ProgressLog
-from lavalog.controller.actuator.service.queues import KeyedQueues
+from lavalog.controller.actuator.service.queues import KeyedQueues, step_aside
 from lavalog.controller.actuator.service.ratelimit import RateLimiter, TokenBucket
 from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
 from lavalog.controller.kube import Kube
@@ -39,12 +41,14 @@ from lavalog.events.topics import DECISIONS
 
 #: decisions received and not yet carried out, beyond which fetching pauses: enough that
 #: a burst's pod creates, decided after its PodGroups were admitted, are fetched (and go
-#: first, `ratelimit.URGENT`) while the status writes and Events before them still wait
+#: first, `core.priority`) while the status writes and Events before them still wait
 MAX_IN_FLIGHT = 20_000
 #: how long a rebalance or a stop waits for in-flight decisions before abandoning them
 DRAIN_SECONDS = 30.0
 #: how long the final commit and leaving the group may take on the way out
 STOP_SECONDS = 10.0
+#: how long a stop waits for the Events queued to be written
+EVENTS_SECONDS = 5.0
 _POLL_MS = 100
 _log = structlog.get_logger("lavalog.actuator")
 
@@ -71,8 +75,10 @@ class ActuatorService:
     ) -> None:
         self.counters = Counters()
         limiter = RateLimiter(TokenBucket(qps, burst), concurrency, counters=self.counters)
-        self._api = Api(kube, limiter, self.counters)
+        # a call waiting to be retried leaves its lane's turn to another job meanwhile
+        self._api = Api(kube, limiter, self.counters, sleep=step_aside)
         self._applier = Applier(self._api, self.counters)
+        self._events = self._applier.events
         self._kafka = kafka
         self._group_id = group_id
         self._offsets: OffsetTracker[TopicPartition] = OffsetTracker()
@@ -80,7 +86,7 @@ class ActuatorService:
             self._carry_out,
             turns=concurrency,
             pick=lambda items: next_up([item.decision for item in items]),
-            urgent=lambda item: is_urgent(item.decision),
+            urgent=lambda item: priority_of(item.decision) is Priority.PODS,
         )
         self._ready = False
         #: partitions whose progress is known: aiokafka may hand out a new partition's
@@ -103,13 +109,15 @@ class ActuatorService:
 
     def gauges(self) -> dict[str, float]:
         """How much is waiting, for `/metrics`: jobs with decisions queued (`lanes`),
-        decisions queued in them (`queued`), the longest lane (`deepest_lane`), and decisions
-        received and not carried out (`in_flight`)."""
+        decisions queued in them (`queued`), the longest lane (`deepest_lane`), decisions
+        received and not carried out (`in_flight`), and decisions whose Events are not
+        written yet (`events_waiting`)."""
         return {
             "lanes": len(self._lanes),
             "queued": self._lanes.queued(),
             "deepest_lane": self._lanes.deepest(),
             "in_flight": self.in_flight,
+            "events_waiting": self._events.waiting(),
         }
 
     async def run(self) -> None:
@@ -128,6 +136,7 @@ class ActuatorService:
         except BaseException:
             await progress_log.stop()
             raise
+        writer = asyncio.create_task(self._events.run(), name="actuator events")
         try:
             while True:
                 self._throttle(consumer)
@@ -138,6 +147,7 @@ class ActuatorService:
         finally:
             self._ready = False
             await self._lanes.drain(DRAIN_SECONDS)
+            await self._stop_writing(writer)
             try:  # bounded: a group still forming must not hold the process on its way out
                 async with asyncio.timeout(STOP_SECONDS):
                     await self._commit(consumer, progress_log)
@@ -192,7 +202,26 @@ class ActuatorService:
             )
             self._offsets.done(partition, offset)
             return
+        if type(decision) in REPORTED:  # no lane: an Event waits for nothing, nor holds up
+            done = functools.partial(self._event_done, partition, offset)
+            self._events.record(reported(decision), group=partition, done=done)
+            return
         self._lanes.put(decision.key, partition, _Item(partition, offset, decision))
+
+    def _event_done(self, partition: TopicPartition, offset: int) -> None:
+        self.counters.applied += 1
+        self._offsets.done(partition, offset)
+
+    async def _stop_writing(self, writer: asyncio.Task[None]) -> None:
+        """Give the Events queued a moment to be written (those not written are not done:
+        the next owner writes them), then stop the writer."""
+        try:
+            async with asyncio.timeout(EVENTS_SECONDS):
+                await self._events.idle()
+        except TimeoutError:
+            pass
+        writer.cancel()
+        await asyncio.gather(writer, return_exceptions=True)
 
     async def _carry_out(self, item: _Item, later: Sequence[_Item]) -> None:
         if superseded(item.decision, [queued.decision for queued in later]):
@@ -226,6 +255,7 @@ class ActuatorService:
     ) -> None:
         """Finish and commit what was taken from `partitions` before another member gets them."""
         await self._lanes.drain(DRAIN_SECONDS, partitions)
+        await self._events.forget(partitions)
         await self._commit(consumer, progress_log, partitions)
         _log.info(
             "partitions handed over",

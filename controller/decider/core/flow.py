@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
-from lavalog.controller.decider.core.restart_backoff import with_restart_backoff
 from lavalog.controller.decider.core.counts import job_status
 from lavalog.controller.decider.core.evolve import is_stale
 from lavalog.controller.decider.core.gang import report_unschedulable
@@ -21,6 +20,7 @@ from lavalog.controller.decider.core.replacement import (
     replacement_seen_first,
 )
 from lavalog.controller.decider.core.request import SYNC_REQUEST, ActionRequest
+from lavalog.controller.decider.core.restart_backoff import with_restart_backoff
 from lavalog.controller.decider.core.state import JobState
 from lavalog.controller.decider.core.step import Step
 from lavalog.controller.decider.core.timers import (

@@ -32,7 +32,7 @@ class Resolution(msgspec.Struct, frozen=True):
     action: str
     policy: PolicyRef | None = None
     delay: float = 0.0
-    #: the part of `delay` the restart backoff extension added (`restart_backoff.with_restart_backoff`)
+    #: the part of `delay` the restart backoff extension added (`restart_backoff`)
     backoff: Backoff | None = None
 
 

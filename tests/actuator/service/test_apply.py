@@ -49,7 +49,6 @@ from tests.actuator.support import (
 pytestmark = pytest.mark.integration
 
 
-
 async def twice(applier: Applier, *decisions: Any) -> None:
     for _ in range(2):
         for one in decisions:
@@ -292,6 +291,7 @@ async def test_actions_phases_and_rejections_become_one_event_each(
         TimerScheduled, job, timer_id="t1", fire_at=1.0, action="RestartJob", trigger="PodFailed"
     )
     await twice(applier, action, phase, rejected, timer)
+    await applier.events.idle()
 
     events = {e["message"][:28]: e for e in events_of(await items(kube, EVENTS), job)}
     assert sorted((e["reason"], m) for m, e in events.items()) == [
@@ -345,6 +345,7 @@ async def test_a_permanent_error_is_reported_on_the_job_and_the_decision_is_done
         ),
     )
     await twice(applier, bad)
+    await applier.events.idle()
 
     assert counters.failed == 2
     [warning] = events_of(await items(kube, EVENTS), job)
@@ -391,6 +392,7 @@ async def test_the_podgroup_comes_after_the_jobs_claims_named_created_or_looked_
         queue="default",
     )
     await twice(applier, create_pg)
+    await applier.events.idle()
 
     stored = await read(kube, job_path(job))
     named, wanted = stored["spec"]["volumes"]

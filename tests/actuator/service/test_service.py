@@ -221,6 +221,7 @@ async def test_a_decision_that_cannot_be_carried_out_does_not_stall_its_partitio
     async with running(service(kube, kafka_settings, group)) as actuator:
         await until(lambda: actuator.counters.applied == 2)
         await until(lambda: actuator.in_flight == 0)
+        await until(lambda: actuator.gauges()["events_waiting"] == 0)  # the warning
     assert actuator.counters.failed == 2  # the invalid pod (422) and the poison message
     assert (await read(kube, job_path(bad_job)))["status"]["state"]["phase"] == "Pending"
     assert len(await items(kube, pods_path())) == 3
@@ -253,6 +254,31 @@ async def test_two_members_share_the_partitions_and_hand_over_without_losing_a_d
     assert state["running"] == {f"tf-{n}": 3 for n in range(8)}
     assert len(state["pods"]) == 24 and len(state["podgroups"]) == 8
     assert state["events"] == {f"tf-{n}": 1 for n in range(8)}
+
+
+async def test_an_event_the_api_server_holds_up_holds_up_no_pod_and_is_done_once_written(
+    sim_cluster: SimulatedCluster, kube: Kube, kafka_settings: KafkaSettings
+) -> None:
+    """Events are written off the jobs' lanes: the job's pods are created while the Event
+    decided before them waits for the API server; the Event's offset is committed only
+    once it is written (until then the commit records the pods' decision as done past it)."""
+    job = await submit(kube)
+    stream = [decision(PhaseChanged, job, previous="", phase="Pending"), tf_pods(job)]
+    sim_cluster.faults.hold(EVENTS)
+    ends = await produce(kafka_settings, stream, partition=0)
+    group = "actuator"
+
+    async with running(service(kube, kafka_settings, group)) as actuator:
+        await until(lambda: actuator.counters.applied == 1)
+        assert len(await items(kube, pods_path())) == 3
+        assert actuator.gauges()["events_waiting"] == 1
+        await until_async(lambda: _equals(progress(kafka_settings, group, 0), Progress(0, (1,))))
+
+        sim_cluster.faults.release(EVENTS)
+        await until(lambda: actuator.counters.applied == 2)
+        await until_async(lambda: _equals(progress(kafka_settings, group, 0), Progress(ends[0])))
+    [pending] = events_of(await items(kube, EVENTS), job)
+    assert pending["reason"] == "Pending"
 
 
 @pytest.mark.parametrize("progress_read_delay", [0.0, 2.0], ids=["progress-read-at-once", "slow"])

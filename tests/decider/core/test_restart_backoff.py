@@ -11,8 +11,8 @@ import pytest
 from lavalog.controller.admission import Admitted, Rejected, admit_job
 from lavalog.controller.admission.restart_backoff import RestartBackoff, parse_backoff
 from lavalog.controller.decider.core import JobState, initial_state, replay
-from lavalog.controller.decider.core.restart_backoff import with_restart_backoff
 from lavalog.controller.decider.core.policies import Resolution
+from lavalog.controller.decider.core.restart_backoff import with_restart_backoff
 from lavalog.controller.decider.core.triggers import Trigger
 from lavalog.events.codec import encode
 from lavalog.events.decisions import (

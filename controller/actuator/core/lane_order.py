@@ -10,14 +10,16 @@ the pods in the same pass):
   its pods do not wait for the job's bookkeeping. Not past a status write that ends the
   run it creates pods for, or starts a later one (`pods_are_stale`): the create would
   then be refused when carried out again, and must be here too;
-- a status write is skipped when a later one for the same Job incarnation is queued
-  behind it with nothing between that reads the status or must follow it (`superseded`):
-  it carries the whole status lavalog owns, so the later one overwrites all of it. What
-  may be between: the PodGroup's and the plugin objects' writes, which read neither. A
-  pod create reads the status (staleness), and a kill must follow the status that
-  starts a new job version (the decider orders them so). If the process stops before
-  the later one is made, it is carried out again on restart (the offset is not committed
-  past it).
+- a status write is skipped when a later one for the same Job incarnation in the same
+  phase is queued behind it with nothing between that reads the status or must follow
+  it (`superseded`): it carries the whole status lavalog owns, so the later one
+  overwrites all of it. A write of another phase is always made: every phase the job
+  passes through reaches the API, in order, as each of Volcano's does (`kubectl get
+  vcjob -w` and the conditions show it). What may be between: the PodGroup's and the
+  plugin objects' writes, which read neither. A pod create reads the status
+  (staleness), and a kill must follow the status that starts a new job version (the
+  decider orders them so). If the process stops before the later one is made, it is
+  carried out again on restart (the offset is not committed past it).
 
 Pure.
 """
@@ -66,12 +68,16 @@ def _may_pass(create: Decision, ahead: Decision) -> bool:
 
 def superseded(decision: Decision, later: Sequence[Decision]) -> bool:
     """Whether `decision` is a status write that one in `later` (the decisions queued
-    behind it in its lane, in log order) replaces."""
+    behind it in its lane, in log order) replaces: the next write, of the same Job
+    incarnation and phase."""
     if not isinstance(decision, StatusWrite):
         return False
     for queued in later:
         if isinstance(queued, StatusWrite):
-            return queued.job_uid == decision.job_uid
+            return (
+                queued.job_uid == decision.job_uid
+                and queued.status.state.phase == decision.status.state.phase
+            )
         if not isinstance(queued, _STATUS_BLIND):
             return False
     return False

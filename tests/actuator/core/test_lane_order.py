@@ -38,12 +38,19 @@ def test_a_pod_create_does_not_pass_a_pod_kill() -> None:
 
 
 def test_a_status_write_is_left_out_for_a_later_one_with_nothing_between_that_reads_it() -> None:
-    assert superseded(write("Pending"), [write("Running", 1)])
-    assert superseded(write("Pending"), [PODGROUP, write("Running", 1)])
+    assert superseded(write("Running"), [write("Running", 1)])
+    assert superseded(write("Running"), [PODGROUP, write("Running", 1)])
     # a pod create reads the status; a kill must follow the status before it
-    assert not superseded(write("Pending"), [tf_pods(JOB), write("Running", 1)])
+    assert not superseded(write("Running"), [tf_pods(JOB), write("Running", 1)])
     kill = decision(PodsKill, JOB, reason="RestartJob", pods=())
-    assert not superseded(write("Restarting", version=2), [kill, write("Pending", version=2)])
+    assert not superseded(write("Running", version=2), [kill, write("Running", 1, version=2)])
     assert not superseded(write("Running", 1), [PODGROUP])
+
+
+def test_every_phase_is_written_even_when_a_later_write_is_queued() -> None:
+    """Volcano writes each phase it passes through (Aborted, Restarting, Pending on
+    ResumeJob): a later write of another phase does not replace an earlier one."""
+    assert not superseded(write("Restarting"), [write("Pending")])
+    assert not superseded(write("Pending"), [PODGROUP, write("Running", 1)])
     other_incarnation = msgspec.structs.replace(write("Running", 1), job_uid="uid-2")
     assert not superseded(write("Pending"), [other_incarnation])

@@ -1,7 +1,7 @@
 """Observations: the facts written to `lavalog.observed`, keyed by job.
 
 Watchers turn Kubernetes object changes into these; the decider service adds the
-firing of durable timers. Each carries the envelope: a deterministic `id` (so that a
+firing of durable timers, and the actuator the creates the API server refused. Each carries the envelope: a deterministic `id` (so that a
 re-observation after a crash is recognisable), the job `key` (`namespace/name`, the
 Kafka partition key), the job `uid` (which tells apart two jobs reusing one name) and
 the event `time` that the decider takes as "now".
@@ -129,6 +129,24 @@ class TimerFired(Observation, frozen=True, kw_only=True, tag="TimerFired"):
     timer_id: str
 
 
+class CreateFailed(Observation, frozen=True, kw_only=True, tag="CreateFailed"):
+    """The API server refused objects the actuator created for the job while carrying out
+    decision `decision` (Volcano's FailedCreate: a full ResourceQuota's 403 Forbidden, a
+    422 Invalid...). Published by the actuator; the decider tries the job's sync again
+    later, as Volcano requeues it."""
+
+    decision: str
+    #: what was refused: Pod, PodGroup or PersistentVolumeClaim
+    object_kind: str
+    names: tuple[str, ...]
+    #: the job version the refused pods were for
+    job_version: int = 0
+    #: the first refusal: HTTP status, Kubernetes' Status reason and message
+    code: int = 0
+    reason: str = ""
+    message: str = ""
+
+
 AnyObservation = (
     JobObserved
     | JobDeleted
@@ -138,4 +156,5 @@ AnyObservation = (
     | PodGroupObserved
     | CommandIssued
     | TimerFired
+    | CreateFailed
 )

@@ -15,6 +15,7 @@ from lavalog.controller.actuator.service.counters import Counters
 from lavalog.controller.actuator.service.ratelimit import RateLimiter, TokenBucket
 from lavalog.controller.kube import Kube
 from lavalog.controller.retry import RetryDelays
+from lavalog.events.observations import CreateFailed
 
 FAST_RETRIES = RetryDelays(initial=0.001, maximum=0.01)
 
@@ -28,12 +29,24 @@ def counters() -> Counters:
     return Counters()
 
 
+@pytest.fixture
+def refusals() -> list[CreateFailed]:
+    """The refused creates the applier reports (the service publishes them)."""
+    return []
+
+
 @pytest_asyncio.fixture
-async def applier(kube: Kube, counters: Counters) -> AsyncIterator[Applier]:
+async def applier(
+    kube: Kube, counters: Counters, refusals: list[CreateFailed]
+) -> AsyncIterator[Applier]:
     """An Applier whose Events are written (off the lanes, as in the service)."""
     limiter = RateLimiter(TokenBucket(qps=10_000, burst=10_000), concurrency=32)
     api = Api(kube, limiter, counters, delays=FAST_RETRIES)
-    applier = Applier(api, counters, keygen=fake_keys)
+
+    async def refused(fact: CreateFailed) -> None:
+        refusals.append(fact)
+
+    applier = Applier(api, counters, keygen=fake_keys, on_refused=refused)
     writer = asyncio.create_task(applier.events.run())
     yield applier
     writer.cancel()

@@ -15,7 +15,7 @@ AlreadyExists. Its time is the decision's, not the clock's, for the same reason.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,10 +60,6 @@ from lavalog.events.volcano.reasons import (
 _MAX_NAME = 253
 
 
-class VolumeError(Exception):
-    """A job's claims could not be set up: reported as Volcano's `PVCError`."""
-
-
 @dataclass(frozen=True, slots=True)
 class Notice:
     """An Event's type, reason and message."""
@@ -75,6 +71,9 @@ class Notice:
 
 def _action(decision: ActionDecided) -> tuple[Notice, ...]:
     cause = describe_cause(cause_of(decision), EVENT)
+    if decision.trigger == FAILED_CREATE:  # Volcano's handleJobError at maxRequeueNum
+        message = f"Job failed on action {Action.SYNC_JOB} for retry limit reached"
+        return (Notice(NORMAL, EXECUTE_ACTION, f"{message} ({cause}; job was {decision.phase})"),)
     executed = Notice(
         NORMAL,
         EXECUTE_ACTION,
@@ -92,8 +91,10 @@ def _action(decision: ActionDecided) -> tuple[Notice, ...]:
 
 
 def _delayed(decision: TimerScheduled) -> tuple[Notice, ...]:
-    if decision.action == Action.DELETE_JOB:
-        return ()  # ttlSecondsAfterFinished: Volcano's garbage collector says nothing
+    if decision.action in (Action.DELETE_JOB, Action.SYNC_JOB):
+        # ttlSecondsAfterFinished: Volcano's garbage collector says nothing; a job requeued
+        # after a refused create: its FailedCreate Event said it
+        return ()
     cause = describe_cause(cause_of(decision), EVENT)
     delay = format_duration(decision.fire_at - decision.time)
     return (
@@ -165,10 +166,29 @@ _FAILURES: dict[type[Decision], tuple[str, str]] = {
 }
 
 
+#: kind refused -> Volcano's reason and message for it (`syncJob`, `initiateJob`)
+_REFUSALS: dict[str, tuple[str, str]] = {
+    "Pod": (FAILED_CREATE, "Error creating pods"),
+    "PodGroup": (PODGROUP_ERROR, "Failed to create PodGroup"),
+    "PersistentVolumeClaim": (PVC_ERROR, "Failed to create PVC"),
+}
+
+
+def refused(decision: Decision, kind: str, errors: Mapping[str, str]) -> Notice:
+    """The Warning for creates the API server refused (`errors`: name -> its message), in
+    Volcano's words: `Error creating pods: [failed to create pod NAME, err: ...]`, Go's
+    print of the list of errors."""
+    reason, what = _REFUSALS[kind]
+    if kind == "Pod":
+        listed = " ".join(f"failed to create pod {n}, err: {e}" for n, e in sorted(errors.items()))
+        message = f"{what}: [{listed}]"
+    else:
+        message = f"{what}, err: " + "; ".join(errors.values())
+    return Notice(WARNING, reason, f"{message} (decision {decision.id})")
+
+
 def failure(decision: Decision, error: BaseException) -> Notice:
     """The Warning for a decision that could not be carried out."""
-    if isinstance(error, VolumeError):
-        return Notice(WARNING, PVC_ERROR, f"{error} (decision {decision.id})")
     kind = type(decision).__name__
     reason, what = _FAILURES.get(type(decision), (f"Failed{kind}", f"Failed to carry out {kind}"))
     return Notice(WARNING, reason, f"{what}: {error} (decision {decision.id})")

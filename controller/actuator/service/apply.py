@@ -7,7 +7,9 @@ or that was deleted and recreated under its name (another uid), is skipped: it w
 for a dead incarnation. A permanent failure (an invalid manifest, a forbidden write) is
 logged, reported as a Warning Event on the Job, and the decision counts as done, so
 that one bad job never holds up the jobs behind it on its partition; transient failures
-never get here (`client.Api` retries them).
+never get here (`client.Api` retries them). A create the API server refuses (a full
+ResourceQuota's 403, a 422) is reported the same way and, as a `CreateFailed` fact on the
+log, to the decider, which retries the job's sync as Volcano requeues it.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ import structlog
 
 from lavalog.controller.actuator.core import job_events, paths, volumes
 from lavalog.controller.actuator.core.job import JobView
-from lavalog.controller.actuator.core.job_events import VolumeError
 from lavalog.controller.actuator.core.plugins import KeyGenerator
 from lavalog.controller.actuator.core.podgroup import build_podgroup
 from lavalog.controller.actuator.core.pods import build_pods
@@ -56,10 +57,13 @@ from lavalog.events.decisions import (
     PodsReplace,
     StatusWrite,
 )
+from lavalog.events.observations import CreateFailed
 from lavalog.events.topics import split_job_key
 from lavalog.events.volcano import reasons
 from lavalog.events.volcano.api import PODGROUP_API_VERSION
 
+#: a refused create reported, as the decider learns of it (`CreateFailed` on the log)
+OnRefused = Callable[[CreateFailed], Awaitable[None]]
 #: a handler returns False when it skipped the decision (its Job incarnation is gone, or
 #: the Job is already past it: see `staleness`)
 Handler = Callable[[Any], Awaitable[bool]]
@@ -86,9 +90,11 @@ class Applier:
         pod_concurrency: int = 16,
         keygen: KeyGenerator = generate_key_pair,
         cached_jobs: int = 10_000,
+        on_refused: OnRefused | None = None,
     ) -> None:
         self._api = api
         self._counters = counters
+        self._on_refused = on_refused
         #: Events are written off the lanes: `await applier.events.run()` writes them
         self.events = EventRecorder(api, counters)
         self._pod_concurrency = pod_concurrency
@@ -122,6 +128,9 @@ class Applier:
         ):
             try:
                 done = await handler(decision)
+            except Refused as refusal:
+                await self._refused(decision, refusal)
+                return
             except Exception as exc:
                 self._counters.failed += 1
                 _log.error("decision failed", error=str(exc))
@@ -133,6 +142,33 @@ class Applier:
             else:
                 self._counters.skipped += 1
                 _log.info("decision skipped: job gone or past it", lag=_lag(decision))
+
+    async def _refused(self, decision: Decision, refusal: Refused) -> None:
+        """Report creates the API server refused: a Warning Event in Volcano's words, and
+        the fact on the log, from which the decider retries as Volcano requeues. The
+        decision is done (what could be created was)."""
+        self._counters.refused += 1
+        errors = {name: error.message for name, error in refusal.errors.items()}
+        _log.warning("creates refused", kind=refusal.kind, refused=errors, lag=_lag(decision))
+        self._event(decision, job_events.refused(decision, refusal.kind, errors), suffix="#refused")
+        if self._on_refused is None:
+            return
+        first = next(iter(refusal.errors.values()))
+        await self._on_refused(
+            CreateFailed(
+                id=f"{decision.id}/refused",
+                key=decision.key,
+                job_uid=decision.job_uid,
+                time=time.time(),
+                decision=decision.id,
+                object_kind=refusal.kind,
+                names=tuple(sorted(refusal.errors)),
+                job_version=refusal.job_version,
+                code=first.status,
+                reason=first.reason,
+                message=first.message,
+            )
+        )
 
     # handlers ------------------------------------------------------------------------
 
@@ -150,7 +186,10 @@ class Applier:
             return False
         priorities = await self._priorities_of(job)
         podgroup = build_podgroup(job, decision, priorities=priorities)
-        await self._api.upsert(podgroup, _merge_podgroup)
+        try:
+            await self._api.upsert(podgroup, _merge_podgroup)
+        except KubeError as exc:
+            raise Refused("PodGroup", {decision.podgroup: exc}) from exc
         return True
 
     async def _ensure_volumes(self, decision: PodGroupCreate, job: Obj) -> Obj | None:
@@ -173,7 +212,7 @@ class Applier:
             try:
                 await self._api.create(paths.of_manifest(claim)[0], claim)
             except KubeError as exc:
-                raise VolumeError(f"Failed to create PVC, err: {exc}") from exc
+                raise Refused("PersistentVolumeClaim", {claim["metadata"]["name"]: exc}) from exc
         namespace = split_job_key(decision.key)[0]
         for name in volumes.claims_to_find(job):
             if await self._api.get(paths.named("v1", "PersistentVolumeClaim", namespace, name)):
@@ -228,9 +267,11 @@ class Applier:
 
         async def create(pod: Obj) -> None:
             async with slots:
-                await self._api.create(collection, pod)
+                await _refusable(self._api.create(collection, pod))
 
-        await _all(create(pod) for pod in manifests)
+        await _all_or_refused(
+            decision.job_version, {p["metadata"]["name"]: create(p) for p in manifests}
+        )
         return True
 
     async def _kill_pods(self, decision: PodsKill) -> bool:
@@ -258,7 +299,9 @@ class Applier:
             if ref.name in manifests:
                 await self._api.create_once_gone(collection, path, manifests[ref.name], uid=ref.uid)
 
-        await _all(replace(ref) for ref in decision.pods)
+        await _all_or_refused(
+            decision.job_version, {ref.name: replace(ref) for ref in decision.pods}
+        )
         return True
 
     async def _write_status(self, decision: StatusWrite) -> bool:
@@ -346,6 +389,45 @@ async def _all(calls: Iterable[Awaitable[object]]) -> None:
     for result in results:
         if isinstance(result, BaseException):
             raise result
+
+
+async def _refusable(create: Awaitable[object]) -> None:
+    """A pod create whose error answer (a full quota's 403, a 422) is a refusal."""
+    try:
+        await create
+    except KubeError as exc:
+        raise _PodRefused(exc) from exc
+
+
+async def _all_or_refused(job_version: int, pods: Mapping[str, Awaitable[object]]) -> None:
+    """Run the pods' calls concurrently and let each finish; the creates refused are
+    raised together as `Refused`, any other failure as it is."""
+    results = await asyncio.gather(*pods.values(), return_exceptions=True)
+    refused: dict[str, KubeError] = {}
+    for name, result in zip(pods, results, strict=True):
+        if isinstance(result, _PodRefused):
+            refused[name] = result.error
+        elif isinstance(result, BaseException):
+            raise result
+    if refused:
+        raise Refused("Pod", refused, job_version=job_version)
+
+
+class _PodRefused(Exception):
+    def __init__(self, error: KubeError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class Refused(Exception):
+    """The API server refused creates of `kind` (Pod, PodGroup, PersistentVolumeClaim):
+    name -> its error answer. Transient answers never get here (`client.Api` retries them)."""
+
+    def __init__(self, kind: str, errors: Mapping[str, KubeError], *, job_version: int = 0) -> None:
+        super().__init__(f"{kind} refused: " + "; ".join(str(e) for e in errors.values()))
+        self.kind = kind
+        self.errors = dict(errors)
+        self.job_version = job_version
 
 
 def _merge_podgroup(existing: Obj, desired: Obj) -> Obj | None:

@@ -13,6 +13,8 @@ class Counters:
     retried: int = 0
     #: decisions given up on a permanent error (reported as a Warning Event on the Job)
     failed: int = 0
+    #: decisions whose creates the API server refused (reported, retried by the decider)
+    refused: int = 0
     #: decisions about a Job that is gone or was replaced by a new one of the same name
     skipped: int = 0
     #: status writes not made: a later one for the same Job was queued behind them
@@ -27,5 +29,5 @@ class Counters:
 
     @property
     def handled(self) -> int:
-        """Decisions taken off their lanes: carried out, failed, skipped or coalesced."""
-        return self.applied + self.failed + self.skipped + self.coalesced
+        """Decisions taken off their lanes: carried out, refused, failed, skipped or coalesced."""
+        return self.applied + self.refused + self.failed + self.skipped + self.coalesced

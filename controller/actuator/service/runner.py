@@ -33,6 +33,7 @@ from lavalog.controller.actuator.service.counters import Counters
 from lavalog.controller.actuator.service.progress_log import ProgressLog
 from lavalog.controller.actuator.service.queues import KeyedQueues, step_aside
 from lavalog.controller.actuator.service.ratelimit import RateLimiter, TokenBucket
+from lavalog.controller.actuator.service.refusals import RefusalPublisher
 from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
 from lavalog.controller.kube import Kube
 from lavalog.events.codec import DecodeError, decode_decision
@@ -77,7 +78,8 @@ class ActuatorService:
         limiter = RateLimiter(TokenBucket(qps, burst), concurrency, counters=self.counters)
         # a call waiting to be retried leaves its lane's turn to another job meanwhile
         self._api = Api(kube, limiter, self.counters, sleep=step_aside)
-        self._applier = Applier(self._api, self.counters)
+        self._refusals = RefusalPublisher(kafka)
+        self._applier = Applier(self._api, self.counters, on_refused=self._refusals.publish)
         self._events = self._applier.events
         self._kafka = kafka
         self._group_id = group_id
@@ -132,8 +134,10 @@ class ActuatorService:
         )
         await progress_log.start()
         try:
+            await self._refusals.start()
             await consumer.start()
         except BaseException:
+            await self._refusals.stop()
             await progress_log.stop()
             raise
         writer = asyncio.create_task(self._events.run(), name="actuator events")
@@ -156,6 +160,7 @@ class ActuatorService:
                 _log.warning(
                     "stopped without a final commit; the next owner carries the rest out again"
                 )
+            await self._refusals.stop()
             await progress_log.stop()
 
     def _throttle(self, consumer: AIOKafkaConsumer) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
+from lavalog.controller.decider.core import requeue
 from lavalog.controller.decider.core.counts import job_status
 from lavalog.controller.decider.core.evolve import is_stale
 from lavalog.controller.decider.core.gang import report_unschedulable
@@ -49,6 +50,7 @@ from lavalog.events.decisions import (
 from lavalog.events.observations import (
     AnyObservation,
     CommandIssued,
+    CreateFailed,
     JobDeleted,
     JobObserved,
     PodObserved,
@@ -98,6 +100,11 @@ def _decide(step: Step) -> None:
         return  # Volcano leaves a job that is being deleted alone
     if state.pods_unknown:
         return  # taken over: decided once a pod list has shown which pods exist
+    if isinstance(observation, CreateFailed):  # no sync now: it is requeued, as in Volcano
+        if requeue.retry_limit_reached(step):
+            _act(step, requeue.TERMINATE)
+            _write_status(step)
+        return
     report_unschedulable(step)
     trigger = _trigger(step)
     if replacement_seen_first(step):

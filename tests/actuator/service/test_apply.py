@@ -28,6 +28,7 @@ from lavalog.events.decisions import (
     StatusWrite,
     TimerScheduled,
 )
+from lavalog.events.observations import CreateFailed
 from lavalog.events.volcano.api import FieldError, JobState, JobStatus
 from lavalog.simulator.server import SimulatedCluster
 from tests.actuator.support import (
@@ -328,9 +329,12 @@ async def test_job_delete_removes_only_its_incarnation(kube: Kube, applier: Appl
     assert (await read(kube, job_path(new)))["metadata"]["uid"] == new["metadata"]["uid"]
 
 
-async def test_a_permanent_error_is_reported_on_the_job_and_the_decision_is_done(
-    kube: Kube, applier: Applier, counters: Counters
+async def test_a_refused_create_is_reported_in_volcanos_words_and_to_the_decider(
+    kube: Kube, applier: Applier, counters: Counters, refusals: list[CreateFailed]
 ) -> None:
+    """Volcano's syncJob: a Warning FailedCreate "Error creating pods: [...]" per refusal,
+    and the job requeued: here a CreateFailed fact, from which the decider retries. The
+    decision is done: the other pods were created."""
     # A valid Job whose worker pod's name is too long for a name (253): 422 Invalid.
     long = "j" * 245
     job = await submit(kube, name=long)
@@ -347,10 +351,18 @@ async def test_a_permanent_error_is_reported_on_the_job_and_the_decision_is_done
     await twice(applier, bad)
     await applier.events.idle()
 
-    assert counters.failed == 2
+    assert (counters.refused, counters.failed) == (2, 0)
+    # the same decision twice: one Event, counted twice
     [warning] = events_of(await items(kube, EVENTS), job)
-    assert (warning["type"], warning["reason"]) == ("Warning", "FailedCreate")
-    assert bad.id in warning["message"] and "Invalid" in warning["message"]
+    assert (warning["type"], warning["reason"], warning["count"]) == ("Warning", "FailedCreate", 2)
+    refused = f"{long}-worker-0"
+    assert warning["message"].startswith(
+        f'Error creating pods: [failed to create pod {refused}, err: Pod "{refused}" is invalid'
+    )
+    assert bad.id in warning["message"]
+    assert [(r.id, r.decision, r.object_kind, r.names, r.job_version, r.code) for r in refusals] == [
+        (f"{bad.id}/refused", bad.id, "Pod", (refused,), 1, 422)
+    ] * 2
     # The good pod of the same decision was created all the same.
     assert [p["metadata"]["name"] for p in await items(kube, pods_path())] == [f"{long}-ps-0"]
 

@@ -263,7 +263,10 @@ async def test_an_event_the_api_server_holds_up_holds_up_no_pod_and_is_done_once
     decided before them waits for the API server; the Event's offset is committed only
     once it is written (until then the commit records the pods' decision as done past it)."""
     job = await submit(kube)
-    stream = [decision(PhaseChanged, job, previous="", phase="Pending"), tf_pods(job)]
+    stream: list[AnyDecision] = [
+        decision(PhaseChanged, job, previous="", phase="Pending"),
+        tf_pods(job),
+    ]
     sim_cluster.faults.hold(EVENTS)
     ends = await produce(kafka_settings, stream, partition=0)
     group = "actuator"

@@ -79,6 +79,7 @@ from bench.harness import LavalogRun, kafka_settings, say, simulator_process, ta
 from lavalog.controller.broker import DevelopmentBroker
 from lavalog.controller.kafka import KafkaSettings, create_consumer, ensure_topics, topic_name
 from lavalog.controller.kube import connect
+from lavalog.controller.task_stacks import log_task_stacks_on_sigusr1
 from lavalog.events import topics
 
 DECIDER_GROUP = "lavalog-decider"
@@ -171,6 +172,7 @@ async def run(
             for task_ in background:
                 task_.cancel()
             await asyncio.gather(*background, return_exceptions=True)
+        say(f"chaos: {'settled' if settled else 'NOT settled'}; collecting the evidence")
         created = await creations(cluster)
         await view.refresh()
         figures = Figures(
@@ -202,7 +204,7 @@ async def run(
                 if view.phase(p.name) not in FINISHED
             },
             letters=await dead_letters(kafka),
-            audit=await audit_all(kafka),
+            audit=await audit_all(kafka, say),
             faults=chaos if faulty else None,
             figures=figures,
         )
@@ -273,6 +275,7 @@ async def chaos(
 ) -> Report:
     """The workload without faults (unless not `reference`), then with them, and the
     comparison."""
+    log_task_stacks_on_sigusr1()  # `kill -USR1` this run: where each of its tasks waits
     planned = workload(seed, jobs, kinds)
     with tempfile.TemporaryDirectory(prefix="lavalog-chaos-") as scratch:
         logs = output_dir or Path(scratch)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,7 +67,9 @@ async def dead_letters(kafka: KafkaSettings) -> list[DeadLetter]:
     return [msgspec.json.decode(r.value, type=DeadLetter) for r in records]
 
 
-async def audit_all(kafka: KafkaSettings) -> tuple[int, int, int, int]:
+async def audit_all(
+    kafka: KafkaSettings, progress: Callable[[str], None] = say
+) -> tuple[int, int, int, int]:
     """`lavalog audit` of every job, from the topics: (decisions recorded, reproduced
     field for field, jobs, jobs without a difference)."""
     events: dict[str, list[LogEvent]] = {}
@@ -80,6 +83,7 @@ async def audit_all(kafka: KafkaSettings) -> tuple[int, int, int, int]:
             except DecodeError:
                 continue  # dead-lettered: accounted for by the dead letter check
             events.setdefault(event.key, []).append(event)
+    progress(f"chaos: auditing {len(events)} jobs")
     recorded = reproduced = consistent = 0
     for key in sorted(events):
         report = audit(events[key], replay)

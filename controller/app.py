@@ -125,7 +125,9 @@ def _build(name: str, kube: Kube, config: ControllerConfig) -> Service:
         )
     if name == "decider":
         return DeciderService(kafka=kafka)
-    return ActuatorService(kube=kube, kafka=kafka, qps=config.qps, burst=config.burst)
+    return ActuatorService(
+        kube=kube, kafka=kafka, qps=config.qps, burst=config.burst, namespace=config.namespace
+    )
 
 
 #: how long the components may take to stop cleanly (the actuator drains up to 30 s)

@@ -69,13 +69,17 @@ class PhaseChanged(Decision, frozen=True, kw_only=True, tag="PhaseChanged"):
 
 
 class PodGroupCreate(Decision, frozen=True, kw_only=True, tag="PodGroupCreate"):
-    """Create the job's PodGroup so that the gang scheduler can admit it as a whole."""
+    """Create the job's PodGroup so that the gang scheduler can admit it as a whole.
+
+    `job_generation`: the Job's `metadata.generation` the decision was made from (0 when
+    unknown), as in PodsCreate."""
 
     podgroup: str
     min_member: int
     queue: str
     priority_class_name: str = ""
     min_task_member: dict[str, int] = {}
+    job_generation: int = 0
 
 
 class PodGroupDelete(Decision, frozen=True, kw_only=True, tag="PodGroupDelete"):
@@ -85,10 +89,12 @@ class PodGroupDelete(Decision, frozen=True, kw_only=True, tag="PodGroupDelete"):
 
 
 class PluginResourcesEnsure(Decision, frozen=True, kw_only=True, tag="PluginResourcesEnsure"):
-    """Create or update what the job's plugins need (services, hosts ConfigMap, ssh Secret)."""
+    """Create or update what the job's plugins need (services, hosts ConfigMap, ssh Secret).
+    `job_generation` as in PodsCreate."""
 
     plugins: dict[str, list[str]]
     task_replicas: dict[str, int]
+    job_generation: int = 0
 
 
 class PluginResourcesDelete(Decision, frozen=True, kw_only=True, tag="PluginResourcesDelete"):

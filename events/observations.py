@@ -1,10 +1,11 @@
 """Observations: the facts written to `lavalog.observed`, keyed by job.
 
 Watchers turn Kubernetes object changes into these; the decider service adds the
-firing of durable timers, and the actuator the creates the API server refused. Each carries the envelope: a deterministic `id` (so that a
-re-observation after a crash is recognisable), the job `key` (`namespace/name`, the
-Kafka partition key), the job `uid` (which tells apart two jobs reusing one name) and
-the event `time` that the decider takes as "now".
+firing of durable timers, and the actuator the creates the API server refused. Each
+carries the envelope: a deterministic `id` (so that a re-observation after a crash is
+recognisable), the job `key` (`namespace/name`, the Kafka partition key), the job `uid`
+(which tells apart two jobs reusing one name) and the event `time` that the decider
+takes as "now".
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from lavalog.controller.actuator.core.job import JobView
 from lavalog.controller.actuator.core.plugins import KeyGenerator
 from lavalog.controller.actuator.core.podgroup import build_podgroup
 from lavalog.controller.actuator.core.pods import build_pods
-from lavalog.controller.actuator.core.priority import priority_of
+from lavalog.controller.actuator.core.priority import Priority, priority_of
 from lavalog.controller.actuator.core.resources import (
     KEEP_EXISTING_KINDS,
     build_plugin_resources,
@@ -36,7 +36,7 @@ from lavalog.controller.actuator.core.resources import (
 )
 from lavalog.controller.actuator.core.staleness import pods_are_stale, status_is_older, still_wanted
 from lavalog.controller.actuator.core.status import merged_status
-from lavalog.controller.actuator.service.client import Api, Obj
+from lavalog.controller.actuator.service.client import Api, Obj, decode_object
 from lavalog.controller.actuator.service.counters import Counters
 from lavalog.controller.actuator.service.ratelimit import prioritized
 from lavalog.controller.actuator.service.recorder import EventRecorder
@@ -60,6 +60,7 @@ from lavalog.events.decisions import (
 from lavalog.events.observations import CreateFailed
 from lavalog.events.topics import split_job_key
 from lavalog.events.volcano import reasons
+from lavalog.events.volcano.api import API_VERSION as JOB_API_VERSION
 from lavalog.events.volcano.api import PODGROUP_API_VERSION
 
 #: a refused create reported, as the decider learns of it (`CreateFailed` on the log)
@@ -68,6 +69,8 @@ OnRefused = Callable[[CreateFailed], Awaitable[None]]
 #: the Job is already past it: see `staleness`)
 Handler = Callable[[Any], Awaitable[bool]]
 
+#: Jobs per page when they are listed
+_LIST_PAGE = 500
 _PODGROUP_FIELDS = (
     "minMember",
     "minTaskMember",
@@ -178,7 +181,7 @@ class Applier:
         return True
 
     async def _create_podgroup(self, decision: PodGroupCreate) -> bool:
-        job = await self._read_job(decision)
+        job = self._job_at_generation(decision) or await self._read_job(decision)
         if job is None:
             return False
         job = await self._ensure_volumes(decision, job)
@@ -233,7 +236,7 @@ class Applier:
         return True
 
     async def _ensure_plugin_resources(self, decision: PluginResourcesEnsure) -> bool:
-        job = await self._read_job(decision)
+        job = self._job_at_generation(decision) or await self._read_job(decision)
         if job is None:
             return False
         # In a thread: the ssh plugin's key generation blocks.
@@ -250,6 +253,29 @@ class Applier:
             return False
         await _all(self._api.delete(path) for path in plugin_resource_paths(decision))
         return True
+
+    async def learn_jobs(self, namespace: str | None = None) -> int:
+        """Hold the Jobs the API server lists (of `namespace`, or all; as many as are held
+        at most), one page of 500 per call: after partitions are taken over, each job's
+        first status write or pod create then needs no read of its own. A Job held already
+        (written here meanwhile) is kept. The number of Jobs listed."""
+        path = paths.jobs(namespace)
+        listed, token = 0, ""
+        with prioritized(Priority.PODS):
+            while listed < self._jobs.size:
+                query: dict[str, str | int | bool] = {"limit": _LIST_PAGE}
+                if token:
+                    query["continue"] = token
+                page = decode_object(await self._api.call("GET", path, query=query))
+                for item in page.get("items") or []:
+                    job = {"apiVersion": JOB_API_VERSION, "kind": "Job", **item}
+                    meta = job.get("metadata") or {}
+                    self._jobs.put_absent(f"{meta.get('namespace')}/{meta.get('name')}", job)
+                    listed += 1
+                token = (page.get("metadata") or {}).get("continue") or ""
+                if not token:
+                    break
+        return listed
 
     def forget_jobs(self) -> None:
         """Drop the Jobs held from earlier reads and writes: called when partitions go to
@@ -339,7 +365,9 @@ class Applier:
         self._jobs.put(decision.key, job)
         return job
 
-    def _job_at_generation(self, decision: PodsCreate | PodsReplace) -> Obj | None:
+    def _job_at_generation(
+        self, decision: PodGroupCreate | PluginResourcesEnsure | PodsCreate | PodsReplace
+    ) -> Obj | None:
         """The Job as last read or written here, if it is the decision's incarnation and at
         least at the generation the decision was made from: its spec is then as new as the
         decider's, and its status is the last one this actuator wrote (its lane writes the
@@ -464,11 +492,19 @@ class _JobCache:
         self._jobs.move_to_end(key)
         return job
 
+    @property
+    def size(self) -> int:
+        return self._size
+
     def put(self, key: str, job: Obj) -> None:
         self._jobs[key] = job
         self._jobs.move_to_end(key)
         while len(self._jobs) > self._size:
             self._jobs.popitem(last=False)
+
+    def put_absent(self, key: str, job: Obj) -> None:
+        if key not in self._jobs:
+            self.put(key, job)
 
     def drop(self, key: str) -> None:
         self._jobs.pop(key, None)

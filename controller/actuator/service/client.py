@@ -91,7 +91,7 @@ class Api:
     async def get(self, path: str) -> Obj | None:
         """The object, or None when there is none."""
         try:
-            return _decode(await self.call("GET", path))
+            return decode_object(await self.call("GET", path))
         except KubeError as exc:
             if exc.status == 404:
                 return None
@@ -188,7 +188,7 @@ class Api:
             if wanted is None:
                 return found
             try:
-                return _decode(await self.call("PUT", target, body=wanted))
+                return decode_object(await self.call("PUT", target, body=wanted))
             except KubeError as exc:
                 conflicts += 1
                 if exc.status != 409 or conflicts == _CONFLICT_ATTEMPTS:
@@ -220,6 +220,7 @@ class _Watched(msgspec.Struct):
 _WATCHED = msgspec.json.Decoder(_Watched)
 
 
-def _decode(data: bytes) -> Obj:
+def decode_object(data: bytes) -> Obj:
+    """An API answer's JSON object."""
     decoded: Obj = msgspec.json.decode(data)
     return decoded

@@ -35,7 +35,7 @@ from lavalog.controller.actuator.service.queues import KeyedQueues, step_aside
 from lavalog.controller.actuator.service.ratelimit import RateLimiter, TokenBucket
 from lavalog.controller.actuator.service.refusals import RefusalPublisher
 from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
-from lavalog.controller.kube import Kube
+from lavalog.controller.kube import Kube, KubeError
 from lavalog.events.codec import DecodeError, decode_decision
 from lavalog.events.decisions import AnyDecision
 from lavalog.events.topics import DECISIONS
@@ -73,8 +73,12 @@ class ActuatorService:
         qps: float = 50,
         burst: int = 100,
         concurrency: int = 32,
+        namespace: str | None = None,
     ) -> None:
         self.counters = Counters()
+        #: the namespace the controller watches (None: all), whose Jobs a takeover lists
+        self._namespace = namespace
+        self._learning: asyncio.Task[None] | None = None
         limiter = RateLimiter(TokenBucket(qps, burst), concurrency, counters=self.counters)
         # a call waiting to be retried leaves its lane's turn to another job meanwhile
         self._api = Api(kube, limiter, self.counters, sleep=step_aside)
@@ -150,6 +154,8 @@ class ActuatorService:
                 await self._commit(consumer, progress_log)
         finally:
             self._ready = False
+            if self._learning is not None:
+                self._learning.cancel()
             await self._lanes.drain(DRAIN_SECONDS)
             await self._stop_writing(writer)
             try:  # bounded: a group still forming must not hold the process on its way out
@@ -269,6 +275,8 @@ class ActuatorService:
         self._offsets.forget(partitions)
         self._taken_over -= partitions
         if partitions:
+            if self._learning is not None:  # a list from before would hold them again
+                self._learning.cancel()
             self._applier.forget_jobs()
 
     async def _take_over(
@@ -292,12 +300,26 @@ class ActuatorService:
             done = tuple(offset for offset in stored.done if offset >= start)
             self._offsets.resume(tp, Progress(start, done))
         self._taken_over |= partitions
+        if partitions:
+            if self._learning is not None:
+                self._learning.cancel()
+            self._learning = asyncio.create_task(self._learn_jobs(), name="actuator jobs list")
         _log.info(
             "partitions taken over",
             partitions=sorted(tp.partition for tp in partitions),
             skipping={n: len(p.done) for n, p in recorded.items()},
         )
         self._ready = True
+
+    async def _learn_jobs(self) -> None:
+        """List the Jobs once the partitions are taken over (`Applier.learn_jobs`): their
+        decisions meanwhile read the Jobs they need, as they would without."""
+        try:
+            listed = await self._applier.learn_jobs(self._namespace)
+        except KubeError as exc:  # e.g. no RBAC to list: each job is read when needed
+            _log.warning("jobs not listed", error=str(exc))
+            return
+        _log.info("jobs listed", jobs=listed)
 
 
 class _Handover(ConsumerRebalanceListener):  # type: ignore[misc]

@@ -476,3 +476,33 @@ async def test_after_a_handover_pods_of_a_run_another_member_ended_are_not_creat
     )
 
     assert await items(kube, pods_path()) == []
+
+
+async def test_jobs_listed_at_a_takeover_spare_each_jobs_own_read(
+    sim_cluster: SimulatedCluster, kube: Kube, applier: Applier
+) -> None:
+    """One list instead of a read per job: a status write, a PodGroup and pods of a Job
+    held at the decision's generation need no read of it."""
+    jobs = [await submit(kube, name=f"tf-{n}") for n in range(3)]
+    assert await applier.learn_jobs("default") == 3
+    reads = sim_cluster.api_calls["get jobs"]
+
+    for job in jobs:
+        name, generation = job["metadata"]["name"], job["metadata"]["generation"]
+        await applier.apply(decision(StatusWrite, job, status=status("Pending", 0)))
+        await applier.apply(
+            decision(
+                PodGroupCreate,
+                job,
+                podgroup=f"{name}-pg",
+                min_member=3,
+                queue="default",
+                job_generation=generation,
+            )
+        )
+        await applier.apply(replace(tf_pods(job), job_generation=generation))
+
+    assert sim_cluster.api_calls["get jobs"] == reads
+    assert len(await items(kube, PODGROUPS)) == 3 and len(await items(kube, pods_path())) == 9
+    for job in jobs:
+        assert (await read(kube, job_path(job)))["status"]["state"]["phase"] == "Pending"

@@ -41,7 +41,7 @@ from lavalog.controller.actuator.service.counters import Counters
 from lavalog.controller.actuator.service.ratelimit import prioritized
 from lavalog.controller.actuator.service.recorder import EventRecorder
 from lavalog.controller.actuator.service.sshkeys import generate_key_pair
-from lavalog.controller.decision_logs import carried_out, decision_fields
+from lavalog.controller.decision_logs import carried_out, decision_fields, lag
 from lavalog.controller.kube import KubeError
 from lavalog.events.decisions import (
     AnyDecision,
@@ -141,10 +141,10 @@ class Applier:
                 return
             if done:
                 self._counters.applied += 1
-                _log.info(carried_out(decision), lag=_lag(decision), **decision_fields(decision))
+                _log.info(carried_out(decision), lag=lag(decision), **decision_fields(decision))
             else:
                 self._counters.skipped += 1
-                _log.info("decision skipped: job gone or past it", lag=_lag(decision))
+                _log.info("decision skipped: job gone or past it", lag=lag(decision))
 
     async def _refused(self, decision: Decision, refusal: Refused) -> None:
         """Report creates the API server refused: a Warning Event in Volcano's words, and
@@ -152,7 +152,7 @@ class Applier:
         decision is done (what could be created was)."""
         self._counters.refused += 1
         errors = {name: error.message for name, error in refusal.errors.items()}
-        _log.warning("creates refused", kind=refusal.kind, refused=errors, lag=_lag(decision))
+        _log.warning("creates refused", kind=refusal.kind, refused=errors, lag=lag(decision))
         self._event(decision, job_events.refused(decision, refusal.kind, errors), suffix="#refused")
         if self._on_refused is None:
             return
@@ -390,12 +390,6 @@ class Applier:
 
     def _event(self, decision: Decision, what: job_events.Notice, suffix: str = "") -> None:
         self.events.record([job_events.event_manifest(decision, what, suffix=suffix)])
-
-
-def _lag(decision: Decision) -> float:
-    """Seconds from the decision's cause (when the change was observed) until now: how far
-    behind the cluster the actuator is."""
-    return round(time.time() - decision.time, 3)
 
 
 def _pods_to_make(job: Obj, decision: PodsCreate | PodsReplace) -> list[Obj]:

@@ -34,6 +34,7 @@ from lavalog.controller.actuator.service.progress_log import ProgressLog
 from lavalog.controller.actuator.service.queues import KeyedQueues, step_aside
 from lavalog.controller.actuator.service.ratelimit import RateLimiter, TokenBucket
 from lavalog.controller.actuator.service.refusals import RefusalPublisher
+from lavalog.controller.decision_logs import carried_out, decision_fields, lag
 from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
 from lavalog.controller.kube import Kube, KubeError
 from lavalog.events.codec import DecodeError, decode_decision
@@ -214,14 +215,15 @@ class ActuatorService:
             self._offsets.done(partition, offset)
             return
         if type(decision) in REPORTED:  # no lane: an Event waits for nothing, nor holds up
-            done = functools.partial(self._event_done, partition, offset)
+            done = functools.partial(self._event_done, partition, offset, decision)
             self._events.record(reported(decision), group=partition, done=done)
             return
         self._lanes.put(decision.key, partition, _Item(partition, offset, decision))
 
-    def _event_done(self, partition: TopicPartition, offset: int) -> None:
+    def _event_done(self, partition: TopicPartition, offset: int, decision: AnyDecision) -> None:
         self.counters.applied += 1
         self._offsets.done(partition, offset)
+        _log.info(carried_out(decision), lag=lag(decision), **decision_fields(decision))
 
     async def _stop_writing(self, writer: asyncio.Task[None]) -> None:
         """Give the Events queued a moment to be written (those not written are not done:

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from lavalog.simulator import registry
+from lavalog.simulator.probes import DEFAULTS as PROBE_DEFAULTS
+from lavalog.simulator.probes import ProbeKind
 
 Obj = dict[str, Any]
 
@@ -26,7 +28,16 @@ def _pod(obj: Obj) -> None:
     for container in spec.get("initContainers", []) + spec.get("containers", []):
         container.setdefault("imagePullPolicy", "IfNotPresent")
         container.setdefault("terminationMessagePath", "/dev/termination-log")
-        container.setdefault("resources", {})
+        resources = container.setdefault("resources", {})
+        if resources.get("limits"):  # SetDefaults_Pod: requests default to limits
+            requests = resources.setdefault("requests", {})
+            for name, value in resources["limits"].items():
+                requests.setdefault(name, value)
+        for kind in ProbeKind:
+            probe = container.get(kind.field)
+            if isinstance(probe, dict):
+                for field, value in PROBE_DEFAULTS.items():
+                    probe.setdefault(field, value)
     obj["status"] = {"phase": "Pending", "qosClass": _qos_class(spec)}
 
 

@@ -2,12 +2,14 @@
 
 A pod goes Pending (ContainerCreating) -> Running -> Succeeded/Failed with the
 conditions, container states, exit codes, restart counts and timestamps a real kubelet
-reports; its containers' behaviour comes from `commands.py`. Deletion honours the
+reports (`pod_status.py`); its containers' behaviour comes from `commands.py`, their
+startup, readiness and liveness from their probes (`probes.py`). Deletion honours the
 grace period (a container that does not finish in time is killed with exit code 137)
 and then removes the pod, as the kubelet's final delete does. Losing a node stops its
 pods and fails them with reason NodeLost. The kubelet's Events are written on the pod:
 `Pulled`, `Created`, `Started` per container start, `BackOff` before a restart,
-`Killing` when a deleted pod's containers are stopped.
+`Killing` when a deleted pod's containers are stopped or a probe failed, `Unhealthy`
+for each failed probe.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from lavalog.simulator import commands, registry
+from lavalog.simulator import commands, pod_status, registry
 from lavalog.simulator.errors import ApiError
 from lavalog.simulator.objects import Objects
-from lavalog.simulator.pods import is_terminal, set_condition
+from lavalog.simulator.pods import TERMINAL, is_terminal, set_condition
+from lavalog.simulator.probes import Probe, ProbeKind, Verdict, execute, probes_of
 from lavalog.simulator.recorder import EventRecorder
 from lavalog.simulator.selectors import Selector
 from lavalog.simulator.store import Change, Obj, clone
@@ -238,6 +241,10 @@ class _PodRun:
         self._crash_code: int | None = None
         self._crashed = asyncio.Event()
         self._killer: asyncio.Task[None] | None = None
+        #: whether the pod's sandbox exists (PodReadyToStartContainers)
+        self._sandbox = False
+        #: per container: what the probes of its current incarnation say
+        self._verdicts: dict[str, dict[ProbeKind, Verdict]] = {}
         self.task = asyncio.create_task(self._main(), name=f"kubelet {self.namespace}/{self.name}")
 
     def crash(self, exit_code: int) -> None:
@@ -297,23 +304,11 @@ class _PodRun:
     # lifecycle steps ---------------------------------------------------------------------
 
     async def _start(self) -> None:
-        now = self.clock.timestamp()
         status = self.status
-        status.update(
-            phase="Pending",
-            hostIP=self.node.ip,
-            startTime=now,
-            podIP=f"10.244.{self.node.index}.{next(self.node.pod_ips) % 250 + 2}",
-        )
+        status.update(phase="Pending", hostIP=self.node.ip, startTime=self.clock.timestamp())
+        status["podIP"] = f"10.244.{self.node.index}.{next(self.node.pod_ips) % 250 + 2}"
         status["podIPs"] = [{"ip": status["podIP"]}]
         inits = self.spec.get("initContainers", [])
-        set_condition(
-            _holder(status),
-            "Initialized",
-            not inits,
-            now,
-            reason="ContainersNotInitialized" if inits else "",
-        )
         if inits:
             status["initContainerStatuses"] = [_waiting(c, "PodInitializing") for c in inits]
         waiting = "PodInitializing" if inits else "ContainerCreating"
@@ -322,13 +317,12 @@ class _PodRun:
         ]
         self._settle()
         await self._sleep(self.kubelet.start_delay)
+        self._sandbox = True
 
     async def _run_init_containers(self) -> bool:
         for container in self.spec.get("initContainers", []):
             if not await self._run_container(container, "initContainerStatuses", init=True):
                 return False
-        if self.spec.get("initContainers"):
-            set_condition(_holder(self.status), "Initialized", True, self.clock.timestamp())
         return not self._terminating.is_set()
 
     async def _run_container(self, container: Obj, key: str, *, init: bool) -> bool:
@@ -336,44 +330,49 @@ class _PodRun:
         policy = self.spec.get("restartPolicy", "Always")
         restarts = 0
         program = commands.parse(container.get("command"), container.get("args"))
-        where = f"spec.{'initContainers' if init else 'containers'}{{{container['name']}}}"
+        name = container["name"]
+        where = f"spec.{'initContainers' if init else 'containers'}{{{name}}}"
         while True:
-            image, name = container.get("image", ""), container["name"]
             self._event(
                 "Normal",
                 "Pulled",
-                f'Container image "{image}" already present on machine',
+                f'Container image "{container.get("image", "")}" already present on machine',
                 container=where,
             )
             self._event("Normal", "Created", f"Created container {name}", container=where)
             self._event("Normal", "Started", f"Started container {name}", container=where)
             started = self.clock.timestamp()
-            self._set(
-                key,
-                container,
-                {"state": {"running": {"startedAt": started}}, "ready": not init, "started": True},
-            )
-            code = await self._execute(program)
+            stop, probes = asyncio.Event(), [] if init else probes_of(container)
+            self._verdicts[name] = {p.kind: Verdict(p) for p in probes}
+            self._set(key, container, {"state": {"running": {"startedAt": started}}})
+            up = asyncio.Event()  # the startup probe passed, or there is none
+            if ProbeKind.STARTUP not in self._verdicts[name]:
+                up.set()
+            watchers = [
+                asyncio.create_task(self._probe(name, where, p, stop=stop, up=up)) for p in probes
+            ]
+            try:
+                code = await self._execute(program, stop)
+            finally:
+                for watcher in watchers:
+                    watcher.cancel()
             finished = self.clock.timestamp()
             terminated = {
                 "exitCode": code,
                 "reason": "Completed" if code == 0 else "Error",
                 "startedAt": started,
                 "finishedAt": finished,
-                "containerID": _container_id(self.uid, container["name"], restarts),
+                "containerID": _container_id(self.uid, name, restarts),
             }
             again = not self._terminating.is_set() and (
                 (policy == "Always" and not init) or (policy != "Never" and code != 0)
             )
             if not again:
-                self._set(
-                    key,
-                    container,
-                    {"state": {"terminated": terminated}, "ready": False, "started": False},
-                )
+                self._set(key, container, {"state": {"terminated": terminated}})
                 return code == 0
             restarts += 1
             backoff = min(10.0 * 2 ** (restarts - 1), MAX_BACKOFF)
+            pod = f"{self.name}_{self.namespace}({self.uid})"
             self._set(
                 key,
                 container,
@@ -381,27 +380,27 @@ class _PodRun:
                     "state": {
                         "waiting": {
                             "reason": "CrashLoopBackOff",
-                            "message": f"back-off {int(backoff)}s restarting failed container",
+                            "message": f"back-off {go_duration(backoff)} restarting failed "
+                            f"container={name} pod={pod}",
                         }
                     },
                     "lastState": {"terminated": terminated},
-                    "ready": False,
-                    "started": False,
                     "restartCount": restarts,
                 },
             )
             self._event(
                 "Warning",
                 "BackOff",
-                f"Back-off restarting failed container {name} in pod "
-                f"{self.name}_{self.namespace}({self.uid})",
+                f"Back-off restarting failed container {name} in pod {pod}",
                 container=where,
             )
             await self._sleep(backoff)
             if self._terminating.is_set():
                 return code == 0
 
-    async def _execute(self, program: commands.Program) -> int:
+    async def _execute(self, program: commands.Program, stop: asyncio.Event) -> int:
+        """Run a container's program until it exits, the pod is killed, it crashes
+        (`crash`) or the kubelet stops it (`stop`: a failed liveness or startup probe)."""
         uid = self.uid
         run = asyncio.create_task(
             commands.run(
@@ -411,22 +410,63 @@ class _PodRun:
                 default_seconds=self.kubelet.default_run_seconds,
             )
         )
-        killed = asyncio.create_task(self._killed.wait())
-        crashed = asyncio.create_task(self._crashed.wait())
+        others = [asyncio.create_task(e.wait()) for e in (self._killed, self._crashed, stop)]
         try:
-            await asyncio.wait({run, killed, crashed}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({run, *others}, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            killed.cancel()
-            crashed.cancel()
+            for waiter in others:
+                waiter.cancel()
             if not run.done():
                 run.cancel()
         if run.done() and not run.cancelled():
             return run.result()
-        if self._crash_code is not None and not self._killed.is_set():
+        if self._crash_code is not None and not self._killed.is_set() and not stop.is_set():
             code, self._crash_code = self._crash_code, None
             self._crashed.clear()
             return code
         return KILLED
+
+    async def _probe(
+        self, name: str, where: str, probe: Probe, *, stop: asyncio.Event, up: asyncio.Event
+    ) -> None:
+        """One probe worker of one container incarnation (`worker.run`, `doProbe`):
+        readiness and liveness probes wait for the container to have started; a failed
+        liveness or startup verdict stops the container."""
+        verdict = self._verdicts[name][probe.kind]
+        await self.clock.sleep(probe.initial_delay)
+        if probe.kind is not ProbeKind.STARTUP:
+            await up.wait()
+        try:
+            while probe.kind is ProbeKind.READINESS or not self._terminating.is_set():
+                ok, output = await execute(probe, self.clock)
+                if not ok:
+                    message = f"{probe.kind} probe failed: {output}"
+                    self._event("Warning", "Unhealthy", message, container=where)
+                if verdict.record(ok):
+                    self._settle()
+                    if probe.kind is ProbeKind.STARTUP and ok:
+                        up.set()
+                        return
+                    if probe.kind is not ProbeKind.READINESS and not ok:
+                        await self._stop_failed(name, where, probe.kind, stop)
+                        return
+                await self.clock.sleep(probe.period)
+        except (_Gone, ApiError):
+            return
+
+    async def _stop_failed(
+        self, name: str, where: str, kind: ProbeKind, stop: asyncio.Event
+    ) -> None:
+        """Kill a container that failed its liveness or startup probe, as the kubelet
+        does (`computePodActions`): Killing, then, the program ignoring SIGTERM, exit
+        code 137 once the grace period is over."""
+        restart = self.spec.get("restartPolicy", "Always") != "Never"
+        message = f"Container {name} failed {kind.lower()} probe"
+        if restart:
+            message += ", will be restarted"
+        self._event("Normal", "Killing", message, container=where)
+        await self.clock.sleep(float(self.spec.get("terminationGracePeriodSeconds", 30)))
+        stop.set()
 
     async def _sleep(self, seconds: float) -> None:
         """Sleep simulated time, cut short when the pod is being deleted."""
@@ -466,42 +506,40 @@ class _PodRun:
         self._settle()
 
     def _settle(self) -> None:
-        """Derive phase and conditions from the container states, then write."""
-        statuses = self.status.get("containerStatuses", [])
-        states = [next(iter(s["state"])) for s in statuses]
-        init_failed = any(
-            "terminated" in s["state"]
-            and s["state"]["terminated"]["exitCode"] != 0
-            and self.spec.get("restartPolicy", "Always") == "Never"
-            for s in self.status.get("initContainerStatuses", [])
-        )
-        if init_failed:
-            self.status["phase"] = "Failed"
-        elif states and all(s == "terminated" for s in states):
-            codes = [s["state"]["terminated"]["exitCode"] for s in statuses]
-            self.status["phase"] = "Succeeded" if all(c == 0 for c in codes) else "Failed"
-        elif any(s == "running" for s in states) or any(s.get("restartCount") for s in statuses):
-            self.status["phase"] = "Running"
+        """Derive readiness, phase and conditions from the container states and probe
+        verdicts, as the kubelet's status generation does, then write."""
         self._readiness()
+        status = self.status
+        if status.get("phase") not in TERMINAL:
+            status["phase"] = pod_status.phase(
+                self.spec, status, terminal=self._terminating.is_set()
+            )
+        stored = self.objects.find(registry.POD, self.namespace, self.name) or {}
+        others = pod_status.others_of(stored.get("status", {}).get("conditions"))
+        sandbox = self._sandbox and status["phase"] not in TERMINAL
+        own = pod_status.kubelet_conditions(self.spec, status, others, sandbox=sandbox)
+        status["conditions"] = pod_status.with_transition_times(
+            own, status.get("conditions"), self.clock.timestamp()
+        )
         self._write()
 
     def _readiness(self) -> None:
-        now = self.clock.timestamp()
-        statuses = self.status.get("containerStatuses", [])
-        unready = [s["name"] for s in statuses if not s.get("ready")]
-        holder = _holder(self.status)
-        if self.status.get("phase") in ("Succeeded", "Failed"):
-            for kind in ("Ready", "ContainersReady"):
-                set_condition(holder, kind, False, now, reason="PodCompleted")
-        elif unready:
-            message = f"containers with unready status: [{' '.join(unready)}]"
-            set_condition(
-                holder, "ContainersReady", False, now, reason="ContainersNotReady", message=message
+        """`started` and `ready` of each container (`prober_manager.UpdatePodStatus`): an
+        init container is ready once it exited 0; a container has started once running
+        and past its startup probe, and is ready once started and past its readiness
+        probe (without one, as soon as it runs)."""
+        for status in self.status.get("initContainerStatuses", []):
+            state = pod_status.state_of(status)
+            status["started"] = state == "running"
+            status["ready"] = (
+                state == "terminated" and status["state"]["terminated"]["exitCode"] == 0
             )
-            set_condition(holder, "Ready", False, now, reason="ContainersNotReady", message=message)
-        else:
-            set_condition(holder, "ContainersReady", True, now)
-            set_condition(holder, "Ready", True, now)
+        for status in self.status.get("containerStatuses", []):
+            verdicts = self._verdicts.get(status["name"], {})
+            running = pod_status.state_of(status) == "running"
+            startup, readiness = verdicts.get(ProbeKind.STARTUP), verdicts.get(ProbeKind.READINESS)
+            status["started"] = running and (startup is None or startup.result is True)
+            status["ready"] = status["started"] and (readiness is None or readiness.result is True)
 
     def _write(self) -> None:
         pod = self.objects.find(registry.POD, self.namespace, self.name)
@@ -510,6 +548,8 @@ class _PodRun:
         status = clone(self.status)
 
         def replace(obj: Obj) -> None:
+            stored = obj.get("status", {}).get("conditions")
+            status["conditions"] = pod_status.merge_conditions(stored, status["conditions"])
             obj["status"] = status
 
         self.objects.mutate(registry.POD, self.namespace, self.name, replace)
@@ -545,6 +585,15 @@ def _waiting(container: Obj, reason: str) -> Obj:
 
 def _container_id(uid: str, name: str, restarts: int) -> str:
     return f"sim://{uid[:8]}-{name}-{restarts}"
+
+
+def go_duration(seconds: float) -> str:
+    """A whole number of seconds as Go prints a `time.Duration`: 10s, 1m20s, 5m0s."""
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    if hours:
+        return f"{hours}h{minutes}m{secs}s"
+    return f"{minutes}m{secs}s" if minutes else f"{secs}s"
 
 
 _ALL = Selector()

@@ -17,7 +17,7 @@ import string
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from lavalog.simulator import defaults, fields, patch, registry
 from lavalog.simulator.clock import SimClock
@@ -56,6 +56,15 @@ class Page:
     continue_token: str | None
 
 
+class Admission(Protocol):
+    """A validating admission plugin: sees every create once defaults are filled in, and
+    refuses it by raising the API server's `ApiError` (the ResourceQuota plugin)."""
+
+    def admit(self, resource: ResourceType, obj: Obj, *, name: str, dry_run: bool) -> None:
+        """`name`: the object's name as the request gave it (a generateName prefix before
+        the server picked the name)."""
+
+
 def _spec_of(obj: Obj) -> Obj:
     return {k: v for k, v in obj.items() if k not in _NOT_SPEC}
 
@@ -66,6 +75,8 @@ class Objects:
     def __init__(self, store: Store, clock: SimClock) -> None:
         self.store = store
         self.clock = clock
+        #: validating admission plugins, in order, for every create
+        self.admission: list[Admission] = []
 
     # reads ---------------------------------------------------------------------
 
@@ -138,6 +149,7 @@ class Objects:
             meta["namespace"] = namespace
         else:
             meta.pop("namespace", None)
+        requested_name = str(meta.get("name") or meta.get("generateName") or "")
         if not meta.get("name"):
             prefix = meta.get("generateName")
             if not prefix:
@@ -156,14 +168,16 @@ class Objects:
                 "metadata.name: Invalid value: a lowercase RFC 1123 subdomain must consist "
                 "of lower case alphanumeric characters, '-' or '.'",
             )
-        if self.store.get(resource, self._key(resource, namespace, meta["name"])) is not None:
-            raise already_exists(resource.plural, meta["name"])
         for field in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds"):
             meta.pop(field, None)
         meta["uid"] = str(uuid.uuid4())
         meta["creationTimestamp"] = self.clock.timestamp()
         meta["generation"] = 1
         defaults.apply(resource, obj)
+        for plugin in self.admission:  # before storage, which finds a name taken
+            plugin.admit(resource, obj, name=requested_name, dry_run=dry_run)
+        if self.store.get(resource, self._key(resource, namespace, meta["name"])) is not None:
+            raise already_exists(resource.plural, meta["name"])
         if dry_run:
             return Entry(obj, encode(obj))
         return self.store.put(resource, obj).entry

@@ -159,6 +159,9 @@ PVC = _core(
     short_names=("pvc",),
     subresources=frozenset({"status"}),
 )
+RESOURCE_QUOTA = _core(
+    "ResourceQuota", "resourcequotas", short_names=("quota",), subresources=frozenset({"status"})
+)
 
 
 def _installed(
@@ -203,6 +206,7 @@ RESOURCES: tuple[ResourceType, ...] = (
     SECRET,
     EVENT,
     PVC,
+    RESOURCE_QUOTA,
     JOB,
     PODGROUP,
     QUEUE,

@@ -25,6 +25,7 @@ from lavalog.simulator.faults import ApiFaults
 from lavalog.simulator.gc import GarbageCollector
 from lavalog.simulator.kubelet import Kubelet
 from lavalog.simulator.objects import Objects
+from lavalog.simulator.quota import QuotaAdmission, QuotaController
 from lavalog.simulator.scheduler import Scheduler
 from lavalog.simulator.store import Store
 from lavalog.simulator.volumes import VolumeBinder
@@ -58,6 +59,8 @@ class SimulatedCluster:
         self.scheduler = Scheduler(self.objects)
         self._gc = GarbageCollector(self.objects)
         self._volumes = VolumeBinder(self.objects)
+        self.objects.admission.append(QuotaAdmission(self.objects))
+        self._quotas = QuotaController(self.objects)
         self.api_calls: Counter[str] = Counter()
         self._writes = WriteLog()
         self._access: list[AccessListener] = []
@@ -108,6 +111,7 @@ class SimulatedCluster:
         self.kubeconfig_path = kubeconfig.write(self._kubeconfig_arg, self.url)
         self._gc.start()
         self._volumes.start()
+        self._quotas.start()
         self.scheduler.start()
         self.kubelet.start()
 
@@ -126,6 +130,7 @@ class SimulatedCluster:
         await self.scheduler.stop()
         await self._gc.stop()
         await self._volumes.stop()
+        await self._quotas.stop()
         self.store.drop_watches()
         if self._runner is not None:
             await self._runner.cleanup()

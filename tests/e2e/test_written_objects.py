@@ -76,7 +76,10 @@ JOBS: dict[str, dict[str, Any]] = {
             plugins={"mpi": ["--master=mpimaster", "--worker=mpiworker", "--port=22"]},
             policies=[on("TaskCompleted", "CompleteJob")],
         ),
+        # vc-scheduler's enqueue refuses it: its PodGroup stays Pending, without pods
         job("too-big", task("huge", 1, cpu="10000")),
+        # enqueued (it fits the overcommitted cluster) but no 8-CPU node takes 9 CPUs
+        job("unplaceable", task("big", 1, cpu="9")),
         job("retried", task("fail", 1, "sleep 20; exit 1"), maxRetry=2, policies=[on("PodFailed", "RestartJob")]),
         job("aborted", task("worker", 2), plugins={"svc": []}),
     )
@@ -89,6 +92,7 @@ ENDS = {
     "pytorch": "Completed",
     "mpi": "Completed",
     "too-big": "Pending",
+    "unplaceable": "Pending",
     "retried": "Failed",
     "aborted": "Aborted",
 }
@@ -158,9 +162,9 @@ async def written(kafka_broker: str) -> AsyncIterator[Written]:
         for name, phase in ENDS.items():
             await system.until_phase(name, [phase], 60)
         await log.until(
-            lambda: bool(events_of(system, "too-big", "PodGroupPending")),
+            lambda: bool(events_of(system, "unplaceable", "PodGroupPending")),
             30,
-            "PodGroupPending on too-big",
+            "PodGroupPending on unplaceable",
         )
         await log.until(lambda: not log.live_pods("aborted"), 30, "aborted's pods gone")
         yield seen
@@ -441,7 +445,7 @@ ROWS = [
     pytest.param(Row(registry.SECRET, check_secret, jobs=frozenset({"plugins", "mpi"})), id="Secret"),
     pytest.param(Row(registry.PVC, check_claim, jobs=frozenset({"plugins"})), id="PersistentVolumeClaim"),
     pytest.param(Row(registry.COMMAND, check_command, jobs=frozenset({"plugins", "aborted"})), id="Command"),
-    pytest.param(Row(registry.EVENT, check_event, jobs=frozenset({"too-big", "aborted", "retried", "plugins"})), id="Event"),
+    pytest.param(Row(registry.EVENT, check_event, jobs=frozenset({"unplaceable", "aborted", "retried", "plugins"})), id="Event"),
 ]  # fmt: skip
 
 
@@ -483,8 +487,11 @@ async def test_every_status_write_is_volcanos_job_status(written: Written) -> No
 
 async def test_aborting_and_pending_say_so_in_volcanos_events(written: Written) -> None:
     """job_controller_handler.go: a Command is `CommandIssued` and its action
-    `ExecuteAction`; job_controller_actions.go: a gang that does not fit `PodGroupPending`."""
+    `ExecuteAction`; job_controller_actions.go `recordPodGroupEvent`: a gang the scheduler
+    marked Unschedulable is `PodGroupPending`; one it never enqueued has no condition,
+    so no Event either."""
     system = written.system
     assert events_of(system, "aborted", "CommandIssued")
     assert any("AbortJob" in e["message"] for e in events_of(system, "aborted", "ExecuteAction"))
-    assert [e["type"] for e in events_of(system, "too-big", "PodGroupPending")] == ["Warning"]
+    assert [e["type"] for e in events_of(system, "unplaceable", "PodGroupPending")] == ["Warning"]
+    assert not events_of(system, "too-big", "PodGroupPending")

@@ -49,6 +49,15 @@ def vcjob(name: str) -> dict[str, Any]:
     }
 
 
+async def event_messages(api: ApiClient, kind: str, name: str, reason: str) -> list[str]:
+    """The messages of the Events with `reason` about the object `kind`/`name`."""
+    found = await core_api(api).list_namespaced_event(
+        "default",
+        field_selector=f"involvedObject.kind={kind},involvedObject.name={name},reason={reason}",
+    )
+    return [e.message for e in found.items]
+
+
 async def eventually(check: Callable[[], Awaitable[bool]], within: float = 5.0) -> None:
     """Poll `check` until it is true (API errors count as not yet)."""
     loop = asyncio.get_running_loop()

@@ -239,8 +239,9 @@ async def test_describe_says_why_a_gang_waits(kubectl: Kubectl) -> None:
     described = await kubectl("describe", "podgroup", "big")
     assert "Warning  Unschedulable" in described
     assert (
-        "1/3 tasks in gang unschedulable: 0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
-        in described
+        "3/3 tasks in gang unschedulable: pod group is not ready, 3 Pending, 3 minAvailable; "
+        "Pending: 1 Unschedulable, 2 Schedulable. Origin reason is big-2: "
+        "0/2 nodes are unavailable: 2 Insufficient nvidia.com/gpu." in described
     )
     pod = await kubectl("describe", "pod", "big-0")
     assert "Warning  FailedScheduling" in pod and "volcano" in pod

@@ -43,19 +43,22 @@ async def test_failing_container_reports_exit_code_timestamps_and_conditions(
     running = await wait_phase(kube_api, "fail", "Running")
     assert running.status.container_statuses[0].state.running.started_at
     assert running.status.pod_ip and running.status.host_ip and running.status.start_time
-    ready = {c.type: c.status for c in running.status.conditions}
-    assert ready == {
-        "PodScheduled": "True",
-        "Initialized": "True",
-        "ContainersReady": "True",
-        "Ready": "True",
-    }
+    # a v1.30 kubelet's conditions, in the order it writes them
+    assert [(c.type, c.status) for c in running.status.conditions] == [
+        ("PodReadyToStartContainers", "True"),
+        ("Initialized", "True"),
+        ("Ready", "True"),
+        ("ContainersReady", "True"),
+        ("PodScheduled", "True"),
+    ]
     failed = await wait_phase(kube_api, "fail", "Failed")
     terminated = failed.status.container_statuses[0].state.terminated
     assert (terminated.exit_code, terminated.reason) == (3, "Error")
     # whole simulated seconds; a busy machine's stalls only add (50 simulated s per real s)
     assert 29 <= seconds_between(terminated.started_at, terminated.finished_at) <= 45
-    assert {c.type: c.status for c in failed.status.conditions}["Ready"] == "False"
+    conditions = {c.type: c for c in failed.status.conditions}
+    assert (conditions["Ready"].status, conditions["Ready"].reason) == ("False", "PodFailed")
+    assert conditions["PodReadyToStartContainers"].status == "False"  # the sandbox is gone
     assert await core.read_namespaced_pod_log("fail", "default") == "starting\n"
 
 

@@ -4,15 +4,18 @@ scheduling avoids it; PodGroup phases, conditions and queue capability."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 from typing import Any
 
 import pytest
 from kubernetes_asyncio.client import ApiClient
 
 from lavalog.simulator import registry
+from lavalog.simulator.gang import Gang, Task, TaskStatus
+from lavalog.simulator.selectors import Selector
 from lavalog.simulator.server import SimulatedCluster
 from lavalog.simulator.store import Change
-from tests.simulator.kube import SCHED, core_api, custom_api, eventually
+from tests.simulator.kube import SCHED, core_api, custom_api, event_messages, eventually
 
 GPU = {"nvidia.com/gpu": "1"}
 
@@ -115,10 +118,24 @@ async def test_gang_scheduling_runs_one_job_whole_then_the_other(kube_api: ApiCl
 
     await eventually(one_whole_job)
     first, second = ("a", "b") if "a" in await bound_per_job(kube_api) else ("b", "a")
-    waiting = await pg_status(kube_api, second)
-    assert waiting["phase"] == "Pending"
-    unschedulable = next(c for c in waiting["conditions"] if c["type"] == "Unschedulable")
-    assert unschedulable["status"] == "True" and "nvidia.com/gpu" in unschedulable["message"]
+    # the gang plugin's condition says the gang waits (once all its pods exist); the
+    # overcommit plugin's Event says why
+    waits = (
+        "4/4 tasks in gang unschedulable: pod group is not ready, 4 Pending, 4 minAvailable; "
+        "Pending: 4 Unschedulable"
+    )
+
+    async def second_waits() -> bool:
+        status = await pg_status(kube_api, second)
+        return status["phase"] == "Pending" and any(
+            (c["type"], c["status"], c.get("message")) == ("Unschedulable", "True", waits)
+            for c in status.get("conditions") or ()
+        )
+
+    await eventually(second_waits)
+    assert "resource in cluster is overused: overused nvidia.com/gpu" in await event_messages(
+        kube_api, "PodGroup", second, "Unschedulable"
+    )
 
     async def first_running() -> bool:
         return (await pg_status(kube_api, first)).get("phase") == "Running"
@@ -136,10 +153,13 @@ async def test_gang_scheduling_runs_one_job_whole_then_the_other(kube_api: ApiCl
 
 
 @FOUR_GPUS
-async def test_a_gang_admitted_before_its_pods_keeps_its_reservation(kube_api: ApiClient) -> None:
-    """The enqueue step admits `b` (no pods yet) while `a`'s gang is incomplete; when
-    `a`'s pods are all there they must not take what `b` holds (the race behind a once
-    flaky test: the waiting gang then stayed Inqueue instead of Pending)."""
+async def test_enqueue_admits_a_gang_before_its_pods_and_it_keeps_its_reservation(
+    kube_api: ApiClient,
+) -> None:
+    """Volcano's enqueue looks at minResources, not at pods: `a`, one of its four pods
+    created, is admitted first and holds the 4 GPUs; `b` waits Pending, refused by the
+    overcommit plugin, and its four pods are not placed on what `a` holds; `a`'s are,
+    once all there."""
     core, custom = core_api(kube_api), custom_api(kube_api)
     forever = ["sh", "-c", "sleep infinity"]
     await core.create_namespaced_pod("default", worker("a", 0, forever, gang=True))
@@ -148,29 +168,24 @@ async def test_a_gang_admitted_before_its_pods_keeps_its_reservation(kube_api: A
             *SCHED, "default", "podgroups", podgroup(job, 4, gpus=4)
         )
 
-    async def b_admitted() -> bool:
-        return (await pg_status(kube_api, "b")).get("phase") == "Inqueue"
+    async def b_refused() -> bool:
+        said = await event_messages(kube_api, "PodGroup", "b", "Unschedulable")
+        return "resource in cluster is overused: overused nvidia.com/gpu" in said
 
-    await eventually(b_admitted)
+    await eventually(b_refused)
+    assert (await pg_status(kube_api, "a"))["phase"] == "Inqueue"
+    for i in range(4):
+        await core.create_namespaced_pod("default", worker("b", i, forever, gang=True))
+    await asyncio.sleep(0.3)  # several sessions
+    assert await bound_per_job(kube_api) == {}
+    assert (await pg_status(kube_api, "b"))["phase"] == "Pending"
     for i in range(1, 4):
         await core.create_namespaced_pod("default", worker("a", i, forever, gang=True))
 
-    async def a_refused() -> bool:
-        conditions = (await pg_status(kube_api, "a")).get("conditions") or []
-        return any(
-            c["type"] == "Unschedulable" and "nvidia.com/gpu" in c["message"] for c in conditions
-        )
+    async def a_whole() -> bool:
+        return await bound_per_job(kube_api) == {"a": 4}
 
-    await eventually(a_refused)
-    assert await bound_per_job(kube_api) == {}
-    assert (await pg_status(kube_api, "a"))["phase"] == "Pending"
-    for i in range(4):
-        await core.create_namespaced_pod("default", worker("b", i, forever, gang=True))
-
-    async def b_whole() -> bool:
-        return await bound_per_job(kube_api) == {"b": 4}
-
-    await eventually(b_whole)
+    await eventually(a_whole)
 
 
 @FOUR_GPUS
@@ -215,8 +230,8 @@ async def test_queue_capability_holds_a_gang_pending(kube_api: ApiClient) -> Non
         )
 
     async def held() -> bool:
-        conditions = (await pg_status(kube_api, "q")).get("conditions", [])
-        return any("capability" in c.get("message", "") for c in conditions)
+        said = await event_messages(kube_api, "PodGroup", "q", "Unschedulable")
+        return "queue resource quota insufficient: insufficient nvidia.com/gpu" in said
 
     await eventually(held)
     assert (await pg_status(kube_api, "q"))["phase"] == "Pending"
@@ -377,8 +392,13 @@ async def test_a_podgroup_without_pods_is_enqueued_only_when_its_min_resources_f
 
     await eventually(settled)
     second = sim_cluster.objects.find(registry.PODGROUP, "default", "second") or {}
-    messages = [c.get("message", "") for c in second["status"].get("conditions", [])]
-    assert any("nvidia.com/gpu" in m for m in messages)
+    assert "conditions" not in second["status"]  # the gang plugin skips a gang without pods
+    refusals = [
+        e.obj["message"]
+        for e in sim_cluster.objects.list(registry.EVENT, "default", Selector()).items
+        if e.obj["involvedObject"]["name"] == "second" and e.obj["type"] == "Normal"
+    ]
+    assert refusals == ["resource in cluster is overused: overused nvidia.com/gpu"]
 
     sim_cluster.objects.delete(registry.PODGROUP, "default", "first")
 
@@ -386,3 +406,141 @@ async def test_a_podgroup_without_pods_is_enqueued_only_when_its_min_resources_f
         return (await phases())["second"] == "Inqueue"
 
     await eventually(second_admitted)
+
+
+@FOUR_GPUS
+async def test_scheduled_is_added_beside_unschedulable_and_the_gang_completes(
+    sim_cluster: SimulatedCluster, kube_api: ApiClient
+) -> None:
+    """vc-scheduler's gang plugin sets Scheduled=True once the gang is ready and leaves
+    the Unschedulable=True of an earlier session as it was; each carries the time and
+    transitionID of the session that set it, sessions at least a second apart, so the
+    newest True condition is Scheduled. Pending -> Inqueue -> Running -> Completed."""
+    phases: list[str] = []
+
+    def follow(change: Change) -> None:
+        if change.resource is registry.PODGROUP and change.type != "DELETED":
+            phase = change.entry.obj.get("status", {}).get("phase", "")
+            if phase and phases[-1:] != [phase]:
+                phases.append(phase)
+
+    sim_cluster.store.subscribe(follow)
+    core = core_api(kube_api)
+    await custom_api(kube_api).create_namespaced_custom_object(
+        *SCHED, "default", "podgroups", podgroup("g", 2)
+    )
+    await core.create_namespaced_pod("default", worker("g", 0, ["sleep", "5"], gang=True))
+
+    async def waiting() -> bool:
+        conditions = (await pg_status(kube_api, "g")).get("conditions") or []
+        return any(c["type"] == "Unschedulable" for c in conditions)
+
+    await eventually(waiting)
+    (before,) = (await pg_status(kube_api, "g"))["conditions"]
+    assert before == {
+        "type": "Unschedulable",
+        "status": "True",
+        "reason": "NotEnoughResources",
+        "message": "2/1 tasks in gang unschedulable: pod group is not ready, 1 Pending, "
+        "2 minAvailable; Pending: 1 Unschedulable",
+        "lastTransitionTime": before["lastTransitionTime"],
+        "transitionID": before["transitionID"],
+    }
+    await core.create_namespaced_pod("default", worker("g", 1, ["sleep", "5"], gang=True))
+
+    async def running() -> bool:
+        return (await pg_status(kube_api, "g")).get("phase") == "Running"
+
+    await eventually(running)
+    status = await pg_status(kube_api, "g")
+    unschedulable, scheduled = status["conditions"]
+    assert unschedulable == before  # left in place, untouched
+    assert scheduled["type"] == "Scheduled" and scheduled["status"] == "True"
+    assert scheduled["reason"] == "tasks in gang are ready to be scheduled"
+    assert "message" not in scheduled
+    assert scheduled["transitionID"] != before["transitionID"]
+    assert scheduled["lastTransitionTime"] > before["lastTransitionTime"]
+    assert status["running"] == 2
+
+    async def completed() -> bool:
+        return (await pg_status(kube_api, "g")).get("phase") == "Completed"
+
+    await eventually(completed)
+    assert (await pg_status(kube_api, "g"))["succeeded"] == 2
+    assert phases == ["Pending", "Inqueue", "Running", "Completed"]
+
+
+async def test_sessions_are_a_schedule_period_apart(sim_cluster: SimulatedCluster) -> None:
+    """vc-scheduler runs a session at most once per second of simulated time: what
+    makes `lastTransitionTime`, in whole seconds, order the conditions of successive
+    sessions, as on a real cluster. PodGroups created faster than that are admitted
+    together in the next session."""
+    admitted: list[float] = []
+
+    def follow(change: Change) -> None:
+        inqueue = change.entry.obj.get("status", {}).get("phase") == "Inqueue"
+        if change.resource is registry.PODGROUP and change.type == "MODIFIED" and inqueue:
+            admitted.append(sim_cluster.clock.seconds())
+
+    sim_cluster.store.subscribe(follow)
+    for i in range(12):
+        sim_cluster.objects.create(
+            registry.PODGROUP, "default", {"metadata": {"name": f"p{i}"}, "spec": {"minMember": 1}}
+        )
+        await asyncio.sleep(0.004)  # 0.2 simulated seconds
+
+    async def all_admitted() -> bool:
+        return len(admitted) == 12
+
+    await eventually(all_admitted)
+    gaps = [b - a for a, b in itertools.pairwise(admitted)]
+    assert all(gap < 0.05 or gap >= 0.999 for gap in gaps), gaps
+    assert 1 < sum(1 for gap in gaps if gap >= 0.999) < 11, gaps  # batched, several sessions
+
+
+def _gang(min_member: int, *statuses: TaskStatus, node: str = "node-1") -> Gang:
+    tasks = [Task("ns", f"t{i}", s, node=node) for i, s in enumerate(statuses)]
+    return Gang(min_member=min_member, tasks=tasks)
+
+
+R, P, F, S, X = (
+    TaskStatus.RUNNING,
+    TaskStatus.PENDING,
+    TaskStatus.FAILED,
+    TaskStatus.SUCCEEDED,
+    TaskStatus.RELEASING,
+)
+
+
+@pytest.mark.parametrize(
+    ("gang", "current", "condition", "phase"),
+    [
+        pytest.param(_gang(2, R, R), "Inqueue", "Scheduled", "Running", id="running"),
+        pytest.param(_gang(2, R, P), "Running", "Unschedulable", "Unknown", id="member-waits"),
+        pytest.param(_gang(2, R, F), "Running", "Unschedulable", "Unknown", id="member-failed"),
+        pytest.param(_gang(2, S, F), "Running", "Unschedulable", "Completed", id="all-ended"),
+        pytest.param(_gang(2, S, S), "Running", "Scheduled", "Completed", id="succeeded"),
+        pytest.param(_gang(2, R, X), "Running", None, "Running", id="member-terminating"),
+        pytest.param(_gang(2, P, P), "Inqueue", "Unschedulable", "Inqueue", id="admitted"),
+        pytest.param(_gang(2, P), "Running", "Unschedulable", "Pending", id="lost-all-but-one"),
+        pytest.param(_gang(2), "Running", None, "Pending", id="lost-every-member"),
+    ],
+)
+def test_gang_condition_and_phase_follow_volcano(
+    gang: Gang, current: str, condition: str | None, phase: str
+) -> None:
+    """The gang plugin's condition and `getPodGroupPhase` for one session."""
+    found = gang.condition()
+    assert (found[0] if found else None) == condition
+    assert gang.phase(current, unschedulable=condition == "Unschedulable") == phase
+
+
+def test_fit_error_sorts_its_histograms_as_strings() -> None:
+    gang = _gang(12, *([P] * 10), R, R)
+    gang.tasks[0].fit_error = "0/3 nodes are unavailable: 3 Insufficient cpu."
+    gang.tasks[1].allocated_to = "node-2"
+    assert gang.fit_error() == (
+        "pod group is not ready, 10 Pending, 12 minAvailable, 2 Running; "
+        "Pending: 1 Schedulable, 9 Unschedulable. "
+        "Origin reason is t0: 0/3 nodes are unavailable: 3 Insufficient cpu."
+    )

@@ -323,7 +323,11 @@ async def test_core_kinds_drop_unknown_fields(sim_cluster) -> None:
     assert status == 201
     assert "restartPolcy" not in stored["spec"] and "cmd" not in stored["spec"]["containers"][0]
     assert stored["spec"]["restartPolicy"] == "Always"  # the misspelt field did nothing
-    assert stored["spec"]["containers"][0]["resources"] == {"limits": {"cpu": 1}}
+    # SetDefaults_Pod: a limit without a request is the request too
+    assert stored["spec"]["containers"][0]["resources"] == {
+        "limits": {"cpu": 1},
+        "requests": {"cpu": 1},
+    }
     assert len(warnings) == 2
     pod["metadata"]["name"] = "q"
     status, answer, _ = await send(sim_cluster, "POST", PODS + "?fieldValidation=Strict", pod)

@@ -27,6 +27,7 @@ from lavalog.controller.kafka import KafkaSettings, ensure_topics
 from lavalog.controller.kafka.probe import check_connection
 from lavalog.controller.kube import CONTROLLER, Kube, connect
 from lavalog.controller.watchers.service.runner import WatcherService
+from lavalog.events.observations import MAX_REQUEUE_NUM
 
 log = structlog.get_logger("lavalog")
 
@@ -65,6 +66,8 @@ class ControllerConfig:
     #: the actuator's API budget (`--kube-api-qps`, `--kube-api-burst`)
     qps: float = DEFAULT_QPS
     burst: int = DEFAULT_BURST
+    #: `--max-requeue-num`: refused creates in a row before a job is terminated
+    max_requeues: int = MAX_REQUEUE_NUM
     lease_namespace: str = "default"
     lease_duration: float = 15.0
 
@@ -126,7 +129,12 @@ def _build(name: str, kube: Kube, config: ControllerConfig) -> Service:
     if name == "decider":
         return DeciderService(kafka=kafka)
     return ActuatorService(
-        kube=kube, kafka=kafka, qps=config.qps, burst=config.burst, namespace=config.namespace
+        kube=kube,
+        kafka=kafka,
+        qps=config.qps,
+        burst=config.burst,
+        namespace=config.namespace,
+        max_requeues=config.max_requeues,
     )
 
 

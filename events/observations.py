@@ -20,6 +20,9 @@ from lavalog.events.volcano.api import JobStatus
 SCHEMA_VERSION = 1
 #: annotations that carry lavalog's extensions (docs/semantics.md, "Extensions")
 EXTENSION_PREFIX = "lavalog.io/"
+#: Volcano's `--max-requeue-num` default: a job whose creates are refused is requeued this
+#: many times before it is terminated
+MAX_REQUEUE_NUM = 15
 
 
 class Observation(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
@@ -146,6 +149,9 @@ class CreateFailed(Observation, frozen=True, kw_only=True, tag="CreateFailed"):
     code: int = 0
     reason: str = ""
     message: str = ""
+    #: the controller's `--max-requeue-num` (Volcano's flag): refusals in a row the job is
+    #: requeued after before it is terminated; negative: never terminated
+    max_requeues: int = MAX_REQUEUE_NUM
 
 
 AnyObservation = (

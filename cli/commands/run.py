@@ -17,6 +17,7 @@ from lavalog.controller.app import COMPONENTS, ControllerConfig, default_identit
 from lavalog.controller.kube import KUBECONFIG_HELP, KubeConfigError, choose_kubeconfig
 from lavalog.controller.logs import add_logging_arguments, configure_logging
 from lavalog.controller.task_stacks import log_task_stacks_on_sigusr1
+from lavalog.events.observations import MAX_REQUEUE_NUM
 
 N = TypeVar("N", int, float)
 
@@ -66,6 +67,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--kube-api-qps",
         type=_positive(float),
+        metavar="QPS",
         default=env("LAVALOG_KUBE_API_QPS", str(DEFAULT_QPS)),
         help="API calls per second the actuator makes at most, on average (Volcano's flag; "
         "default %(default)s): see docs/install.md, 'Sizing the API budget'",
@@ -73,9 +75,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--kube-api-burst",
         type=_positive(int),
+        metavar="N",
         default=env("LAVALOG_KUBE_API_BURST", str(DEFAULT_BURST)),
         help="API calls the actuator may make at once above --kube-api-qps "
         "(Volcano's flag; default %(default)s)",
+    )
+    parser.add_argument(
+        "--max-requeue-num",
+        type=int,
+        metavar="N",
+        default=int(env("LAVALOG_MAX_REQUEUE_NUM", str(MAX_REQUEUE_NUM))),
+        help="a job whose pod, PodGroup or claim creates the API server refuses (a full "
+        "ResourceQuota) is retried, 5 ms later doubling each time, and terminated after this "
+        "many retries in a row; negative: never (Volcano's flag; default %(default)s)",
     )
     add_kafka_arguments(parser)
     add_logging_arguments(parser)
@@ -116,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
         lease_namespace=args.lease_namespace,
         qps=args.kube_api_qps,
         burst=args.kube_api_burst,
+        max_requeues=args.max_requeue_num,
     )
     return asyncio.run(_main(config))
 

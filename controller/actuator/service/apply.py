@@ -57,7 +57,7 @@ from lavalog.events.decisions import (
     PodsReplace,
     StatusWrite,
 )
-from lavalog.events.observations import CreateFailed
+from lavalog.events.observations import MAX_REQUEUE_NUM, CreateFailed
 from lavalog.events.topics import split_job_key
 from lavalog.events.volcano import reasons
 from lavalog.events.volcano.api import API_VERSION as JOB_API_VERSION
@@ -94,10 +94,13 @@ class Applier:
         keygen: KeyGenerator = generate_key_pair,
         cached_jobs: int = 10_000,
         on_refused: OnRefused | None = None,
+        max_requeues: int = MAX_REQUEUE_NUM,
     ) -> None:
         self._api = api
         self._counters = counters
         self._on_refused = on_refused
+        #: `--max-requeue-num`, told to the decider with each refusal
+        self._max_requeues = max_requeues
         #: Events are written off the lanes: `await applier.events.run()` writes them
         self.events = EventRecorder(api, counters)
         self._pod_concurrency = pod_concurrency
@@ -170,6 +173,7 @@ class Applier:
                 code=first.status,
                 reason=first.reason,
                 message=first.message,
+                max_requeues=self._max_requeues,
             )
         )
 

@@ -39,6 +39,7 @@ from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
 from lavalog.controller.kube import Kube, KubeError
 from lavalog.events.codec import DecodeError, decode_decision
 from lavalog.events.decisions import AnyDecision
+from lavalog.events.observations import MAX_REQUEUE_NUM
 from lavalog.events.topics import DECISIONS
 
 #: decisions received and not yet carried out, beyond which fetching pauses: enough that
@@ -75,6 +76,7 @@ class ActuatorService:
         burst: int = 100,
         concurrency: int = 32,
         namespace: str | None = None,
+        max_requeues: int = MAX_REQUEUE_NUM,
     ) -> None:
         self.counters = Counters()
         #: the namespace the controller watches (None: all), whose Jobs a takeover lists
@@ -84,7 +86,9 @@ class ActuatorService:
         # a call waiting to be retried leaves its lane's turn to another job meanwhile
         self._api = Api(kube, limiter, self.counters, sleep=step_aside)
         self._refusals = RefusalPublisher(kafka)
-        self._applier = Applier(self._api, self.counters, on_refused=self._refusals.publish)
+        self._applier = Applier(
+            self._api, self.counters, on_refused=self._refusals.publish, max_requeues=max_requeues
+        )
         self._events = self._applier.events
         self._kafka = kafka
         self._group_id = group_id

@@ -15,8 +15,8 @@ from msgspec.structs import replace
 from lavalog.controller.decider.core.state import JobState, RefusedCreates
 from lavalog.events.observations import CreateFailed
 
-#: Volcano's `--max-requeue-num` default
-MAX_REQUEUES = 15
+#: refusals a row remembers (Volcano's `--max-requeue-num` default, and one more)
+MEMORY = 16
 _POD = "Pod"
 
 
@@ -42,7 +42,7 @@ def fold(state: JobState, event: CreateFailed) -> JobState:
     refused = RefusedCreates(
         version=state.version,
         count=count + 1,
-        decisions=(*decisions, event.decision)[-(MAX_REQUEUES + 1) :],
+        decisions=(*decisions, event.decision)[-MEMORY:],
         message=event.message,
     )
     return replace(state, refused_creates=refused)

@@ -5,7 +5,7 @@ Volcano: a sync whose pod (or PodGroup, PVC) create fails records a Warning `Fai
 Event ("Error creating pods: ...") and returns the error; `processNextReq` hands it to
 `handleJobError`, which requeues the job through the workqueue's rate limiter (client-go's
 `DefaultTypedControllerRateLimiter`: 5 ms, doubling with each requeue, at most 1000 s)
-while it was requeued fewer than `maxRequeueNum` (15) times, and then records
+while it was requeued fewer than `maxRequeueNum` (`--max-requeue-num`, 15) times, and then records
 `ExecuteAction` "Job failed on action SyncJob for retry limit reached" and executes
 TerminateJob. A namespace whose ResourceQuota is full (403 "exceeded quota") is the common
 case: the job is retried for about 164 s (5 ms + 10 ms + ... + 82 s), and runs if the
@@ -14,17 +14,19 @@ quota frees meanwhile.
 lavalog: the actuator writes the `FailedCreate` Event (it saw the error) and publishes the
 refusal (`CreateFailed`, folded by `refused_creates`); deciding it schedules the requeue as
 a durable timer (a SyncJob coming due: on the timeline, and at the same moments after a
-restart or in a replay) or, at the 16th refusal in a row, terminates the job.
+restart or in a replay) or, at the 16th refusal in a row, terminates the job. The limit
+is the controller's `--max-requeue-num`, carried by each refusal, so that a replay decides
+with the limit the decision was made with.
 """
 
 from __future__ import annotations
 
-from lavalog.controller.decider.core.refused_creates import MAX_REQUEUES
 from lavalog.controller.decider.core.step import Step
 from lavalog.controller.decider.core.transitions import ACTIVE_PHASES
 from lavalog.controller.decider.core.triggers import Trigger
 from lavalog.controller.delays import exponential
 from lavalog.events.decisions import TimerScheduled
+from lavalog.events.observations import CreateFailed
 from lavalog.events.volcano.api import Action
 from lavalog.events.volcano.reasons import FAILED_CREATE
 
@@ -47,7 +49,8 @@ def retry_limit_reached(step: Step) -> bool:
     refused = state.refused_creates
     if refused is None or refused == before or state.phase not in ACTIVE_PHASES:
         return False  # counted before, of an earlier run, or the job has moved on
-    if refused.count > MAX_REQUEUES:
+    limit = step.observation.max_requeues if isinstance(step.observation, CreateFailed) else -1
+    if 0 <= limit < refused.count:
         return True
     if any(timer.trigger == FAILED_CREATE for timer in state.timers.values()):
         return False

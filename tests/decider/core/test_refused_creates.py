@@ -10,7 +10,6 @@ import msgspec
 import pytest
 
 from lavalog.controller.decider.core import JobState, initial_state, step
-from lavalog.controller.decider.core.refused_creates import MAX_REQUEUES
 from lavalog.events.decisions import (
     ActionDecided,
     AnyDecision,
@@ -18,7 +17,7 @@ from lavalog.events.decisions import (
     PodsCreate,
     TimerScheduled,
 )
-from lavalog.events.observations import CreateFailed
+from lavalog.events.observations import MAX_REQUEUE_NUM, CreateFailed
 from lavalog.simulator.scenarios import JobScript
 from tests.decider.support import worker_spec
 
@@ -93,14 +92,14 @@ def test_a_refusal_requeues_the_job_after_5ms_and_then_asks_for_the_pods_again()
 def test_the_requeue_doubles_and_the_16th_refusal_in_a_row_terminates_the_job() -> None:
     run = started()
     delays = []
-    for _ in range(MAX_REQUEUES):
+    for _ in range(MAX_REQUEUE_NUM):
         refused_at = run.script.time
         [timer] = run.refuse(run.created())
         assert isinstance(timer, TimerScheduled)
         delays.append(round(timer.fire_at - refused_at, 6))
         run.fire(timer)
     # Volcano's options.go: 5ms, 10ms, 20ms, ... 41s, 82s
-    assert delays == [round(0.005 * 2**n, 6) for n in range(MAX_REQUEUES)]
+    assert delays == [round(0.005 * 2**n, 6) for n in range(MAX_REQUEUE_NUM)]
 
     last = run.refuse(run.created())
     [action] = [d for d in last if isinstance(d, ActionDecided)]
@@ -170,3 +169,28 @@ def test_a_refused_podgroup_is_asked_for_again_when_the_requeue_comes_due() -> N
     assert isinstance(timer, TimerScheduled) and run.state.podgroup is None
     again = run.fire(timer)
     assert [type(d).__name__ for d in again] == ["PodGroupCreate"]
+
+
+@pytest.mark.parametrize(("limit", "refusals_to_end"), [(0, 1), (2, 3), (-1, None)])
+def test_the_limit_is_the_controllers_max_requeue_num_carried_by_the_refusal(
+    limit: int, refusals_to_end: int | None
+) -> None:
+    """Volcano's `--max-requeue-num`: 0 terminates at the first refusal, a negative one
+    never (its requeues go on at the longest delay)."""
+    run = started()
+    ended_at = None
+    for refusal in range(1, 21):
+        created = run.created()
+        run.script.observe(
+            CreateFailed, decision=created.id, object_kind="Pod",
+            names=tuple(ref.name for ref in created.pods), job_version=created.job_version,
+            code=403, reason="Forbidden", message=QUOTA, max_requeues=limit,
+        )  # fmt: skip
+        decided = run.send()
+        if any(isinstance(d, ActionDecided) for d in decided):
+            ended_at = refusal
+            break
+        [timer] = decided
+        assert isinstance(timer, TimerScheduled)
+        run.fire(timer)
+    assert ended_at == refusals_to_end

@@ -100,16 +100,15 @@ class EventRecorder:
         async with self._written:
             await self._written.wait_for(lambda: self.waiting() == 0)
 
-    async def forget(self, groups: Container[Hashable]) -> None:
-        """Leave the Events of `groups` not yet written to whoever takes them over (they
-        are not done, so they are carried out again); wait for the one being written."""
+    def forget(self, groups: Container[Hashable]) -> None:
+        """Leave the Events of `groups` not yet written to whoever takes them over: they
+        are not done, so they are carried out again (the one being written now may be
+        written twice: the second is AlreadyExists)."""
         kept = [queued for queued in self._queue if queued.group not in groups]
         self._queue.clear()
         self._queue.extend(kept)
-        async with self._written:
-            await self._written.wait_for(
-                lambda: self._writing is None or self._writing.group not in groups
-            )
+        if self._writing is not None and self._writing.group in groups:
+            self._writing.done = None
 
     async def _write(self, write: Write) -> None:
         """Create the Event, or patch the one it is counted into (created if gone). A

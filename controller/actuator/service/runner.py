@@ -272,7 +272,7 @@ class ActuatorService:
     ) -> None:
         """Finish and commit what was taken from `partitions` before another member gets them."""
         await self._lanes.drain(DRAIN_SECONDS, partitions)
-        await self._events.forget(partitions)
+        self._events.forget(partitions)
         await self._commit(consumer, progress_log, partitions)
         _log.info(
             "partitions handed over",

@@ -5,6 +5,7 @@ their partition goes."""
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -57,7 +58,7 @@ async def test_an_event_alike_one_written_is_counted_into_it(
 ) -> None:
     done: list[int] = []
     for n in range(3):
-        writing.record([manifest(job, n)], done=lambda n=n: done.append(n))
+        writing.record([manifest(job, n)], done=functools.partial(done.append, n))
     await writing.idle()
 
     [event] = events_of(await items(kube, EVENTS), job)
@@ -72,7 +73,7 @@ async def test_beyond_its_capacity_a_new_event_is_dropped_and_its_decision_done(
     recorder = EventRecorder(api, counters, capacity=2)
     done: list[int] = []
     for n in range(3):
-        recorder.record([manifest(job, n, f"m{n}")], done=lambda n=n: done.append(n))
+        recorder.record([manifest(job, n, f"m{n}")], done=functools.partial(done.append, n))
     assert done == [2]  # dropped at once, and done: an Event is a hint, the log the record
     assert counters.events_dropped == 1
     writer = asyncio.create_task(recorder.run())

@@ -94,6 +94,9 @@ class Faults:
     terminated: list[str] = field(default_factory=list)
     _turn: int = 0
     _lost: set[str] = field(default_factory=set)
+    #: replicas killed on purpose and not started again yet (the churn's kills run beside
+    #: its cluster faults, whose `revive` must not take them for dead)
+    _down: set[LavalogRun] = field(default_factory=set)
 
     def kinds(self) -> Iterator[str]:
         """Every kind once in a random order, then kinds drawn at random, without end."""
@@ -140,6 +143,7 @@ class Faults:
         async def kill() -> None:
             victim = self.replicas[self._turn % len(self.replicas)]
             self._turn += 1
+            self._down.add(victim)
             victim.kill()
             await asyncio.sleep(self.rng.uniform(0.5, 3.0))
             kind = "kill-one"
@@ -147,6 +151,7 @@ class Faults:
                 victim.identity = f"{victim.identity.split('~')[0]}~{self._turn}"
                 kind = "kill-new-identity"
             await victim.restart()
+            self._down.discard(victim)
             self.done[kind] += 1
 
         return kill
@@ -159,7 +164,7 @@ class Faults:
     async def revive(self) -> None:
         """Start again, and count, each replica that exited without being killed."""
         for replica in self.replicas:
-            if not replica.running:
+            if not replica.running and replica not in self._down:
                 self.died.append(f"{replica.identity}: {replica.tail()[-600:]}")
                 await replica.restart()
 

@@ -30,6 +30,8 @@ _log = structlog.get_logger("lavalog.actuator")
 class _Lane(Generic[T]):
     group: Hashable
     items: list[T] = field(default_factory=list)
+    #: the item being handled, if one is
+    current: T | None = None
 
 
 @dataclass(slots=True)
@@ -128,6 +130,18 @@ class KeyedQueues(Generic[T]):
         """Items in the longest lane."""
         return max((len(lane.items) for lane in self._lanes.values()), default=0)
 
+    def drop_waiting(self, groups: Container[Hashable] | None = None) -> int:
+        """Drop the items of the lanes (of `groups`, or all) that are not being handled:
+        when the groups go to another consumer, that one does them (they are not done),
+        and only what is under way must be finished first. The number dropped."""
+        dropped = 0
+        for lane in self._lanes.values():
+            if groups is None or lane.group in groups:
+                kept = [] if lane.current is None else [lane.current]
+                dropped += len(lane.items) - len(kept)
+                lane.items[:] = kept
+        return dropped
+
     async def drain(self, grace: float, groups: Container[Hashable] | None = None) -> None:
         """Let the lanes (of `groups`, or all) finish; after `grace` seconds cancel the rest,
         whose unfinished items are then simply not done."""
@@ -151,15 +165,26 @@ class KeyedQueues(Generic[T]):
                 turn.held = True
                 _CURRENT.set(turn)
                 try:
-                    index = self._pick(lane.items)
-                    await self._handle(lane.items[index], lane.items[index + 1 :])
-                    del lane.items[index]
+                    if lane.items:  # none when they were dropped while the lane waited
+                        index = self._pick(lane.items)
+                        lane.current = item = lane.items[index]
+                        await self._handle(item, lane.items[index + 1 :])
+                        _remove(lane.items, item)
                 finally:
+                    lane.current = None
                     if turn.held:  # not when cancelled while stepping aside
                         self._turns.give_back()
         finally:
             del self._lanes[key]
             del self._workers[key]
+
+
+def _remove(items: list[T], item: T) -> None:
+    """Take out `item` itself (the list may have changed while it was handled)."""
+    for index, queued in enumerate(items):
+        if queued is item:
+            del items[index]
+            return
 
 
 def _report_crash(worker: asyncio.Task[None]) -> None:

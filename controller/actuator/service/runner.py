@@ -6,9 +6,9 @@ committed per partition is the first one not yet carried out, with the later one
 carried out recorded beside it (`offsets`, `progress_log`): a crash repeats only the decisions
 that were in flight, never skips one, and idempotent writes (`apply`) make the
 repetition harmless. One job's slow decision holds back nobody else's progress.
-Before a partition moves to another member (rebalance) or the service stops, its
-in-flight decisions are finished and committed, so that two members never work on one
-job at once.
+Before a partition moves to another member (rebalance) or the service stops, the
+decisions under way are finished and committed, so that two members never work on one
+job at once; those still waiting in its lanes are left to the next owner.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from lavalog.events.topics import DECISIONS
 #: a burst's pod creates, decided after its PodGroups were admitted, are fetched (and go
 #: first, `core.priority`) while the status writes and Events before them still wait
 MAX_IN_FLIGHT = 20_000
-#: how long a rebalance or a stop waits for in-flight decisions before abandoning them
+#: how long a rebalance or a stop waits for the decisions under way before abandoning them
 DRAIN_SECONDS = 30.0
 #: how long the final commit and leaving the group may take on the way out
 STOP_SECONDS = 10.0
@@ -161,6 +161,7 @@ class ActuatorService:
             self._ready = False
             if self._learning is not None:
                 self._learning.cancel()
+            self._lanes.drop_waiting()
             await self._lanes.drain(DRAIN_SECONDS)
             await self._stop_writing(writer)
             try:  # bounded: a group still forming must not hold the process on its way out
@@ -270,13 +271,16 @@ class ActuatorService:
     async def _hand_over(
         self, consumer: AIOKafkaConsumer, progress_log: ProgressLog, partitions: set[TopicPartition]
     ) -> None:
-        """Finish and commit what was taken from `partitions` before another member gets them."""
+        """Finish what is under way of `partitions` and commit, before another member gets
+        them; what waits in their lanes is left to that member (not done, not committed)."""
+        left = self._lanes.drop_waiting(partitions)
         await self._lanes.drain(DRAIN_SECONDS, partitions)
         self._events.forget(partitions)
         await self._commit(consumer, progress_log, partitions)
         _log.info(
             "partitions handed over",
             positions={tp.partition: self._offsets.position(tp) for tp in partitions},
+            left_waiting=left,
         )
         self._offsets.forget(partitions)
         self._taken_over -= partitions

@@ -104,3 +104,28 @@ async def test_a_lane_cancelled_while_aside_leaves_the_turns_whole() -> None:
     await lanes.drain(grace=5)
     assert finished == ["next", "after"]
     assert lanes._turns._free == 1
+
+
+async def test_dropping_a_groups_waiting_items_keeps_what_is_under_way() -> None:
+    """A handover: the item being handled is finished, those waiting behind it (and in
+    lanes waiting for a turn) are left to the next owner; other groups keep theirs."""
+    release = asyncio.Event()
+    handled: list[str] = []
+
+    async def handle(item: str, later: object) -> None:
+        if item == "a1":
+            await release.wait()
+        handled.append(item)
+
+    lanes: KeyedQueues[str] = KeyedQueues(handle, turns=1)
+    for item in ("a1", "a2", "a3"):
+        lanes.put("a", "p0", item)
+    lanes.put("b", "p0", "b1")  # no turn free: b, c, d wait
+    lanes.put("c", "p1", "c1")
+    lanes.put("d", "p0", "d1")
+    await asyncio.sleep(0.01)
+    assert lanes.drop_waiting({"p0"}) == 4  # a2, a3, b1, d1
+    release.set()
+    await lanes.drain(grace=5)
+    assert handled == ["a1", "c1"]
+    assert len(lanes) == 0

@@ -21,15 +21,13 @@ Pure.
 from __future__ import annotations
 
 import hashlib
-from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any
 
+from lavalog.controller.actuator.core.lru import Lru
 from lavalog.events.timestamps import from_rfc3339
 
 Obj = dict[str, Any]
-K = TypeVar("K")
-V = TypeVar("V")
 
 #: client-go's `maxLruCacheEntries`, `defaultAggregateMaxEvents`,
 #: `defaultAggregateIntervalInSeconds`, `defaultSpamBurst`, `defaultSpamQPS`
@@ -49,24 +47,6 @@ class Write:
 
     event: Obj
     patch: Obj | None = None
-
-
-class _Lru(Generic[K, V]):
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._items: OrderedDict[K, V] = OrderedDict()
-
-    def get(self, key: K) -> V | None:
-        value = self._items.get(key)
-        if value is not None:
-            self._items.move_to_end(key)
-        return value
-
-    def put(self, key: K, value: V) -> None:
-        self._items[key] = value
-        self._items.move_to_end(key)
-        while len(self._items) > self._size:
-            self._items.popitem(last=False)
 
 
 @dataclass(slots=True)
@@ -92,9 +72,9 @@ class EventCorrelator:
     """`correlate(event)`: what to write for it, or None when the spam filter drops it."""
 
     def __init__(self, *, cache_size: int = CACHE_SIZE) -> None:
-        self._similar: _Lru[tuple[str, ...], _Similar] = _Lru(cache_size)
-        self._written: _Lru[tuple[str, ...], _Written] = _Lru(cache_size)
-        self._budgets: _Lru[tuple[str, ...], _Budget] = _Lru(cache_size)
+        self._similar: Lru[tuple[str, ...], _Similar] = Lru(cache_size)
+        self._written: Lru[tuple[str, ...], _Written] = Lru(cache_size)
+        self._budgets: Lru[tuple[str, ...], _Budget] = Lru(cache_size)
 
     def correlate(self, event: Obj) -> Write | None:
         now = from_rfc3339(event["lastTimestamp"])

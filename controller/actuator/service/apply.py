@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
@@ -25,6 +24,7 @@ import structlog
 
 from lavalog.controller.actuator.core import job_events, paths, volumes
 from lavalog.controller.actuator.core.job import JobView
+from lavalog.controller.actuator.core.lru import Lru
 from lavalog.controller.actuator.core.plugins import KeyGenerator
 from lavalog.controller.actuator.core.podgroup import build_podgroup
 from lavalog.controller.actuator.core.pods import build_pods
@@ -480,32 +480,25 @@ class _JobCache:
     Job when it is at the decision's generation (`Applier._job_at_generation`)."""
 
     def __init__(self, size: int) -> None:
-        self._size = size
-        self._jobs: OrderedDict[str, Obj] = OrderedDict()
-
-    def get(self, key: str, uid: str) -> Obj | None:
-        job = self._jobs.get(key)
-        if job is None or _uid(job) != uid:
-            return None
-        self._jobs.move_to_end(key)
-        return job
+        self._jobs: Lru[str, Obj] = Lru(size)
 
     @property
     def size(self) -> int:
-        return self._size
+        return self._jobs.size
+
+    def get(self, key: str, uid: str) -> Obj | None:
+        job = self._jobs.get(key)
+        return job if job is not None and _uid(job) == uid else None
 
     def put(self, key: str, job: Obj) -> None:
-        self._jobs[key] = job
-        self._jobs.move_to_end(key)
-        while len(self._jobs) > self._size:
-            self._jobs.popitem(last=False)
+        self._jobs.put(key, job)
 
     def put_absent(self, key: str, job: Obj) -> None:
         if key not in self._jobs:
-            self.put(key, job)
+            self._jobs.put(key, job)
 
     def drop(self, key: str) -> None:
-        self._jobs.pop(key, None)
+        self._jobs.drop(key)
 
     def clear(self) -> None:
         self._jobs.clear()

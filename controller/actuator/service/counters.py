@@ -19,6 +19,8 @@ class Counters:
     skipped: int = 0
     #: status writes not made: a later one for the same Job was queued behind them
     coalesced: int = 0
+    #: decisions received again (the decider produced them twice) after being carried out
+    repeated: int = 0
     #: Kubernetes Events not written: counted into another or over their object's budget
     #: (`core.event_correlation`)
     events_filtered: int = 0
@@ -29,5 +31,13 @@ class Counters:
 
     @property
     def handled(self) -> int:
-        """Decisions taken off their lanes: carried out, refused, failed, skipped or coalesced."""
-        return self.applied + self.refused + self.failed + self.skipped + self.coalesced
+        """Decisions taken off their lanes: carried out, refused, failed, skipped, coalesced
+        or repeated."""
+        return (
+            self.applied
+            + self.refused
+            + self.failed
+            + self.skipped
+            + self.coalesced
+            + self.repeated
+        )

@@ -39,6 +39,8 @@ class _Queued:
     writes: list[Write]
     group: Hashable
     done: Callable[[], None] | None
+    #: the decision the Events report ("" when none)
+    decision: str
 
 
 class EventRecorder:
@@ -60,6 +62,7 @@ class EventRecorder:
         *,
         group: Hashable = None,
         done: Callable[[], None] | None = None,
+        decision: str = "",
     ) -> None:
         """Queue the Events of one decision (`done` is called once they are written)."""
         writes = [write for m in manifests if (write := self._correlator.correlate(m))]
@@ -72,7 +75,7 @@ class EventRecorder:
             if done is not None:
                 done()
             return
-        self._queue.append(_Queued(writes, group, done))
+        self._queue.append(_Queued(writes, group, done, decision))
         self._queued.set()
 
     def waiting(self) -> int:
@@ -100,15 +103,18 @@ class EventRecorder:
         async with self._written:
             await self._written.wait_for(lambda: self.waiting() == 0)
 
-    def forget(self, groups: Container[Hashable]) -> None:
+    def forget(self, groups: Container[Hashable]) -> list[str]:
         """Leave the Events of `groups` not yet written to whoever takes them over: they
         are not done, so they are carried out again (the one being written now may be
-        written twice: the second is AlreadyExists)."""
+        written twice: the second is AlreadyExists). The decisions left."""
+        left = [queued for queued in self._queue if queued.group in groups]
         kept = [queued for queued in self._queue if queued.group not in groups]
         self._queue.clear()
         self._queue.extend(kept)
         if self._writing is not None and self._writing.group in groups:
             self._writing.done = None
+            left.append(self._writing)
+        return [queued.decision for queued in left]
 
     async def _write(self, write: Write) -> None:
         """Create the Event, or patch the one it is counted into (created if gone). A

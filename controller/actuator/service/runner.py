@@ -25,6 +25,7 @@ from aiokafka.errors import KafkaError
 
 from lavalog.controller.actuator.core.job_events import REPORTED, reported
 from lavalog.controller.actuator.core.lane_order import next_up, superseded
+from lavalog.controller.actuator.core.lru import Lru
 from lavalog.controller.actuator.core.offsets import OffsetTracker, Progress
 from lavalog.controller.actuator.core.priority import Priority, priority_of
 from lavalog.controller.actuator.service.apply import Applier
@@ -50,6 +51,8 @@ MAX_IN_FLIGHT = 20_000
 DRAIN_SECONDS = 30.0
 #: how long the final commit and leaving the group may take on the way out
 STOP_SECONDS = 10.0
+#: decision ids remembered as carried out (about 100 bytes each)
+REMEMBERED = 100_000
 #: how long a stop waits for the Events queued to be written
 EVENTS_SECONDS = 5.0
 _POLL_MS = 100
@@ -100,6 +103,12 @@ class ActuatorService:
             urgent=lambda item: priority_of(item.decision) is Priority.PODS,
         )
         self._ready = False
+        #: ids of the decisions carried out here, the latest `REMEMBERED`: the decider may
+        #: produce a decision again (at-least-once), and doing it twice costs API calls
+        self._done: Lru[str, bool] = Lru(REMEMBERED)
+        #: decisions whose Events are being written -> the offsets of the copies received
+        #: meanwhile (on the same partition: a decision's partition is its job's)
+        self._events_waiting: dict[str, list[int]] = {}
         #: partitions whose progress is known: aiokafka may hand out a new partition's
         #: messages while `_take_over` still reads it, and those must wait for it
         self._taken_over: set[TopicPartition] = set()
@@ -219,14 +228,27 @@ class ActuatorService:
             )
             self._offsets.done(partition, offset)
             return
+        if decision.id in self._done:
+            self._repeated(partition, offset)
+            return
         if type(decision) in REPORTED:  # no lane: an Event waits for nothing, nor holds up
+            copies = self._events_waiting.get(decision.id)
+            if copies is not None:  # its first copy is still being written
+                copies.append(offset)
+                return
+            self._events_waiting[decision.id] = []
             done = functools.partial(self._event_done, partition, offset, decision)
-            self._events.record(reported(decision), group=partition, done=done)
+            self._events.record(
+                reported(decision), group=partition, done=done, decision=decision.id
+            )
             return
         self._lanes.put(decision.key, partition, _Item(partition, offset, decision))
 
     def _event_done(self, partition: TopicPartition, offset: int, decision: AnyDecision) -> None:
         self.counters.applied += 1
+        self._done.put(decision.id, True)
+        for copy in self._events_waiting.pop(decision.id, ()):
+            self._repeated(partition, copy)
         self._offsets.done(partition, offset)
         _log.info(carried_out(decision), lag=lag(decision), **decision_fields(decision))
 
@@ -242,11 +264,21 @@ class ActuatorService:
         await asyncio.gather(writer, return_exceptions=True)
 
     async def _carry_out(self, item: _Item, later: Sequence[_Item]) -> None:
+        if item.decision.id in self._done:  # its first copy was ahead of it in the lane
+            self._repeated(item.partition, item.offset)
+            return
         if superseded(item.decision, [queued.decision for queued in later]):
             self.counters.coalesced += 1
         else:
             await self._applier.apply(item.decision)
+        self._done.put(item.decision.id, True)
         self._offsets.done(item.partition, item.offset)
+
+    def _repeated(self, partition: TopicPartition, offset: int) -> None:
+        """A decision the decider produced again (same id: it decided the same observation
+        again after a restart) that this member has carried out already."""
+        self.counters.repeated += 1
+        self._offsets.done(partition, offset)
 
     async def _commit(
         self,
@@ -275,7 +307,8 @@ class ActuatorService:
         them; what waits in their lanes is left to that member (not done, not committed)."""
         left = self._lanes.drop_waiting(partitions)
         await self._lanes.drain(DRAIN_SECONDS, partitions)
-        self._events.forget(partitions)
+        for forgotten in self._events.forget(partitions):
+            self._events_waiting.pop(forgotten, None)
         await self._commit(consumer, progress_log, partitions)
         _log.info(
             "partitions handed over",

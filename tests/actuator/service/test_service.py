@@ -284,6 +284,26 @@ async def test_an_event_the_api_server_holds_up_holds_up_no_pod_and_is_done_once
     assert pending["reason"] == "Pending"
 
 
+async def test_a_decision_the_decider_produced_again_is_not_carried_out_again(
+    sim_cluster: SimulatedCluster, kube: Kube, kafka_settings: KafkaSettings
+) -> None:
+    """The decider is at-least-once: after a restart it may produce decisions again (same
+    ids). One carried out here already costs no API call the second time, in its lane
+    (the first copy still queued ahead) or after it (the first copy done)."""
+    job = await submit(kube)
+    create, event = tf_pods(job), decision(PhaseChanged, job, previous="", phase="Pending")
+    group = "actuator"
+    async with running(service(kube, kafka_settings, group)) as actuator:
+        await produce(kafka_settings, [create, event, create, event], partition=0)
+        await until(lambda: actuator.counters.repeated == 2)
+        ends = await produce(kafka_settings, [create], partition=0)
+        await until(lambda: actuator.counters.repeated == 3)
+        await until_async(lambda: _equals(progress(kafka_settings, group, 0), Progress(ends[0])))
+    assert actuator.counters.applied == 2
+    assert sim_cluster.api_calls["create pods"] == 3
+    assert len(events_of(await items(kube, EVENTS), job)) == 1
+
+
 @pytest.mark.parametrize("progress_read_delay", [0.0, 2.0], ids=["progress-read-at-once", "slow"])
 async def test_a_crash_behind_one_slow_decision_repeats_only_that_jobs_writes(
     sim_cluster: SimulatedCluster,

@@ -121,8 +121,9 @@ class Applier:
             JobDelete: self._delete_job,
         }
 
-    async def apply(self, decision: AnyDecision) -> None:
-        """Carry out `decision`; returns once it is done, skipped, or failed for good."""
+    async def apply(self, decision: AnyDecision, *, priority: Priority | None = None) -> None:
+        """Carry out `decision`; returns once it is done, skipped, or failed for good. Its
+        API calls wait for the budget at `priority` (by default the decision's own)."""
         handler = self._handlers.get(type(decision))
         if handler is None:  # timers: the decider service's business
             return
@@ -130,7 +131,7 @@ class Applier:
         # every API call waits for the budget as this kind of decision does
         with (
             structlog.contextvars.bound_contextvars(job=decision.key, decision=decision.id),
-            prioritized(priority_of(decision)),
+            prioritized(priority_of(decision) if priority is None else priority),
         ):
             try:
                 done = await handler(decision)

@@ -270,7 +270,10 @@ class ActuatorService:
         if superseded(item.decision, [queued.decision for queued in later]):
             self.counters.coalesced += 1
         else:
-            await self._applier.apply(item.decision)
+            # what waits behind it in its lane waits for it: it goes at their priority too
+            # (a kill behind the status write that must come first is not held by it)
+            priority = min(priority_of(d.decision) for d in (item, *later))
+            await self._applier.apply(item.decision, priority=priority)
         self._done.put(item.decision.id, True)
         self._offsets.done(item.partition, item.offset)
 

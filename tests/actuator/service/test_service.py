@@ -32,6 +32,7 @@ from lavalog.events.decisions import (
     PodGroupCreate,
     PodRef,
     PodsCreate,
+    PodsKill,
     StatusWrite,
 )
 from lavalog.events.topics import DECISIONS
@@ -302,6 +303,27 @@ async def test_a_decision_the_decider_produced_again_is_not_carried_out_again(
     assert actuator.counters.applied == 2
     assert sim_cluster.api_calls["create pods"] == 3
     assert len(events_of(await items(kube, EVENTS), job)) == 1
+
+
+async def test_a_status_write_a_kill_waits_behind_goes_at_the_kills_priority(
+    sim_cluster: SimulatedCluster, kube: Kube, kafka_settings: KafkaSettings
+) -> None:
+    """Budget for one call a second: four jobs' status writes, then one whose kill must
+    follow its status write (the decider orders a new version's kills so). That status
+    write goes first among them, at the priority of the pod work behind it, not last."""
+    others = [await submit(kube, name=f"other-{n}") for n in range(4)]
+    restarted = await submit(kube, name="restarted")
+    stream: list[AnyDecision] = [
+        *(decision(StatusWrite, job, status=status("Running", 1)) for job in others),
+        decision(StatusWrite, restarted, status=status("Restarting", 0, retries=1)),
+        decision(PodsKill, restarted, reason="RestartJob", pods=()),
+    ]
+    await produce(kafka_settings, stream, partition=0)
+    slow = ActuatorService(kube=kube, kafka=kafka_settings, group_id="actuator", qps=1, burst=1)
+    async with running(slow) as actuator:
+        await until(lambda: handled(actuator) == len(stream))
+    writes = [w.split(" ", 1)[1] for w in sim_cluster.faults.writes if w.endswith("/status")]
+    assert writes.index(f"{job_path(restarted)}/status") <= 1, writes
 
 
 @pytest.mark.parametrize("progress_read_delay", [0.0, 2.0], ids=["progress-read-at-once", "slow"])

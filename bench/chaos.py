@@ -150,7 +150,8 @@ async def run(
                 await submit(kube, planned)
                 await asyncio.sleep(submit_every)
             submitted.set()
-            if churn:  # faults go on until every job has finished
+            settled = True
+            if churn:  # faults go on until every job has finished (or the time is up)
                 settled = await settle(view, kafka, names, settle_within)
                 seconds = time.time() - started
                 finished.set()
@@ -158,9 +159,8 @@ async def run(
             await chaos.revive()
             await chaos.end_node_loss_victims()
             calm = time.monotonic()
-            settled = await settle(view, kafka, names, settle_within) and (
-                settled if churn else True
-            )
+            if settled:  # after the churn only what the last faults left, else for good
+                settled = await settle(view, kafka, names, settle_within)
             settle_seconds = time.monotonic() - calm
             if not churn:
                 seconds = time.time() - started

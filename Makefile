@@ -2,12 +2,13 @@
 #   make demo   — installs into .venv, then runs `lavalog demo`
 #   make test   — installs into .venv, then runs ruff, mypy, import-linter and pytest
 #   make chaos  — the full chaos run: 300 jobs without and with faults, compared (ARGS=...)
+#   make lock   — write deploy/requirements.lock (the image's exact versions) from pyproject.toml
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint unit bench chaos clean
+.PHONY: demo test lint unit bench chaos lock clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,6 +40,11 @@ bench: $(STAMP)
 
 chaos: $(STAMP)
 	$(BIN)/python bench/chaos.py $(ARGS)
+
+# lavalog[postgres] for Python 3.11 on any platform, every file's hash: what the image installs
+lock: $(STAMP)
+	$(BIN)/uv pip compile pyproject.toml --extra postgres --universal --python-version 3.11 \
+		--generate-hashes --quiet --custom-compile-command "make lock" -o deploy/requirements.lock
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

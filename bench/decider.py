@@ -5,7 +5,7 @@
 The log interleaves many jobs, each running a ps/worker lifecycle whose workers fail and
 are restarted (RestartTask) until they succeed, as a busy cluster would report it. The
 baseline is msgspec decoding of the same messages: the ratio says how much the state
-machine costs on top of reading its input. Target (DESIGN.md): >= 200,000 events/s.
+machine costs on top of reading its input. Target (docs/benchmarks.md): >= 200,000 events/s.
 """
 
 from __future__ import annotations

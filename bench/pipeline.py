@@ -16,7 +16,7 @@ It is produced to `lavalog.observed` first; then, on the same broker:
 
 The stages run one after another, each alone, because the actuator (one API call or more
 per decision) is an order of magnitude slower than the decider: run together, the
-decider's rate would be the actuator's. Target (DESIGN.md): the decider consumes at
+decider's rate would be the actuator's. Target (docs/benchmarks.md): the decider consumes at
 >= 50% of the raw aiokafka rate measured in the same run.
 """
 

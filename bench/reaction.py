@@ -14,7 +14,7 @@ PodsReplace, which the actuator carries out as delete, then create once the pod 
 watched and decided into a PodsCreate; those steps are shown when they occur). Where the
 time goes is read back from the topics afterwards: when the watcher saw each change (the
 observation's time), when it was published and when each decision was produced (the
-Kafka message timestamps, in ms). Target (DESIGN.md): p99 < 50 ms at 1,000 events/s.
+Kafka message timestamps, in ms). Target (docs/benchmarks.md): p99 < 50 ms at 1,000 events/s.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ decider makes of them, `--active` jobs interleaved at a time. Each measurement r
 fresh process so that its peak memory (max RSS) is its own; a rebuild's peak adds that of
 the store's writer process (its child) to its own. Baselines from the same run: reading
 and decoding the file (msgspec) and, for the broker, consuming the topics with aiokafka
-without decoding. Target (DESIGN.md): a rebuild from the file in < 10 s, peak < 400 MB.
+without decoding. Target (docs/benchmarks.md): a rebuild from the file in < 10 s, peak < 400 MB.
 
 The file is also rebuilt into PostgreSQL (`--store postgresql://...`), beside SQLite's
 figure: a throwaway server of the system's (`bench/postgres.py`) on this machine, so it

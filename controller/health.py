@@ -2,7 +2,9 @@
 
 Healthy: every component task is still running. Ready: every component says it is
 (in its consumer group, watching or standing by as a follower). Metrics: each
-component's counters, as Prometheus counters named `lavalog_<component>_<counter>`.
+component's counters, as Prometheus counters named `lavalog_<component>_<counter>`,
+then the Volcano metrics a component keeps (`volcano_metrics`, the decider's), in
+Volcano's own names.
 """
 
 from __future__ import annotations
@@ -113,7 +115,13 @@ def health_app(health: Health) -> web.Application:
         return web.Response(status=200 if ok else 503, text=text)
 
     async def metrics(request: web.Request) -> web.Response:
-        return web.Response(body=generate_latest(registry), content_type="text/plain")
+        volcano = "".join(
+            metrics.exposition()
+            for component in health.components.values()
+            if (metrics := getattr(component, "volcano_metrics", None)) is not None
+        )
+        body = generate_latest(registry) + volcano.encode()
+        return web.Response(body=body, content_type="text/plain")
 
     app = web.Application()
     app.add_routes(

@@ -27,11 +27,13 @@ def add_logging_arguments(parser: argparse.ArgumentParser) -> None:
         default=os.environ.get("LAVALOG_LOG_LEVEL", "info"),
         help="env LAVALOG_LOG_LEVEL",
     )
+    as_json = os.environ.get("LAVALOG_LOG_JSON", "").strip().lower()
     parser.add_argument(
         "--log-json",
         action=argparse.BooleanOptionalAction,
-        default=None,
-        help="JSON log lines (default: when stderr is not a terminal)",
+        default={"true": True, "false": False}.get(as_json),
+        help="JSON log lines (default: env LAVALOG_LOG_JSON=true|false, else when stderr is"
+        " not a terminal)",
     )
 
 

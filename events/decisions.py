@@ -192,12 +192,13 @@ class JobRejected(Decision, frozen=True, kw_only=True, tag="JobRejected"):
 
 class PodGroupPending(Decision, frozen=True, kw_only=True, tag="PodGroupPending"):
     """The gang scheduler cannot place the job's PodGroup: say why on the Job, as
-    Volcano's `PodGroupPending` Event does. `reason`/`message` are the scheduler's
-    `Unschedulable` condition's."""
+    Volcano's `PodGroupPending` Event does. `condition`, `reason`, `message`: the
+    scheduler's newest True condition (not `Scheduled`)."""
 
     podgroup: str
     reason: str = ""
     message: str = ""
+    condition: str = "Unschedulable"
 
 
 class JobDelete(Decision, frozen=True, kw_only=True, tag="JobDelete"):

@@ -45,12 +45,25 @@ def parse_duration(text: str) -> float:
     return sign * total
 
 
+#: below a second Go's String() counts in ms, µs or ns: (nanoseconds per unit, unit)
+_SMALL_UNITS = ((1_000_000, "ms"), (1_000, "µs"), (1, "ns"))
+
+
 def format_duration(seconds: float) -> str:
-    """A Go-style duration string for `seconds` ("1h2m3.5s"), as Go's String() prints."""
+    """A Go-style duration string for `seconds` ("1h2m3.5s", "500ms"), as Go's String()
+    prints."""
     if seconds == 0:
         return "0s"
     sign = "-" if seconds < 0 else ""
     remaining = abs(seconds)
+    if remaining < 1:
+        nanoseconds = round(remaining * 1e9)
+        if nanoseconds == 0:
+            return "0s"
+        for size, unit in _SMALL_UNITS:
+            if nanoseconds >= size or size == 1:
+                amount = f"{nanoseconds / size:.9f}".rstrip("0").rstrip(".")
+                return f"{sign}{amount}{unit}"
     hours, remaining = divmod(remaining, 3600.0)
     minutes, remaining = divmod(remaining, 60.0)
     text = f"{remaining:.9f}".rstrip("0").rstrip(".") + "s"

@@ -73,8 +73,15 @@ class PodObserved(Observation, frozen=True, kw_only=True, tag="PodObserved"):
     reason: str = ""
     message: str = ""
     node: str = ""
-    #: highest restart count among the pod's containers (Volcano's TaskFailed test)
+    #: highest restart count among the pod's regular containers
     restart_count: int = 0
+    #: restart counts of all its containers, init containers included, added up (what
+    #: Volcano's TaskFailed adds up over a task's pending and running pods); unset in
+    #: logs written before it was published (`restart_count` stands in for it there)
+    total_restarts: int | msgspec.UnsetType = msgspec.UNSET
+    #: the pod is Running and every container reports ready (what Volcano's dependsOn
+    #: waits for); unset in logs written before it was published (Running stands in)
+    containers_ready: bool | msgspec.UnsetType = msgspec.UNSET
     #: deletionTimestamp is set: someone asked for the pod to go
     deleting: bool = False
     created: float | None = None
@@ -107,15 +114,31 @@ class PodsListed(Observation, frozen=True, kw_only=True, tag="PodsListed"):
     pods: dict[str, str]
 
 
+class PodGroupCondition(msgspec.Struct, frozen=True, kw_only=True):
+    """One of a PodGroup's `status.conditions`, as the scheduler wrote it."""
+
+    type: str
+    status: str
+    reason: str = ""
+    message: str = ""
+    #: seconds since the epoch; None when the scheduler gave none
+    last_transition_time: float | None = None
+
+
 class PodGroupObserved(Observation, frozen=True, kw_only=True, tag="PodGroupObserved"):
-    """The job's PodGroup changed phase (Pending, Inqueue, Running, Unknown) or was deleted."""
+    """The job's PodGroup changed phase (Pending, Inqueue, Running, Unknown) or the condition
+    the scheduler last set, or it was deleted."""
 
     podgroup: str
     podgroup_uid: str
     phase: str
+    #: the `Unschedulable=True` condition's reason and message, if it has one
     reason: str = ""
     message: str = ""
     deleted: bool = False
+    #: every condition, with its time (the newest True one says whether the gang waits);
+    #: unset in logs written before they were published
+    conditions: tuple[PodGroupCondition, ...] | msgspec.UnsetType = msgspec.UNSET
 
 
 class CommandIssued(Observation, frozen=True, kw_only=True, tag="CommandIssued"):

@@ -3,8 +3,12 @@
 Each method is one fault a controller must survive or one lever a test needs; the HTTP
 routes are thin wrappers so that out-of-process tests and `lavalog demo` can use them.
 
-    POST /sim/pods/{namespace}/{name}/evict     evict a pod (graceful delete)
+    POST /sim/pods/{namespace}/{name}/evict     evict a pod as the Eviction API does
+    POST /sim/pods/{namespace}/{name}/preempt   vc-scheduler evicts it (?reason=reclaim)
+    POST /sim/pods/{namespace}/{name}/node-pressure   its kubelet evicts it (?resource=)
+    POST /sim/pods/{namespace}/{name}/crash     its containers exit (?exitCode=1)
     POST /sim/nodes/{name}/lose                 node loss: NotReady, pods fail NodeLost
+                                                (?failPods=false: they run on, unreported)
     POST /sim/nodes/{name}/restore              the node comes back
     POST /sim/watches/drop                      close every open watch
     POST /sim/watches/expire                    compact history: old resourceVersions get 410
@@ -23,12 +27,13 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from lavalog.simulator import registry
+from lavalog.simulator import disruption, registry
 from lavalog.simulator.creations import PodCreations
 from lavalog.simulator.errors import ApiError, bad_request
 from lavalog.simulator.faults import ApiFaults
 from lavalog.simulator.kubelet import Kubelet
 from lavalog.simulator.objects import Objects
+from lavalog.simulator.recorder import EventRecorder
 from lavalog.simulator.store import decode, encode
 
 _FAULT_FIELDS = ("latency", "error_rate", "throttle_rate")
@@ -49,18 +54,32 @@ class Admin:
         self.faults = faults
         self.api_calls = api_calls
         self.creations = PodCreations(objects.store)
+        self._volcano = EventRecorder(objects, "volcano")
 
     def evict(self, namespace: str, name: str) -> None:
-        """Evict a pod as the eviction API does: a graceful delete."""
-        self.objects.delete(registry.POD, namespace, name)
+        """Evict a pod as the Eviction API does: DisruptionTarget (EvictionByEvictionAPI),
+        then a graceful delete."""
+        disruption.evict_by_api(self.objects, namespace, name, None)
+
+    def preempt(self, namespace: str, name: str, reason: str = "preempt") -> None:
+        """Evict a pod as vc-scheduler does to preempt (or, `reason` "reclaim", reclaim)
+        for another: DisruptionTarget (PreemptionByScheduler), then a delete."""
+        disruption.preempt(self.objects, self._volcano, namespace, name, reason)
+
+    def evict_for_pressure(self, namespace: str, name: str, resource: str = "memory") -> None:
+        """Its kubelet evicts a running pod, its node low on `resource`: the pod fails
+        with reason Evicted and DisruptionTarget (TerminationByKubelet)."""
+        if not self.kubelet.evict(namespace, name, resource):
+            raise bad_request(f"pod {namespace}/{name} is not running on any node")
 
     def crash(self, namespace: str, name: str, exit_code: int = 1) -> None:
         """The pod's running containers exit now with `exit_code`, as a crash would."""
         if not self.kubelet.crash(namespace, name, exit_code):
             raise bad_request(f"pod {namespace}/{name} is not running on any node")
 
-    def lose_node(self, name: str) -> None:
-        self.kubelet.lose_node(name)
+    def lose_node(self, name: str, *, fail_pods: bool = True) -> None:
+        """The node stops answering (see `Kubelet.lose_node` for `fail_pods`)."""
+        self.kubelet.lose_node(name, fail_pods=fail_pods)
 
     def restore_node(self, name: str) -> None:
         self.kubelet.restore_node(name)
@@ -107,6 +126,8 @@ class Admin:
     def routes(self) -> list[web.RouteDef]:
         return [
             web.post("/sim/pods/{namespace}/{name}/evict", self._evict),
+            web.post("/sim/pods/{namespace}/{name}/preempt", self._preempt),
+            web.post("/sim/pods/{namespace}/{name}/node-pressure", self._pressure),
             web.post("/sim/pods/{namespace}/{name}/crash", self._crash),
             web.post("/sim/nodes/{name}/lose", self._lose),
             web.post("/sim/nodes/{name}/restore", self._restore),
@@ -123,13 +144,25 @@ class Admin:
         self.evict(request.match_info["namespace"], request.match_info["name"])
         return _ok()
 
+    async def _preempt(self, request: web.Request) -> web.Response:
+        info = request.match_info
+        self.preempt(info["namespace"], info["name"], request.query.get("reason", "preempt"))
+        return _ok()
+
+    async def _pressure(self, request: web.Request) -> web.Response:
+        info = request.match_info
+        resource = request.query.get("resource", "memory")
+        self.evict_for_pressure(info["namespace"], info["name"], resource)
+        return _ok()
+
     async def _crash(self, request: web.Request) -> web.Response:
         info = request.match_info
         self.crash(info["namespace"], info["name"], int(request.query.get("exitCode", "1")))
         return _ok()
 
     async def _lose(self, request: web.Request) -> web.Response:
-        self.lose_node(request.match_info["name"])
+        fail_pods = request.query.get("failPods", "true") != "false"
+        self.lose_node(request.match_info["name"], fail_pods=fail_pods)
         return _ok()
 
     async def _restore(self, request: web.Request) -> web.Response:

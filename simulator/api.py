@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 from aiohttp import web
 
-from lavalog.simulator import discovery, fields, pods, registry, watch
+from lavalog.simulator import discovery, disruption, fields, pods, registry, watch
 from lavalog.simulator.access import Access, AccessListener
 from lavalog.simulator.errors import ApiError, bad_request, not_found
 from lavalog.simulator.objects import Objects
@@ -26,6 +26,8 @@ from lavalog.simulator.store import Entry, Obj, decode, encode
 from lavalog.simulator.writes import Write, WriteLog
 
 JSON = "application/json"
+#: answers `POST .../serviceaccounts/NAME/token` (lavalog.simulator.reviews)
+TokenRequests = Callable[[web.Request, str, str], Awaitable[web.Response]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +148,7 @@ class KubeApi:
         calls: Counter[str],
         writes: WriteLog | None = None,
         access: list[AccessListener] | None = None,
+        token_requests: TokenRequests | None = None,
     ) -> None:
         self.objects = objects
         self.writes = writes or WriteLog()
@@ -155,6 +158,7 @@ class KubeApi:
         self.calls = calls
         self.logs = logs
         self.bookmark_interval = bookmark_interval
+        self.token_requests = token_requests
 
     def routes(self) -> list[web.RouteDef]:
         return [
@@ -239,6 +243,13 @@ class KubeApi:
                 )
         elif target.resource is registry.POD:
             return await self._pod_subresource(request, target)
+        elif (
+            target.resource is registry.SERVICE_ACCOUNT
+            and target.subresource == "token"
+            and method == "POST"
+            and self.token_requests is not None
+        ):
+            return await self.token_requests(request, target.namespace or "", target.name)
         raise ApiError(
             405,
             "MethodNotAllowed",
@@ -423,13 +434,9 @@ class KubeApi:
             return web.Response(text=self.logs(pod), content_type="text/plain")
         if target.subresource == "eviction" and request.method == "POST":
             body = await _body(request)
-            self._delete(
-                request,
-                registry.POD,
-                namespace,
-                name,
-                body.get("deleteOptions") if isinstance(body, dict) else None,
-            )
+            options = (body.get("deleteOptions") if isinstance(body, dict) else None) or {}
+            if not _dry_run(request.query.get("dryRun")) and not options.get("dryRun"):
+                disruption.evict_by_api(self.objects, namespace, name, options)
             return _success(201)
         if target.subresource == "binding" and request.method == "POST":
             body = await _body(request)

@@ -38,7 +38,34 @@ def _pod(obj: Obj) -> None:
             if isinstance(probe, dict):
                 for field, value in PROBE_DEFAULTS.items():
                     probe.setdefault(field, value)
+    _tolerate_node_trouble(spec)
     obj["status"] = {"phase": "Pending", "qosClass": _qos_class(spec)}
+
+
+#: what the DefaultTolerationSeconds admission plugin lets every pod tolerate, and how long
+_NODE_TROUBLE = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+DEFAULT_TOLERATION_SECONDS = 300
+
+
+def _tolerate_node_trouble(spec: Obj) -> None:
+    """DefaultTolerationSeconds: a pod that does not tolerate a not-ready or unreachable
+    node's NoExecute taint tolerates it for 300 s (so the taint eviction controller
+    deletes it five minutes after its node was lost, not at once)."""
+    tolerations = spec.get("tolerations") or []
+    for key in _NODE_TROUBLE:
+        if not any(
+            t.get("key") in (key, None, "") and t.get("effect") in ("NoExecute", None, "")
+            for t in tolerations
+        ):
+            tolerations.append(
+                {
+                    "key": key,
+                    "operator": "Exists",
+                    "effect": "NoExecute",
+                    "tolerationSeconds": DEFAULT_TOLERATION_SECONDS,
+                }
+            )
+    spec["tolerations"] = tolerations
 
 
 def _qos_class(spec: Obj) -> str:

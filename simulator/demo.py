@@ -26,10 +26,12 @@ from lavalog.controller.kafka import KafkaSettings
 from lavalog.controller.kube import Kube, connect
 from lavalog.projections.core.render import render_timeline
 from lavalog.projections.core.timeline import Timeline
-from lavalog.projections.service.app import serve
+from lavalog.projections.service.app import ServeError, serve
 from lavalog.projections.service.database import SqliteLocation
 from lavalog.projections.service.kafka_source import KafkaSource
+from lavalog.projections.service.live import LiveHub
 from lavalog.projections.service.queries import JobFilter, Queries
+from lavalog.projections.service.replica import Replica
 from lavalog.projections.service.store import Store, store_path
 from lavalog.simulator import registry
 from lavalog.simulator.demo_display import JobRow, job_row, render_rows
@@ -92,18 +94,10 @@ async def demo(
                 stop=stop,
             )
         )
-        ui_url: list[str] = []
+        #: what to say of the web UI: where it is, or why it is not
+        ui: list[str] = []
         store = store_path(state_dir)
-        projections = asyncio.create_task(
-            serve(
-                location=SqliteLocation(store),
-                open_store=lambda: Store(store),
-                source=KafkaSource(kafka),
-                host="127.0.0.1",
-                port=http_port,
-                started=ui_url.append,
-            )
-        )
+        projections = asyncio.create_task(_projections(store, kafka, http_port, ui))
         say(f"cluster: {cluster.url} (kubeconfig {cluster.kubeconfig_path})")
         say(f"broker:  {broker.bootstrap_servers}")
         try:
@@ -115,9 +109,7 @@ async def demo(
                     if story.crash is not None
                 }
                 try:
-                    finished = await _watch(
-                        kube, stop, ui_url, once=once, give_up_after=give_up_after
-                    )
+                    finished = await _watch(kube, stop, ui, once=once, give_up_after=give_up_after)
                     if not once:
                         return 0
                     settle = SETTLE_REAL + SETTLE_SIMULATED / time_scale
@@ -132,6 +124,30 @@ async def demo(
             stop.set()
             projections.cancel()
             await asyncio.gather(controller, projections, return_exceptions=True)
+
+
+async def _projections(store: Path, kafka: KafkaSettings, http_port: int, ui: list[str]) -> None:
+    """The projections' store and web UI. The jobs do not need the UI: when it cannot
+    start (its port taken), the demo says so, in its view too, and goes on feeding the
+    store, which the timelines printed at the end are read from."""
+    location = SqliteLocation(store)
+    try:
+        await serve(
+            location=location,
+            open_store=lambda: Store(store),
+            source=KafkaSource(kafka),
+            host="127.0.0.1",
+            port=http_port,
+            started=lambda url: ui.append(f"web UI: {url}   (Ctrl-C to stop)"),
+        )
+    except ServeError as error:
+        ui.append(f"the web UI could not start: {error}; the demo goes on without it")
+        say(ui[-1])
+        queries = Queries(location)
+        try:
+            await Replica(lambda: Store(store), KafkaSource(kafka), queries, LiveHub()).run()
+        finally:
+            queries.close()
 
 
 async def _submit(kube: Kube) -> None:
@@ -173,7 +189,7 @@ def _running(cluster: SimulatedCluster, name: str) -> dict[str, Any] | None:
 
 
 async def _watch(
-    kube: Kube, stop: asyncio.Event, ui_url: list[str], *, once: bool, give_up_after: float
+    kube: Kube, stop: asyncio.Event, ui: list[str], *, once: bool, give_up_after: float
 ) -> bool:
     """Show the jobs until all finished (with `once`) or until stopped; True if finished."""
     started = time.monotonic()
@@ -182,8 +198,8 @@ async def _watch(
     while not stop.is_set():
         rows = await _rows(kube)
         view = render_rows(rows, elapsed=time.monotonic() - started)
-        if ui_url:
-            view += f"\n\nweb UI: {ui_url[0]}   (Ctrl-C to stop)"
+        if ui:
+            view += f"\n\n{ui[-1]}"
         if interactive:
             sys.stdout.write("\x1b[H\x1b[J" + view + "\n")
             sys.stdout.flush()

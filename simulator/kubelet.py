@@ -6,7 +6,9 @@ reports (`pod_status.py`); its containers' behaviour comes from `commands.py`, t
 startup, readiness and liveness from their probes (`probes.py`). Deletion honours the
 grace period (a container that does not finish in time is killed with exit code 137)
 and then removes the pod, as the kubelet's final delete does. Losing a node stops its
-pods and fails them with reason NodeLost. The kubelet's Events are written on the pod:
+pods and fails them with reason NodeLost, or (`fail_pods=False`) cuts its kubelet off
+the API server while its pods run on; node pressure evicts a pod (Failed, reason
+Evicted, DisruptionTarget). The kubelet's Events are written on the pod:
 `Pulled`, `Created`, `Started` per container start, `BackOff` before a restart,
 `Killing` when a deleted pod's containers are stopped or a probe failed, `Unhealthy`
 for each failed probe.
@@ -22,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from lavalog.simulator import commands, pod_status, registry
+from lavalog.simulator.disruption import DisruptionReason, disruption
 from lavalog.simulator.errors import ApiError
 from lavalog.simulator.objects import Objects
 from lavalog.simulator.pods import TERMINAL, is_terminal, set_condition
@@ -53,7 +56,8 @@ def _set_reachable(node: Obj, now: str, *, reachable: bool) -> None:
     else:
         node["status"]["conditions"][-1]["status"] = "Unknown"
         node["spec"]["taints"] = [
-            {"key": "node.kubernetes.io/unreachable", "effect": "NoExecute", "timeAdded": now}
+            {"key": "node.kubernetes.io/unreachable", "effect": effect, "timeAdded": now}
+            for effect in ("NoSchedule", "NoExecute")
         ]
 
 
@@ -87,6 +91,7 @@ class Kubelet:
         self._logs: dict[str, deque[str]] = {}
         self._running = False
         self.events = EventRecorder(objects, "kubelet")
+        self.node_controller = EventRecorder(objects, "node-controller")
         objects.store.subscribe(self._observe)
 
     # nodes ---------------------------------------------------------------------------
@@ -146,17 +151,56 @@ class Kubelet:
                 return True
         return False
 
-    def lose_node(self, name: str) -> None:
-        """The node stops answering: it turns NotReady and its pods fail with NodeLost."""
+    def evict(self, namespace: str, name: str, resource: str) -> bool:
+        """Evict a running pod as the eviction manager does when its node runs low on
+        `resource`; False when the pod runs nowhere."""
+        for run in self._runs.values():
+            if (run.namespace, run.name) == (namespace, name):
+                run.evict(f"The node was low on resource: {resource}. ")
+                return True
+        return False
+
+    def lose_node(self, name: str, *, fail_pods: bool = True) -> None:
+        """The node stops answering: it turns NotReady and is tainted unreachable.
+        `fail_pods`: its pods fail at once with reason NodeLost (the simulator's
+        shortcut for a node that died). Otherwise as Kubernetes sees a node it cannot
+        reach: its pods keep running unreported, the node controller marks them not
+        Ready, and the taint eviction controller deletes them once their toleration is
+        over; its kubelet sees that deletion when the node is back."""
         node = self._set_alive(name, alive=False)
-        for run in [r for r in self._runs.values() if r.node is node]:
-            run.task.cancel()
-            del self._runs[run.uid]
-            with contextlib.suppress(_Gone):
-                run.lost()
+        runs = [r for r in self._runs.values() if r.node is node]
+        for run in runs:
+            if fail_pods:
+                run.task.cancel()
+                del self._runs[run.uid]
+                with contextlib.suppress(_Gone):
+                    run.lost()
+            else:
+                self._mark_not_ready(run)
 
     def restore_node(self, name: str) -> None:
-        self._set_alive(name, alive=True)
+        node = self._set_alive(name, alive=True)
+        for run in [r for r in self._runs.values() if r.node is node]:
+            with contextlib.suppress(_Gone, ApiError):
+                run.resync()
+            if run.task.done():
+                self._finished(run)
+
+    def _mark_not_ready(self, run: _PodRun) -> None:
+        """The node lifecycle controller's `MarkPodsNotReady`: Ready False, and a
+        Warning `NodeNotReady` Event."""
+        pod = self.objects.find(registry.POD, run.namespace, run.name)
+        if pod is None or is_terminal(pod):
+            return
+        now = self.objects.clock.timestamp()
+
+        def not_ready(obj: Obj) -> None:
+            for condition in obj.get("status", {}).get("conditions") or ():
+                if condition.get("type") == "Ready" and condition.get("status") != "False":
+                    condition.update(status="False", lastTransitionTime=now)
+
+        self.objects.mutate(registry.POD, run.namespace, run.name, not_ready)
+        self.node_controller.record(pod, "Warning", "NodeNotReady", "Node is not ready")
 
     def _set_alive(self, name: str, *, alive: bool) -> _Node:
         node = self._node(name)
@@ -212,11 +256,11 @@ class Kubelet:
             if not self._running or node is None or not node.alive or is_terminal(pod):
                 return
             run = self._runs[uid] = _PodRun(self, node, pod)
-        if pod["metadata"].get("deletionTimestamp"):
+        if pod["metadata"].get("deletionTimestamp") and run.node.alive:
             run.terminate(pod["metadata"].get("deletionGracePeriodSeconds") or 0)
 
     def _finished(self, run: _PodRun) -> None:
-        if self._runs.get(run.uid) is run:
+        if self._runs.get(run.uid) is run and run.node.alive:  # else reported once back
             del self._runs[run.uid]
 
     def _log(self, uid: str, line: str) -> None:
@@ -245,12 +289,24 @@ class _PodRun:
         self._sandbox = False
         #: per container: what the probes of its current incarnation say
         self._verdicts: dict[str, dict[ProbeKind, Verdict]] = {}
+        #: why the kubelet evicted the pod, once it did
+        self._evicted = ""
         self.task = asyncio.create_task(self._main(), name=f"kubelet {self.namespace}/{self.name}")
 
     def crash(self, exit_code: int) -> None:
         """Make the containers running now exit at once with `exit_code` (a crash, an OOM)."""
         self._crash_code = exit_code
         self._crashed.set()
+
+    def evict(self, message: str) -> None:
+        """Node-pressure eviction (eviction manager `evictPod`, hard threshold): a
+        Warning `Evicted` Event, the containers killed at once, the pod Failed with
+        reason Evicted and `DisruptionTarget` (TerminationByKubelet). It is not deleted."""
+        if self._evicted or self._terminating.is_set():
+            return
+        self._evicted = message
+        self._event("Warning", "Evicted", message)
+        self.terminate(0)
 
     def terminate(self, grace: int) -> None:
         if self._terminating.is_set():
@@ -286,7 +342,7 @@ class _PodRun:
                         for c in self.spec.get("containers", [])
                     )
                 )
-            if self._terminating.is_set():
+            if self._terminating.is_set() and not self._evicted:
                 self.objects.delete(
                     registry.POD,
                     self.namespace,
@@ -478,7 +534,7 @@ class _PodRun:
             sleeping.cancel()
             stopping.cancel()
 
-    def _event(self, type_: str, reason: str, message: str, *, container: str) -> None:
+    def _event(self, type_: str, reason: str, message: str, *, container: str = "") -> None:
         pod = {
             "apiVersion": "v1",
             "kind": "Pod",
@@ -518,6 +574,9 @@ class _PodRun:
         others = pod_status.others_of(stored.get("status", {}).get("conditions"))
         sandbox = self._sandbox and status["phase"] not in TERMINAL
         own = pod_status.kubelet_conditions(self.spec, status, others, sandbox=sandbox)
+        if self._evicted and status["phase"] in TERMINAL:
+            status.update(phase="Failed", reason="Evicted", message=self._evicted)
+            own.append(disruption(DisruptionReason.TERMINATION_BY_KUBELET, self._evicted))
         status["conditions"] = pod_status.with_transition_times(
             own, status.get("conditions"), self.clock.timestamp()
         )
@@ -541,7 +600,19 @@ class _PodRun:
             status["started"] = running and (startup is None or startup.result is True)
             status["ready"] = status["started"] and (readiness is None or readiness.result is True)
 
+    def resync(self) -> None:
+        """Its node is back: report the pod as it is now, and stop it if it was deleted
+        meanwhile."""
+        self._settle()
+        pod = self.objects.find(registry.POD, self.namespace, self.name) or {}
+        if pod.get("metadata", {}).get("deletionTimestamp"):
+            self.terminate(pod["metadata"].get("deletionGracePeriodSeconds") or 0)
+
     def _write(self) -> None:
+        if self.node.alive:  # else its kubelet cannot reach the API server
+            self._store()
+
+    def _store(self) -> None:
         pod = self.objects.find(registry.POD, self.namespace, self.name)
         if pod is None or pod["metadata"]["uid"] != self.uid:
             raise _Gone
@@ -563,7 +634,7 @@ class _PodRun:
         )
         for kind in ("Ready", "ContainersReady"):
             set_condition(_holder(self.status), kind, False, now, reason="NodeLost")
-        self._write()
+        self._store()
 
 
 def _holder(status: Obj) -> Obj:

@@ -121,29 +121,40 @@ def _go_list(names: Sequence[str]) -> str:
     return "[" + " ".join(names) + "]"
 
 
-def _containers_ready(spec: Mapping[str, Any], statuses: dict[str, Obj], pod_phase: str) -> Obj:
-    """`GenerateContainersReadyCondition`."""
+def _not_ready(containers: Iterable[Obj], statuses: dict[str, Obj]) -> tuple[list[str], list[str]]:
+    """The containers without a status, and those whose status is not ready."""
     unknown, unready = [], []
-    for container in spec.get("containers") or ():
+    for container in containers:
         found = statuses.get(container["name"])
         if found is None:
             unknown.append(container["name"])
         elif not found.get("ready"):
             unready.append(container["name"])
+    return unknown, unready
+
+
+def _waiting_for(
+    kind: str, reason: Reason, unknown: list[str], which: str, names: list[str]
+) -> Obj:
+    """True, or False naming the containers it waits for, as generate.go words it."""
+    messages = []
+    if unknown:
+        messages.append(f"containers with unknown status: {_go_list(unknown)}")
+    if names:
+        messages.append(f"containers with {which} status: {_go_list(names)}")
+    if messages:
+        return _condition(kind, False, reason, ", ".join(messages))
+    return _condition(kind, True)
+
+
+def _containers_ready(spec: Mapping[str, Any], statuses: dict[str, Obj], pod_phase: str) -> Obj:
+    """`GenerateContainersReadyCondition`."""
+    unknown, unready = _not_ready(spec.get("containers") or (), statuses)
     if pod_phase == "Succeeded" and not unknown:
         return _condition("ContainersReady", False, Reason.POD_COMPLETED)
     if pod_phase == "Failed":
         return _condition("ContainersReady", False, Reason.POD_FAILED)
-    messages = []
-    if unknown:
-        messages.append(f"containers with unknown status: {_go_list(unknown)}")
-    if unready:
-        messages.append(f"containers with unready status: {_go_list(unready)}")
-    if messages:
-        return _condition(
-            "ContainersReady", False, Reason.CONTAINERS_NOT_READY, ", ".join(messages)
-        )
-    return _condition("ContainersReady", True)
+    return _waiting_for("ContainersReady", Reason.CONTAINERS_NOT_READY, unknown, "unready", unready)
 
 
 def _ready(spec: Mapping[str, Any], containers_ready: Obj, others: Sequence[Obj]) -> Obj:
@@ -174,28 +185,15 @@ def _initialized(
 ) -> Obj:
     """`GeneratePodInitializedCondition` (regular init containers: initialized once they
     exited 0, which is when the kubelet reports them ready)."""
-    unknown, incomplete = [], []
-    for container in spec.get("initContainers") or ():
-        found = inits.get(container["name"])
-        if found is None:
-            unknown.append(container["name"])
-        elif not found.get("ready"):
-            incomplete.append(container["name"])
+    unknown, incomplete = _not_ready(spec.get("initContainers") or (), inits)
     if pod_phase == "Succeeded" and not unknown:
         return _condition("Initialized", True, Reason.POD_COMPLETED)
     regular = (statuses.get(c["name"]) for c in spec.get("containers") or ())
     if any(state_of(found) in ("running", "terminated") for found in regular):
         return _condition("Initialized", True)  # HasAnyRegularContainerStarted
-    messages = []
-    if unknown:
-        messages.append(f"containers with unknown status: {_go_list(unknown)}")
-    if incomplete:
-        messages.append(f"containers with incomplete status: {_go_list(incomplete)}")
-    if messages:
-        return _condition(
-            "Initialized", False, Reason.CONTAINERS_NOT_INITIALIZED, ", ".join(messages)
-        )
-    return _condition("Initialized", True)
+    return _waiting_for(
+        "Initialized", Reason.CONTAINERS_NOT_INITIALIZED, unknown, "incomplete", incomplete
+    )
 
 
 def kubelet_conditions(

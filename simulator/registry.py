@@ -189,6 +189,9 @@ CLUSTER_ROLE = _installed(
 CLUSTER_ROLE_BINDING = _installed(
     "rbac.authorization.k8s.io", "ClusterRoleBinding", "clusterrolebindings", namespaced=False
 )
+#: a namespace's own grants (lavalog.simulator.rbac evaluates all four RBAC kinds)
+ROLE = _installed("rbac.authorization.k8s.io", "Role", "roles")
+ROLE_BINDING = _installed("rbac.authorization.k8s.io", "RoleBinding", "rolebindings")
 CRD = _installed(
     "apiextensions.k8s.io",
     "CustomResourceDefinition",
@@ -219,6 +222,8 @@ RESOURCES: tuple[ResourceType, ...] = (
     DISRUPTION_BUDGET,
     CLUSTER_ROLE,
     CLUSTER_ROLE_BINDING,
+    ROLE,
+    ROLE_BINDING,
     CRD,
 )
 

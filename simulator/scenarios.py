@@ -22,6 +22,7 @@ from lavalog.events.observations import (
     JobDeleted,
     JobObserved,
     PodDeleted,
+    PodGroupCondition,
     PodGroupObserved,
     PodObserved,
     PodsListed,
@@ -105,8 +106,10 @@ class JobScript:
         message: str = "",
         deleted: bool = False,
         uid: str | None = None,
+        conditions: tuple[PodGroupCondition, ...] | None = None,
     ) -> Self:
-        """The job's PodGroup is seen in `phase` (`uid`: another PodGroup of that name)."""
+        """The job's PodGroup is seen in `phase` (`uid`: another PodGroup of that name),
+        with the scheduler's `conditions` if given."""
         return self.observe(
             PodGroupObserved,
             podgroup=f"{self.name}-{self.uid}",
@@ -115,6 +118,7 @@ class JobScript:
             reason=reason,
             message=message,
             deleted=deleted,
+            conditions=msgspec.UNSET if conditions is None else conditions,
         )
 
     def pod(
@@ -127,6 +131,8 @@ class JobScript:
         exit_code: int | None = None,
         reason: str = "",
         restarts: int = 0,
+        init_restarts: int = 0,
+        ready: bool = True,
         deleting: bool = False,
         node: str = "node-0",
         uid: str | None = None,
@@ -136,7 +142,9 @@ class JobScript:
         finished: float | None = None,
     ) -> Self:
         """A pod of the job is seen in `phase` (a new incarnation after `pod_deleted`);
-        `uid` names this incarnation's uid instead of the generated one."""
+        `uid` names this incarnation's uid instead of the generated one. `restarts`: its
+        container's, `init_restarts`: its init containers'; `ready`: its containers
+        report ready (while Running)."""
         return self.observe(
             PodObserved,
             **self._pod_identity(task, index, version, uid),
@@ -144,6 +152,8 @@ class JobScript:
             exit_code=exit_code,
             reason=reason,
             restart_count=restarts,
+            total_restarts=restarts + init_restarts,
+            containers_ready=phase == "Running" and ready,
             deleting=deleting,
             node=node,
             created=created,

@@ -26,8 +26,10 @@ from lavalog.simulator.gc import GarbageCollector
 from lavalog.simulator.kubelet import Kubelet
 from lavalog.simulator.objects import Objects
 from lavalog.simulator.quota import QuotaAdmission, QuotaController
+from lavalog.simulator.reviews import Reviews, Tokens
 from lavalog.simulator.scheduler import Scheduler
 from lavalog.simulator.store import Store
+from lavalog.simulator.taints import TaintEviction
 from lavalog.simulator.volumes import VolumeBinder
 from lavalog.simulator.writes import WriteListener, WriteLog
 
@@ -61,10 +63,13 @@ class SimulatedCluster:
         self._volumes = VolumeBinder(self.objects)
         self.objects.admission.append(QuotaAdmission(self.objects))
         self._quotas = QuotaController(self.objects)
+        self._taints = TaintEviction(self.objects)
         self.api_calls: Counter[str] = Counter()
         self._writes = WriteLog()
         self._access: list[AccessListener] = []
         self.admin = Admin(self.objects, self.kubelet, self.faults, self.api_calls)
+        #: the bearer tokens it authenticates (TokenReview); RBAC decides what they may do
+        self.tokens = Tokens(self.objects)
         self._nodes = nodes
         self._capacity = {**DEFAULT_CAPACITY, **(node_capacity or {})}
         self._port = port
@@ -85,6 +90,7 @@ class SimulatedCluster:
         )
         for i in range(1, self._nodes + 1):
             self.kubelet.add_node(f"node-{i}", self._capacity)
+        reviews = Reviews(self.objects, self.tokens)
         api = KubeApi(
             self.objects,
             logs=self.kubelet.logs,
@@ -92,11 +98,13 @@ class SimulatedCluster:
             calls=self.api_calls,
             writes=self._writes,
             access=self._access,
+            token_requests=reviews.token_request,
         )
         app = web.Application(
             middlewares=[errors_middleware, self.faults.middleware], client_max_size=64 * 2**20
         )
         app.add_routes(self.admin.routes())
+        app.add_routes(reviews.routes())
         app.add_routes(api.routes())
         app.add_routes(openapi.routes())
         self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
@@ -112,6 +120,7 @@ class SimulatedCluster:
         self._gc.start()
         self._volumes.start()
         self._quotas.start()
+        self._taints.start()
         self.scheduler.start()
         self.kubelet.start()
 
@@ -131,6 +140,7 @@ class SimulatedCluster:
         await self._gc.stop()
         await self._volumes.stop()
         await self._quotas.stop()
+        await self._taints.stop()
         self.store.drop_watches()
         if self._runner is not None:
             await self._runner.cleanup()

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 from pathlib import Path
 
+from lavalog.controller.broker import BrokerStartError
 from lavalog.controller.logs import configure_logging
 from lavalog.simulator.demo import demo
 
@@ -57,3 +59,6 @@ def run(args: argparse.Namespace) -> int:
         )
     except KeyboardInterrupt:
         return 130
+    except BrokerStartError as exc:
+        print(f"lavalog demo: {exc}", file=sys.stderr)
+        return 1

@@ -2,9 +2,12 @@
 
 `serve` feeds the store from the topics (consumer group `lavalog-projections`) or from
 a JSONL file and serves the API and web UI over it, until SIGTERM or SIGINT: then it
-commits the batch in hand and closes the store. `rebuild` reads the topics (or a
-file) from the beginning into a new store and swaps it in when complete, so a reader
-never sees a half-built store.
+commits the batch in hand and closes the store. Who may read what: with
+`--kubernetes-auth`, each caller's own Kubernetes token, reviewed by the API server, and
+only the namespaces where RBAC lets them `get` Volcano Jobs; with `--token-file`, one
+shared token (development); with neither, anyone on this machine, and only this machine.
+`rebuild` reads the topics (or a file) from the beginning into a new store and swaps it
+in when complete, so a reader never sees a half-built store.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import argparse
 import asyncio
 import os
 import sys
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 from lavalog.cli.errors import KAFKA_FAILURES, kafka_failure
@@ -22,19 +26,23 @@ from lavalog.cli.read_options import UsageError, add_state_dir, location
 from lavalog.controller.kafka import KafkaSettings
 from lavalog.controller.kafka.probe import check_connection
 from lavalog.controller.kafka.security import connection_options
+from lavalog.controller.kube import KUBECONFIG_HELP, KubeConfigError, choose_kubeconfig, connect
 from lavalog.controller.logs import add_logging_arguments, configure_logging
 from lavalog.controller.version import version
-from lavalog.projections.service.app import serve
-from lavalog.projections.service.auth import TokenFile
+from lavalog.projections.service.app import ServeError, check_exposure, serve
+from lavalog.projections.service.auth import Authenticator, SharedToken, TokenFile
 from lavalog.projections.service.database import Location, NotLeader, StoreUnreachable
 from lavalog.projections.service.file_source import FileSource
 from lavalog.projections.service.kafka_source import GROUP_ID, KafkaSource
+from lavalog.projections.service.kube_auth import KubernetesAuth
+from lavalog.projections.service.live import MAX_STREAMS
 from lavalog.projections.service.rebuild import BATCH, rebuild
 from lavalog.projections.service.runner import Source
 from lavalog.projections.service.shutdown import until_signalled
 from lavalog.projections.service.store import Store
 
 TOKEN_FILE_ENV = "LAVALOG_API_TOKEN_FILE"
+KUBERNETES_AUTH_ENV = "LAVALOG_KUBERNETES_AUTH"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -53,7 +61,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
             "--retention",
             type=float,
             default=_env_float("LAVALOG_RETENTION_SECONDS"),
-            help="forget finished jobs this many seconds after they end (default: keep)",
+            help="forget finished jobs this many seconds after they end (default: keep; env"
+            " LAVALOG_RETENTION_SECONDS)",
         )
         add_kafka_arguments(sub)
         add_logging_arguments(sub)
@@ -68,13 +77,33 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=int(os.environ.get("LAVALOG_HTTP_PORT", "8080")),
         help="port, env LAVALOG_HTTP_PORT (0: any free one)",
     )
-    serve_parser.add_argument(
+    who = serve_parser.add_mutually_exclusive_group()
+    who.add_argument(
+        "--kubernetes-auth",
+        action="store_true",
+        default=os.environ.get(KUBERNETES_AUTH_ENV, "").lower() in ("1", "true", "yes"),
+        help="require each caller's Kubernetes bearer token (TokenReview) and serve them the"
+        " jobs of the namespaces where RBAC lets them get jobs.batch.volcano.sh"
+        " (SubjectAccessReview), /metrics only if it lets them get that path; health and"
+        f" readiness stay open (env {KUBERNETES_AUTH_ENV}=true)",
+    )
+    who.add_argument(
         "--token-file",
         type=Path,
         default=os.environ.get(TOKEN_FILE_ENV) or None,
-        help=f"require the token in this file (a mounted Secret; re-read when it changes) "
-        f"for the API and the UI, as `Authorization: Bearer TOKEN`; health, readiness and "
-        f"metrics stay open (env {TOKEN_FILE_ENV})",
+        help=f"development: require the one token in this file (a mounted Secret; re-read "
+        f"when it changes) for the API and the UI, as `Authorization: Bearer TOKEN`; health, "
+        f"readiness and metrics stay open (env {TOKEN_FILE_ENV})",
+    )
+    serve_parser.add_argument(
+        "--kubeconfig",
+        help=f"with --kubernetes-auth, the cluster that reviews tokens: {KUBECONFIG_HELP}",
+    )
+    serve_parser.add_argument(
+        "--max-streams",
+        type=int,
+        default=MAX_STREAMS,
+        help="event streams (/api/v1/stream) open at once; one more is answered 503",
     )
     serve_parser.add_argument("--group-id", default=GROUP_ID, help="Kafka consumer group")
 
@@ -88,7 +117,16 @@ def run(args: argparse.Namespace) -> int:
         token = TokenFile(token_file) if token_file is not None else None
         if args.from_file is None:
             connection_options(settings)  # TLS files that cannot be read
-    except ValueError as exc:
+        elif not args.from_file.is_file():
+            raise ValueError(f"--from-file {args.from_file}: no such file")
+        if args.action == "serve":
+            if token is not None and args.kubernetes_auth:  # both from the environment
+                raise ValueError(
+                    f"{KUBERNETES_AUTH_ENV} and {TOKEN_FILE_ENV} are both set: choose one way"
+                    " to authenticate"
+                )
+            check_exposure(args.host, authenticated=token is not None or args.kubernetes_auth)
+    except (ValueError, ServeError) as exc:
         print(f"{command}: {exc}", file=sys.stderr)
         return 2
     try:
@@ -100,9 +138,13 @@ def run(args: argparse.Namespace) -> int:
     except KAFKA_FAILURES as exc:
         print(f"{command}: {kafka_failure(exc, settings.bootstrap_servers)}", file=sys.stderr)
         return 1
-    except (StoreUnreachable, NotLeader, UsageError) as exc:
+    except (StoreUnreachable, NotLeader, UsageError, ServeError, KubeConfigError) as exc:
         print(f"lavalog projections {args.action}: {exc}", file=sys.stderr)
         return 1
+
+
+#: how the projections introduce themselves to the API server (its audit log)
+CLIENT = "lavalog-projections"
 
 
 def _env_float(name: str) -> float | None:
@@ -117,20 +159,34 @@ def _serve(args: argparse.Namespace, settings: KafkaSettings, token: TokenFile |
         if args.from_file is not None
         else KafkaSource(settings, group_id=args.group_id)
     )
-    asyncio.run(
-        until_signalled(
-            serve(
+
+    async def serving() -> None:
+        async with AsyncExitStack() as stack:
+            authenticator: Authenticator | None = None
+            who = "no authentication: this machine only"
+            if args.kubernetes_auth:
+                kubeconfig = choose_kubeconfig(args.kubeconfig)
+                kube = await stack.enter_async_context(
+                    connect(kubeconfig.path, origin=kubeconfig.origin, client=CLIENT)
+                )
+                authenticator = KubernetesAuth(kube)
+                who = f"Kubernetes tokens and RBAC, reviewed by {kubeconfig.origin}"
+            elif token is not None:
+                authenticator = SharedToken(token)
+                who = "the token of --token-file"
+            await serve(
                 location=store,
                 open_store=lambda: Store(store, retention=args.retention),
                 source=source,
                 host=args.host,
                 port=args.port,
-                token=token,
+                authenticator=authenticator,
+                max_streams=args.max_streams,
                 version=version(),
-                started=lambda url: print(f"projections at {url}", flush=True),
+                started=lambda url: print(f"projections at {url} ({who})", flush=True),
             )
-        )
-    )
+
+    asyncio.run(until_signalled(serving()))
     return 0
 
 

@@ -48,7 +48,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="instead of printing, serve the replayed log's timelines (projections API and "
         "web UI) until Ctrl-C",
     )
-    serving.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serving.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on: a loopback one (the replay's server has no authentication)",
+    )
     serving.add_argument("--port", type=int, default=8080, help="port (0: any free one)")
     serving.add_argument(
         "--state-dir",
@@ -93,7 +97,7 @@ def _serve(events: Sequence[LogEvent], args: argparse.Namespace) -> int:
     """Load `events` into a store (in `--state-dir`, else a temporary one, removed on exit)
     and serve it until SIGTERM or SIGINT."""
     # here, not at the top: printing a replay must not load the web app (aiohttp) and store
-    from lavalog.projections.service.app import serve
+    from lavalog.projections.service.app import ServeError, serve
     from lavalog.projections.service.database import SqliteLocation
     from lavalog.projections.service.memory_source import MemorySource
     from lavalog.projections.service.shutdown import until_signalled
@@ -103,20 +107,26 @@ def _serve(events: Sequence[LogEvent], args: argparse.Namespace) -> int:
     name = str(args.file)
     with _directory(args.state_dir) as directory:
         store = store_path(directory)
-        asyncio.run(
-            until_signalled(
-                serve(
-                    location=SqliteLocation(store),
-                    open_store=lambda: Store(store),
-                    source=MemorySource(events, name=f"replay:{name}"),
-                    host=args.host,
-                    port=args.port,
-                    started=lambda url: print(
-                        f"replayed {name}: timelines at {url}   (Ctrl-C to stop)", flush=True
-                    ),
+        try:
+            asyncio.run(
+                until_signalled(
+                    serve(
+                        location=SqliteLocation(store),
+                        open_store=lambda: Store(store),
+                        source=MemorySource(events, name=f"replay:{name}"),
+                        host=args.host,
+                        port=args.port,
+                        started=lambda url: print(
+                            f"replayed {name}: timelines at {url} (no authentication: this"
+                            " machine only)   (Ctrl-C to stop)",
+                            flush=True,
+                        ),
+                    )
                 )
             )
-        )
+        except ServeError as exc:
+            print(f"lavalog replay: {exc}", file=sys.stderr)
+            return 2
     return 0
 
 

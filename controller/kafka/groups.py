@@ -36,7 +36,8 @@ import uuid
 from dataclasses import dataclass
 
 import structlog
-from aiokafka.client import AIOKafkaClient, CoordinationType
+from aiokafka import AIOKafkaClient
+from aiokafka.client import CoordinationType
 from aiokafka.errors import IncompatibleBrokerVersion, for_code
 from aiokafka.protocol.admin import DescribeGroupsRequest
 from aiokafka.protocol.group import LeaveGroupRequest

@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import structlog
-from aiokafka.client import AIOKafkaClient, CoordinationType
+from aiokafka import AIOKafkaClient
+from aiokafka.client import CoordinationType
 from aiokafka.errors import IncompatibleBrokerVersion
 from aiokafka.protocol.group import LeaveGroupRequest
 

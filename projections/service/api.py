@@ -20,14 +20,21 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 
 from lavalog.events.codec import encode
 from lavalog.events.timestamps import from_rfc3339
-from lavalog.events.topics import job_key
+from lavalog.events.topics import job_key, split_job_key
+from lavalog.projections.core.feed import Applied
 from lavalog.projections.core.summary import JobSummary
 from lavalog.projections.core.timeline import Timeline
 from lavalog.projections.core.whatif import WhatIf, whatif_from_sets
 from lavalog.projections.core.wire import Time, to_wire
-from lavalog.projections.service.live import LiveHub, StreamFilter
+from lavalog.projections.service.auth import (
+    ReviewUnavailable,
+    Viewer,
+    forbidden_namespace,
+    viewer_of,
+)
+from lavalog.projections.service.live import LiveHub, StreamFilter, TooManyStreams
 from lavalog.projections.service.metrics import registry_for
-from lavalog.projections.service.openapi import Error, Handler, Param, Route, document
+from lavalog.projections.service.openapi import Access, Error, Handler, Param, Route, document
 from lavalog.projections.service.queries import (
     MAX_PAGE,
     PHASES,
@@ -70,6 +77,22 @@ OPENAPI = web.AppKey("openapi", bytes)
 
 
 class BadRequest(web.HTTPBadRequest):
+    def __init__(self, message: str) -> None:
+        super().__init__(
+            text=msgspec.json.encode(Error(message)).decode(), content_type="application/json"
+        )
+
+
+class Unavailable(web.HTTPServiceUnavailable):
+    def __init__(self, message: str) -> None:
+        super().__init__(
+            text=msgspec.json.encode(Error(message)).decode(),
+            content_type="application/json",
+            headers={"Retry-After": "5"},
+        )
+
+
+class Forbidden(web.HTTPForbidden):
     def __init__(self, message: str) -> None:
         super().__init__(
             text=msgspec.json.encode(Error(message)).decode(), content_type="application/json"
@@ -232,9 +255,34 @@ def job_filter(query: Mapping[str, str]) -> JobFilter:
         raise BadRequest(str(exc)) from None
 
 
+async def _require(request: web.Request, namespace: str) -> None:
+    """Go on only if the caller may read the jobs of `namespace` (else a 403)."""
+    viewer = viewer_of(request)
+    if not await viewer.may_read(namespace):
+        raise Forbidden(forbidden_namespace(viewer, namespace))
+
+
+async def _visible(request: web.Request, where: JobFilter) -> JobFilter:
+    """`where`, kept to the namespaces the caller may read (a 403 for a namespace asked
+    for by name that they may not)."""
+    if where.namespace:
+        await _require(request, where.namespace)
+        return where
+    queries = request.app[API].queries
+    viewer = viewer_of(request)
+    if await viewer.may_read(""):
+        return where
+    readable = await viewer.readable(await asyncio.to_thread(queries.namespaces))
+    return msgspec.structs.replace(where, readable=readable)
+
+
+def _namespace(request: web.Request) -> str:
+    return request.match_info["namespace"]
+
+
 async def _jobs(request: web.Request) -> web.Response:
     queries = request.app[API].queries
-    where = job_filter(request.query)
+    where = await _visible(request, job_filter(request.query))
     limit = _int(request.query, "limit", 50, 1, MAX_PAGE)
     after = request.query.get("after")
     try:
@@ -246,6 +294,7 @@ async def _jobs(request: web.Request) -> web.Response:
 
 async def _job(request: web.Request) -> web.Response:
     queries = request.app[API].queries
+    await _require(request, _namespace(request))
     key = job_key(request.match_info["namespace"], request.match_info["name"])
     incarnation = request.query.get("incarnation")
     number = _int(request.query, "incarnation", 0, 1, 1 << 30) if incarnation else None
@@ -260,6 +309,7 @@ async def _job(request: web.Request) -> web.Response:
 
 async def _job_events(request: web.Request) -> web.Response:
     queries = request.app[API].queries
+    await _require(request, _namespace(request))
     key = job_key(request.match_info["namespace"], request.match_info["name"])
     after = _int(request.query, "after", 0, 0, 1 << 62)
     uid = request.query.get("uid") or None
@@ -276,6 +326,7 @@ async def _job_events(request: web.Request) -> web.Response:
 async def _job_whatif(request: web.Request) -> web.Response:
     """The what-if of one job: body `{"set": ["spec.maxRetry=5", ...]}` (see whatif_from_sets)."""
     queries = request.app[API].queries
+    await _require(request, _namespace(request))
     key = job_key(request.match_info["namespace"], request.match_info["name"])
     try:
         body = await request.json()
@@ -293,7 +344,8 @@ async def _job_whatif(request: web.Request) -> web.Response:
 
 async def _stats(request: web.Request) -> web.Response:
     queries = request.app[API].queries
-    return _json(await asyncio.to_thread(queries.counts, job_filter(request.query)), Stats)
+    where = await _visible(request, job_filter(request.query))
+    return _json(await asyncio.to_thread(queries.counts, where), Stats)
 
 
 async def _stream(request: web.Request) -> web.StreamResponse:
@@ -304,29 +356,56 @@ async def _stream(request: web.Request) -> web.StreamResponse:
         namespace=request.query.get("namespace", ""),
         types=frozenset(_list(request.query, "type")),
     )
+    asked = wanted.namespace or (_job_namespace(wanted.key) if wanted.key else "")
+    if asked:
+        await _require(request, asked)
+    viewer = viewer_of(request)
     response = web.StreamResponse(
         headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
     )
-    await response.prepare(request)
-    async with api.hub.subscribe(wanted) as queue:
-        try:
-            await response.write(b": stream open\n\n")  # subscribed: nothing stored is missed
-            while True:
-                try:
-                    item = await asyncio.wait_for(queue.get(), HEARTBEAT_SECONDS)
-                except TimeoutError:
-                    await response.write(b": heartbeat\n\n")
-                    continue
-                if item is None:
-                    break
-                name = type(item.event).__name__
-                data = item.raw if b"\n" not in item.raw else encode(item.event)
-                await response.write(
-                    b"id: %d\nevent: %s\ndata: %s\n\n" % (item.seq, name.encode(), data)
-                )
-        except ConnectionResetError:
-            pass  # the client left (a closed tab, a page that moved on): nothing went wrong
+    try:
+        async with api.hub.subscribe(wanted) as queue:
+            await response.prepare(request)
+            await _send_stream(response, queue, viewer, checked=bool(asked))
+    except TooManyStreams as exc:
+        raise Unavailable(str(exc)) from None
+    except (ConnectionResetError, ReviewUnavailable):
+        # the client left (a closed tab, a page that moved on), or its rights could not be
+        # checked again: the stream ends, and a client that is still there reconnects
+        pass
     return response
+
+
+async def _send_stream(
+    response: web.StreamResponse,
+    queue: asyncio.Queue[Applied | None],
+    viewer: Viewer,
+    *,
+    checked: bool,
+) -> None:
+    """Write the events of `queue` as SSE until it ends (None); each of a namespace the
+    viewer may read (`checked`: the one namespace asked for was, at the start)."""
+    await response.write(b": stream open\n\n")  # subscribed: nothing stored is missed
+    while True:
+        try:
+            item = await asyncio.wait_for(queue.get(), HEARTBEAT_SECONDS)
+        except TimeoutError:
+            await response.write(b": heartbeat\n\n")
+            continue
+        if item is None:
+            return
+        if not checked and not await viewer.may_read(split_job_key(item.event.key)[0]):
+            continue
+        name = type(item.event).__name__
+        data = item.raw if b"\n" not in item.raw else encode(item.event)
+        await response.write(b"id: %d\nevent: %s\ndata: %s\n\n" % (item.seq, name.encode(), data))
+
+
+def _job_namespace(key: str) -> str:
+    try:
+        return split_job_key(key)[0]
+    except ValueError:
+        raise BadRequest(f"job: expected NAMESPACE/NAME, not {key!r}") from None
 
 
 async def _metrics(request: web.Request) -> web.Response:
@@ -446,7 +525,7 @@ ROUTES: tuple[Route, ...] = (
         "Prometheus metrics",
         None,
         media_type="text/plain",
-        public=True,
+        access=Access.METRICS,
         errors={},
     ),
     Route(
@@ -455,7 +534,7 @@ ROUTES: tuple[Route, ...] = (
         _healthz,
         "the feed has not failed",
         Health,
-        public=True,
+        access=Access.PROBE,
         errors={503: Health},
     ),
     Route(
@@ -464,7 +543,7 @@ ROUTES: tuple[Route, ...] = (
         _readyz,
         "the store has caught up once",
         Health,
-        public=True,
+        access=Access.PROBE,
         errors={503: Health},
     ),
 )

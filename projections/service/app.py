@@ -4,11 +4,21 @@
 `serve` runs it with the replica that feeds the store (or follows the replica that
 does, `projections.service.replica`), until cancelled; it returns once the batch in flight has
 committed, the store is closed and the server has closed.
+
+The server is hardened as a browser and the network expect: every answer carries a
+Content-Security-Policy that lets the UI load only its own files, `nosniff`, a refusal
+to be framed and a `Server` header without versions; a connection that has not sent a
+complete request head within `HEADER_TIMEOUT` seconds (of opening, or of its previous
+answer) is closed, as Kubernetes' API server closes one (`ReadHeaderTimeout`); event
+streams are capped (`live.MAX_STREAMS`). Without authentication it listens on this
+machine only (`check_exposure`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
+import ipaddress
 from collections.abc import Callable
 
 from aiohttp import web
@@ -16,13 +26,58 @@ from aiohttp.typedefs import Middleware
 
 from lavalog.projections.service import api
 from lavalog.projections.service import web as ui
-from lavalog.projections.service.auth import TokenFile, token_middleware
+from lavalog.projections.service.auth import Authenticator, auth_middleware
 from lavalog.projections.service.database import Location
 from lavalog.projections.service.live import LiveHub
+from lavalog.projections.service.openapi import Access
 from lavalog.projections.service.queries import Queries
 from lavalog.projections.service.replica import Replica
 from lavalog.projections.service.runner import Source
 from lavalog.projections.service.store import Store
+
+#: seconds a connection may take to send a request head (k8s.io/apiserver's
+#: `ReadHeaderTimeout` is 32 s), and may stay idle between requests
+HEADER_TIMEOUT = 32.0
+
+#: sent with every answer of the app
+SECURITY_HEADERS = {
+    # the UI's own scripts, styles and API calls only: no inline script, no framing
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self';"
+        " connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    # no name and version of the Python and aiohttp behind it
+    "Server": "lavalog",
+}
+
+_ACCESS = web.AppKey("access", dict[str, Access])
+
+
+class ServeError(Exception):
+    """The server cannot start as asked; the message says why and what to do (one line)."""
+
+
+def check_exposure(host: str, *, authenticated: bool) -> None:
+    """Refuse to serve other machines without authentication (ServeError)."""
+    if authenticated or is_loopback(host):
+        return
+    raise ServeError(
+        f"--host {host or '0.0.0.0'} would serve every job's history to any machine that can"
+        " reach it, unauthenticated: pass --kubernetes-auth (Kubernetes tokens and RBAC) or"
+        " --token-file FILE, or keep the default --host 127.0.0.1"
+    )
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def create_app(
@@ -30,19 +85,28 @@ def create_app(
     queries: Queries,
     hub: LiveHub,
     status: api.FeedStatus,
-    token: TokenFile | None = None,
+    authenticator: Authenticator | None = None,
     version: str = "unknown",
 ) -> web.Application:
-    """The API and the UI; with a `token`, only requests that carry it get past the
-    probes and metrics (projections/service/auth.py)."""
-    middlewares: list[Middleware] = []
-    if token is not None:
-        public = {route.path for route in api.ROUTES if route.public}
-        middlewares.append(token_middleware(token, public=public))
+    """The API and the UI; with an `authenticator`, each request's token decides what it
+    may read (projections/service/auth.py)."""
+    middlewares: list[Middleware] = [auth_middleware(authenticator, access_of=_access_of)]
     app = web.Application(middlewares=middlewares)
+    app[_ACCESS] = {route.path: route.access for route in api.ROUTES}
     api.add_routes(app, api.Api(queries=queries, hub=hub, status=status), version=version)
     ui.add_routes(app)
+    app.on_response_prepare.append(_secure)
     return app
+
+
+def _access_of(request: web.Request) -> Access:
+    resource = request.match_info.route.resource
+    path = resource.canonical if resource is not None else ""
+    return request.app[_ACCESS].get(path, Access.READ)
+
+
+async def _secure(request: web.Request, response: web.StreamResponse) -> None:
+    response.headers.update(SECURITY_HEADERS)
 
 
 async def serve(
@@ -52,23 +116,29 @@ async def serve(
     source: Source,
     host: str,
     port: int,
-    token: TokenFile | None = None,
+    authenticator: Authenticator | None = None,
+    max_streams: int | None = None,
+    header_timeout: float = HEADER_TIMEOUT,
     version: str = "unknown",
     started: Callable[[str], None] = lambda url: None,
 ) -> None:
     """Feed the store at `location` (opened with `open_store`) and serve it until
-    cancelled; `started` gets the URL once listening."""
-    hub = LiveHub()
+    cancelled; `started` gets the URL once listening. ServeError, before anything is
+    served, for a host that needs authentication or a port that is taken."""
+    check_exposure(host, authenticated=authenticator is not None)
+    hub = LiveHub() if max_streams is None else LiveHub(max_streams=max_streams)
     queries = Queries(location)
     replica = Replica(open_store, source, queries, hub)
-    site_runner = web.AppRunner(
-        create_app(queries=queries, hub=hub, status=replica, token=token, version=version),
-        logger=api.RequestLog(),
+    app = create_app(
+        queries=queries, hub=hub, status=replica, authenticator=authenticator, version=version
     )
+    # keepalive_timeout: aiohttp closes a connection that has no complete request head
+    # this long after it opened or after its previous answer (tests/projections/service/
+    # test_hardening.py pins it)
+    site_runner = web.AppRunner(app, logger=api.RequestLog(), keepalive_timeout=header_timeout)
     await site_runner.setup()
     try:
-        site = web.TCPSite(site_runner, host, port)
-        await site.start()
+        await _listen(site_runner, host, port)
         started(url_of(site_runner, host))
         feed = asyncio.create_task(replica.run())
         try:
@@ -81,6 +151,17 @@ async def serve(
     finally:
         await site_runner.cleanup()
         queries.close()
+
+
+async def _listen(site_runner: web.AppRunner, host: str, port: int) -> None:
+    try:
+        await web.TCPSite(site_runner, host, port).start()
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise ServeError(
+                f"port {port} on {host} is in use (another server?): choose another with --port"
+            ) from None
+        raise ServeError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
 def url_of(site_runner: web.AppRunner, host: str) -> str:

@@ -2,7 +2,8 @@
 
 Publishing happens after the batch's commit, so a subscriber never sees an event that a
 crash could take back. A subscriber that falls too far behind is dropped rather than
-slowing the runner: its client reconnects and reads the gap from the store.
+slowing the runner: its client reconnects and reads the gap from the store. The number
+of subscribers is capped (each holds a connection and a queue): one more is refused.
 """
 
 from __future__ import annotations
@@ -33,11 +34,20 @@ class StreamFilter(msgspec.Struct, frozen=True, kw_only=True):
         return not self.types or type(event).__name__ in self.types
 
 
+#: event streams open at once, by default
+MAX_STREAMS = 100
+
+
+class TooManyStreams(Exception):
+    """As many streams as allowed are open: try again later."""
+
+
 class LiveHub:
     """Fan-out of applied events to the subscribers of one event loop."""
 
-    def __init__(self, *, queue_size: int = 10_000) -> None:
+    def __init__(self, *, queue_size: int = 10_000, max_streams: int = MAX_STREAMS) -> None:
         self._queue_size = queue_size
+        self._max_streams = max_streams
         self._subscribers: dict[asyncio.Queue[Applied | None], StreamFilter] = {}
 
     def publish(self, applied: Iterable[Applied]) -> None:
@@ -62,7 +72,13 @@ class LiveHub:
 
     @asynccontextmanager
     async def subscribe(self, wanted: StreamFilter) -> AsyncIterator[asyncio.Queue[Applied | None]]:
-        """A queue of matching events; `None` in it means the subscriber was dropped."""
+        """A queue of matching events; `None` in it means the subscriber was dropped.
+        TooManyStreams when `max_streams` are open already."""
+        if len(self._subscribers) >= self._max_streams:
+            raise TooManyStreams(
+                f"{self._max_streams} event streams are open, the most this server keeps"
+                " (--max-streams): try again later"
+            )
         queue: asyncio.Queue[Applied | None] = asyncio.Queue()
         self._subscribers[queue] = wanted
         try:

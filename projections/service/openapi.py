@@ -8,6 +8,7 @@ field the answer does not have.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +32,18 @@ class Param:
     schema: dict[str, Any] = field(default_factory=lambda: {"type": "string"})
 
 
+class Access(enum.Enum):
+    """Who may call a route (projections/service/auth.py)."""
+
+    #: the kubelet's probes: always answered, no token asked for
+    PROBE = "probe"
+    #: Prometheus: open with the shared token; with Kubernetes authentication, a token
+    #: whose user RBAC lets `get` the path (a `nonResourceURLs` rule)
+    METRICS = "metrics"
+    #: everything else: a valid token; job data only of the namespaces the caller may read
+    READ = "read"
+
+
 @dataclass(frozen=True)
 class Route:
     method: str
@@ -43,8 +56,8 @@ class Route:
     params: tuple[Param, ...] = ()
     #: the Struct of a JSON request body, if any
     body: Any = None
-    #: answered without the bearer token even when one is set (probes, scrapers)
-    public: bool = False
+    #: who may call it
+    access: Access = Access.READ
     #: other statuses it answers, each with its body's type (`Error` for a 4xx)
     errors: dict[int, Any] = field(default_factory=lambda: {400: Error})
 
@@ -92,7 +105,8 @@ def _operation(route: Route, by_type: dict[Any, Any]) -> dict[str, Any]:
         else {route.media_type: {"schema": {"type": "string"}}}  # text: metrics, SSE
     )
     responses: dict[str, Any] = {"200": {"description": route.summary, "content": content}}
-    errors = route.errors if route.public else route.errors | {401: Error}
+    public = route.access is Access.PROBE
+    errors = route.errors if public else route.errors | {401: Error, 403: Error, 503: Error}
     for status, kind in errors.items():
         responses[str(status)] = {
             "description": _REASONS[status],
@@ -103,7 +117,7 @@ def _operation(route: Route, by_type: dict[Any, Any]) -> dict[str, Any]:
         "operationId": route.handler.__name__.strip("_"),
         "parameters": parameters,
         "responses": responses,
-        "security": [] if route.public else [{"bearer": []}],
+        "security": [] if public else [{"bearer": []}],
     }
     if route.body is not None:
         operation["requestBody"] = {
@@ -115,9 +129,12 @@ def _operation(route: Route, by_type: dict[Any, Any]) -> dict[str, Any]:
 
 _REASONS = {
     400: "a bad parameter or body; `error` says which and why",
-    401: "a token is set and the request did not carry it (Authorization: Bearer TOKEN)",
+    401: "authentication is on and the request carried no valid token"
+    " (Authorization: Bearer TOKEN)",
+    403: "the token's user may not read this: RBAC lets them `get` no"
+    " `jobs.batch.volcano.sh` in the namespace (or `get` the path, for /metrics)",
     404: "no such job (or incarnation)",
-    503: "not ready or failed; `error` says why",
+    503: "not ready or failed, or the Kubernetes API could not review the token; `error` says why",
 }
 
 

@@ -41,6 +41,8 @@ class JobFilter(msgspec.Struct, frozen=True, kw_only=True):
     until: float | None = None
     #: a substring of `namespace/name`
     search: str = ""
+    #: only these namespaces (what the caller may read); None: every namespace
+    readable: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
         unknown = [phase for phase in self.phases if phase not in PHASES]
@@ -55,6 +57,12 @@ class JobFilter(msgspec.Struct, frozen=True, kw_only=True):
         if self.namespace:
             clauses.append("namespace = ?")
             values.append(self.namespace)
+        if self.readable is not None:
+            if not self.readable:
+                clauses.append("1 = 0")
+            else:
+                clauses.append(f"namespace IN ({', '.join('?' for _ in self.readable)})")
+                values.extend(sorted(self.readable))
         if self.queue:
             clauses.append("queue = ?")
             values.append(self.queue)
@@ -200,6 +208,10 @@ class Queries:
         """The sequence number of the last event stored (0: none)."""
         last: int = self._all("SELECT COALESCE(MAX(seq), 0) FROM events")[0][0]
         return last
+
+    def namespaces(self) -> list[str]:
+        """Every namespace with a job in the store."""
+        return [row[0] for row in self._all("SELECT DISTINCT namespace FROM jobs")]
 
     def keys(self) -> list[str]:
         return [row[0] for row in self._all("SELECT DISTINCT key FROM jobs ORDER BY key")]

@@ -132,6 +132,13 @@ def _http_error(server: str, error: urllib.error.HTTPError) -> Exception:
         return ServerRefused(message or "the server refused the request (400)")
     if error.code == 401:
         wrong = "invalid_token" in error.headers.get("WWW-Authenticate", "")
-        hint = "check --token-file" if wrong else "pass --token-file (or $LAVALOG_API_TOKEN_FILE)"
+        hint = (
+            "check --token-file (an expired token? `kubectl create token` makes a new one)"
+            if wrong
+            else "pass --token-file FILE (or $LAVALOG_API_TOKEN_FILE): your Kubernetes token,"
+            " e.g. from `kubectl create token`, or the server's shared token"
+        )
         return ServerUnavailable(f"{server} needs a valid token (401): {hint}")
+    if error.code == 403:
+        return ServerUnavailable(f"{server} refused (403): {message or error.reason}")
     return ServerUnavailable(f"{server} answered {error.code}: {message or error.reason}")

@@ -250,4 +250,5 @@ def test_the_preempted_story_needs_the_exit_code_set():
         "preempted-train: decisions none, expected ['PodFailed (exit 143) → RestartJob',"
         " 'TaskCompleted → CompleteJob']"
     ) in problems
-    assert "preempted-train: phase Running, expected Completed" in problems
+    # its pods, deleted, are made again: Pending until they run (state/running.go)
+    assert "preempted-train: phase Pending, expected Completed" in problems

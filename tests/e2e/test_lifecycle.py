@@ -203,7 +203,8 @@ SCENARIOS = [
     # -- policy timeouts ------------------------------------------------------------------
     pytest.param(
         job("evict-timeout", task("worker", 2, "sleep 300"), policies=[on("PodEvicted", "RestartJob", timeout="3s")]),
-        [Evict("worker-0")], "Completed", 0, [P, R, "Completed"],
+        # the replacement, Pending, is more than the job can spare (state/running.go)
+        [Evict("worker-0")], "Completed", 0, [P, R, P, R, "Completed"],
         id="delayed-RestartJob-cancelled-when-the-replacement-runs",
     ),
     pytest.param(
@@ -298,6 +299,27 @@ async def test_restarts_recreate_exactly_the_pods_they_restart(world: World, nam
     assert {pod.removeprefix(f"{name}-"): n for pod, n in created.items()} == CREATIONS[name]
 
 
+@pytest.mark.parametrize(
+    ("name", "written"),
+    [
+        ("suspend-resume", [P, R, "Aborting", "Aborted", RS, P, R, "Completed"]),
+        ("max-retry", [P, R, RS, P, R, RS, "Failed"]),
+    ],
+)
+async def test_every_phase_is_written_to_the_job_in_order(
+    world: World, name: str, written: list[str]
+) -> None:
+    """Volcano writes Restarting, then Pending when a suspended job resumes, and
+    Restarting, then Failed when the last retry is used: each is a `status.state.phase`
+    the API server stores (what `kubectl get vcjob -w` shows), not only a condition."""
+    path = next(row[4] for row in rows() if row[0]["metadata"]["name"] == name)
+    await world.settled(name, path)
+
+    stored = [phase for phase, _ in world.system.log.job_phases[name]]
+
+    assert stored == written
+
+
 async def test_depends_on_creates_workers_once_the_ps_runs(world: World) -> None:
     await world.settled("depends-on", [P, R, "Completed"])
     log = world.system.log
@@ -314,7 +336,7 @@ async def test_delayed_actions_wait_and_are_cancelled(world: World) -> None:
     ran on past the timeout without restarting); a delayed AbortJob fires no earlier than
     its timeout after the failure, and both were durable timers in the decisions log."""
     log = world.system.log
-    await world.settled("evict-timeout", [P, R, "Completed"])
+    await world.settled("evict-timeout", [P, R, P, R, "Completed"])
     await world.settled("fail-timeout", [P, R, "Aborting", "Aborted"])
 
     evicted = next(t for phase, t in log.pod_times["evict-timeout-worker-0"] if phase == "Deleted")

@@ -247,8 +247,8 @@ async def scaled(system: System, name: str, replicas: int) -> None:
         return f"{name}: running {running(system, name)}, hosts {(config or {}).get('data')}"
 
     await system.log.until(ready, 30, f"{replicas} pods and their hosts ({state()})")
-    found = system.log.job(name)
-    assert found is not None and job_phase(found) == R
+    # new pods send the job back to Pending until they run (state/running.go)
+    found = await system.until_phase(name, [R], 30)
     # job_controller_actions.go `createOrUpdatePodGroup` follows spec.minAvailable
     group = podgroup_of(system, found)
     assert group is not None and group["spec"]["minMember"] == found["spec"]["minAvailable"]

@@ -82,6 +82,20 @@ async def pg_status(api: ApiClient, name: str) -> dict[str, Any]:
     return status
 
 
+def podgroup_phases(cluster: SimulatedCluster) -> list[str]:
+    """The phases PodGroups go through from now on, each change once."""
+    phases: list[str] = []
+
+    def follow(change: Change) -> None:
+        if change.resource is registry.PODGROUP and change.type != "DELETED":
+            phase = change.entry.obj.get("status", {}).get("phase", "")
+            if phase and phases[-1:] != [phase]:
+                phases.append(phase)
+
+    cluster.store.subscribe(follow)
+    return phases
+
+
 #: two nodes of two GPUs: two 4-GPU gang jobs fit only one after the other
 FOUR_GPUS = pytest.mark.cluster(nodes=2, node_capacity={"nvidia.com/gpu": "2"}, time_scale=50)
 #: one node of two GPUs
@@ -278,15 +292,7 @@ async def test_gang_that_loses_every_member_is_pending_again(
     """Volcano's `jobStatus`: a gang with nothing placed (and not Inqueue) is Pending, so it
     must be admitted again (Inqueue); queue_job_status.go "Transform from running to
     pending"."""
-    phases: list[str] = []
-
-    def follow(change: Change) -> None:
-        if change.resource is registry.PODGROUP and change.type != "DELETED":
-            phase = change.entry.obj.get("status", {}).get("phase", "")
-            if phase and phases[-1:] != [phase]:
-                phases.append(phase)
-
-    sim_cluster.store.subscribe(follow)
+    phases = podgroup_phases(sim_cluster)
     core = core_api(kube_api)
     forever = ["sleep", "infinity"]
     await custom_api(kube_api).create_namespaced_custom_object(
@@ -416,15 +422,7 @@ async def test_scheduled_is_added_beside_unschedulable_and_the_gang_completes(
     the Unschedulable=True of an earlier session as it was; each carries the time and
     transitionID of the session that set it, sessions at least a second apart, so the
     newest True condition is Scheduled. Pending -> Inqueue -> Running -> Completed."""
-    phases: list[str] = []
-
-    def follow(change: Change) -> None:
-        if change.resource is registry.PODGROUP and change.type != "DELETED":
-            phase = change.entry.obj.get("status", {}).get("phase", "")
-            if phase and phases[-1:] != [phase]:
-                phases.append(phase)
-
-    sim_cluster.store.subscribe(follow)
+    phases = podgroup_phases(sim_cluster)
     core = core_api(kube_api)
     await custom_api(kube_api).create_namespaced_custom_object(
         *SCHED, "default", "podgroups", podgroup("g", 2)

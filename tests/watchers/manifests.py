@@ -47,12 +47,14 @@ def container(
     name: str = "main",
     restarts: int = 0,
     last: dict[str, Any] | None = None,
+    ready: bool | None = None,
 ) -> dict[str, Any]:
+    """A container status; `ready` defaults to running (no readiness probe)."""
     return {
         "name": name,
         "image": "busybox:1.36",
         "imageID": "docker.io/library/busybox@sha256:abc",
-        "ready": "running" in state,
+        "ready": "running" in state if ready is None else ready,
         "started": "running" in state,
         "restartCount": restarts,
         "state": state,
@@ -64,16 +66,19 @@ def pod(
     *,
     phase: str = "Running",
     containers: list[dict[str, Any]] | None = None,
+    init_containers: list[dict[str, Any]] | None = None,
     node: str = "node-1",
     reason: str = "",
     message: str = "",
     deleting: bool = False,
     resource_version: str = "100",
     ready_since: str = STARTED,
+    containers_ready_since: str = STARTED,
     labels: dict[str, str] | None = None,
     owners: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """A pod of task `worker`, index 1, job version 2 of job default/mpi, as Volcano makes it."""
+    all_ready = phase == "Running" and all(c["ready"] for c in containers or [])
     status: dict[str, Any] = {
         "phase": phase,
         "conditions": [
@@ -82,6 +87,11 @@ def pod(
                 "type": "Ready",
                 "status": "True" if phase == "Running" else "False",
                 "lastTransitionTime": ready_since,
+            },
+            {
+                "type": "ContainersReady",
+                "status": "True" if all_ready else "False",
+                "lastTransitionTime": containers_ready_since,
             },
         ]
         if node
@@ -101,6 +111,8 @@ def pod(
         status["startTime"] = SCHEDULED
     if containers is not None:
         status["containerStatuses"] = containers
+    if init_containers is not None:
+        status["initContainerStatuses"] = init_containers
     if reason:
         status["reason"] = reason
     if message:
@@ -190,17 +202,32 @@ def podgroup(
     phase: str = "Pending",
     unschedulable: tuple[str, str] | None = None,
     since: str = CREATED,
+    scheduled: str | None = None,
     resource_version: str = "60",
 ) -> dict[str, Any]:
+    """The job's PodGroup as vc-scheduler writes it: `unschedulable` (reason, message) at
+    `since`; `scheduled`: the time it added Scheduled=True (leaving Unschedulable)."""
     conditions = []
     if unschedulable:
         conditions.append(
             {
                 "type": "Unschedulable",
                 "status": "True",
+                "transitionID": "0b6e5c34-session",
                 "reason": unschedulable[0],
                 "message": unschedulable[1],
                 "lastTransitionTime": since,
+            }
+        )
+    if scheduled:
+        conditions.append(
+            {
+                "type": "Scheduled",
+                "status": "True",
+                "transitionID": "5d1f7e02-session",
+                "reason": "tasks in gang are ready to be scheduled",
+                "message": "",
+                "lastTransitionTime": scheduled,
             }
         )
     return {

@@ -119,7 +119,8 @@ def _rejected(decision: JobRejected) -> tuple[Notice, ...]:
 
 def _podgroup_pending(decision: PodGroupPending) -> tuple[Notice, ...]:
     namespace, name = split_job_key(decision.key)
-    message = f"PodGroup {namespace}:{name} unschedulable, reason: {decision.message}"
+    condition = decision.condition.lower()
+    message = f"PodGroup {namespace}:{name} {condition}, reason: {decision.message}"
     if decision.reason:
         message += f" ({decision.reason}, PodGroup {decision.podgroup})"
     return (Notice(WARNING, PODGROUP_PENDING, message),)
@@ -150,27 +151,30 @@ def reported(decision: Decision) -> list[dict[str, Any]]:
     ]
 
 
-#: decision type -> Volcano's reason and message prefix for its failure
+#: decision type -> Volcano's reason and the start of its message for the failure (the
+#: error follows, as Volcano's `%v` of it does)
 _FAILURES: dict[type[Decision], tuple[str, str]] = {
-    PodsCreate: (FAILED_CREATE, "Error creating pods"),
-    PodsKill: (FAILED_DELETE, "Error deleting pods"),
+    PodsCreate: (FAILED_CREATE, "Error creating pods: "),
+    PodsKill: (FAILED_DELETE, "Error deleting pods: "),
     # a replacement's delete answers NotFound or a failed precondition as done, so what
     # fails is its create
-    PodsReplace: (FAILED_CREATE, "Error creating pods"),
-    PodGroupCreate: (PODGROUP_ERROR, "Failed to create PodGroup"),
-    PluginResourcesEnsure: (PLUGIN_ERROR, "Execute plugin when job add failed"),
-    StatusWrite: (JOB_STATUS_ERROR, "Failed to update job status"),
-    PodGroupDelete: (FAILED_DELETE, "Error deleting PodGroup"),
-    PluginResourcesDelete: (PLUGIN_ERROR, "Execute plugin when job delete failed"),
-    JobDelete: (FAILED_DELETE, "Error deleting job"),
+    PodsReplace: (FAILED_CREATE, "Error creating pods: "),
+    PodGroupCreate: (PODGROUP_ERROR, "Failed to create PodGroup, err: "),
+    PluginResourcesEnsure: (PLUGIN_ERROR, "Execute plugin when job add failed, err: "),
+    # Volcano records it for its first status write ("Failed to initialize job status")
+    StatusWrite: (JOB_STATUS_ERROR, "Failed to update job status, err: "),
+    # what follows Volcano records no Event for (it retries the sync)
+    PodGroupDelete: (FAILED_DELETE, "Failed to delete PodGroup, err: "),
+    PluginResourcesDelete: (PLUGIN_ERROR, "Execute plugin when job delete failed, err: "),
+    JobDelete: (FAILED_DELETE, "Failed to delete job, err: "),
 }
 
 
-#: kind refused -> Volcano's reason and message for it (`syncJob`, `initiateJob`)
+#: kind refused -> Volcano's reason and the start of its message (`syncJob`, `initiateJob`)
 _REFUSALS: dict[str, tuple[str, str]] = {
-    "Pod": (FAILED_CREATE, "Error creating pods"),
-    "PodGroup": (PODGROUP_ERROR, "Failed to create PodGroup"),
-    "PersistentVolumeClaim": (PVC_ERROR, "Failed to create PVC"),
+    "Pod": (FAILED_CREATE, "Error creating pods: "),
+    "PodGroup": (PODGROUP_ERROR, "Failed to create PodGroup, err: "),
+    "PersistentVolumeClaim": (PVC_ERROR, "Failed to create PVC, err: "),
 }
 
 
@@ -181,17 +185,18 @@ def refused(decision: Decision, kind: str, errors: Mapping[str, str]) -> Notice:
     reason, what = _REFUSALS[kind]
     if kind == "Pod":
         listed = " ".join(f"failed to create pod {n}, err: {e}" for n, e in sorted(errors.items()))
-        message = f"{what}: [{listed}]"
+        message = f"{what}[{listed}]"
     else:
-        message = f"{what}, err: " + "; ".join(errors.values())
+        message = what + "; ".join(errors.values())
     return Notice(WARNING, reason, f"{message} (decision {decision.id})")
 
 
 def failure(decision: Decision, error: BaseException) -> Notice:
     """The Warning for a decision that could not be carried out."""
     kind = type(decision).__name__
-    reason, what = _FAILURES.get(type(decision), (f"Failed{kind}", f"Failed to carry out {kind}"))
-    return Notice(WARNING, reason, f"{what}: {error} (decision {decision.id})")
+    unknown = (f"Failed{kind}", f"Failed to carry out {kind}, err: ")
+    reason, what = _FAILURES.get(type(decision), unknown)
+    return Notice(WARNING, reason, f"{what}{error} (decision {decision.id})")
 
 
 def event_manifest(decision: Decision, what: Notice, *, suffix: str = "") -> dict[str, Any]:

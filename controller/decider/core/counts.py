@@ -80,13 +80,23 @@ def append_condition(
     return tuple(kept)
 
 
+#: plugins whose `OnJobAdd` records nothing in `controlledResources` (Volcano's hcclrank
+#: only annotates pods)
+_UNRECORDED_PLUGINS = frozenset({"hcclrank"})
+
+
 def controlled_resources(state: JobState) -> dict[str, str]:
     """Volcano's `status.controlledResources`: `plugin-<name>` for each plugin whose
-    resources were set up, `volume-pvc-<claim>` for each volume's claim."""
+    resources were set up (as its `OnJobAdd` records it), `volume-pvc-<claim>` for each
+    volume's claim."""
     spec = state.spec
     if spec is None or not (spec.plugins or spec.volumes):
         return {}
-    resources = {f"plugin-{name}": name for name in spec.plugins} if state.resources_for else {}
+    resources = (
+        {f"plugin-{name}": name for name in spec.plugins if name not in _UNRECORDED_PLUGINS}
+        if state.resources_for
+        else {}
+    )
     for volume in spec.volumes:
         claim = volume.get("volumeClaimName")
         if isinstance(claim, str) and claim:

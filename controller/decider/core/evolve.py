@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
 from msgspec.structs import replace
 
 from lavalog.controller.admission import Admitted, admit_job, admit_update
@@ -149,12 +150,20 @@ def _pod_observed(state: JobState, event: PodObserved) -> JobState:
         uid=event.pod_uid,
         phase=event.phase,
         exit_code=event.exit_code,
-        restart_count=event.restart_count,
+        restart_count=_restarts(event),
+        containers_ready=event.containers_ready is not False,
         deleting=event.deleting or killed,
         killed=killed,
         replacement_version=known.replacement_version if same and known is not None else None,
     )
     return replace(state, pods={**state.pods, event.pod: record})
+
+
+def _restarts(event: PodObserved) -> int:
+    """Restarts of all the pod's containers; a log written before the watchers published
+    them has the highest count of one container instead."""
+    total = event.total_restarts
+    return event.restart_count if isinstance(total, msgspec.UnsetType) else total
 
 
 def _pod_deleted(state: JobState, event: PodDeleted) -> JobState:

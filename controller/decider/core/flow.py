@@ -2,8 +2,11 @@
 
 The order is Volcano's job worker: derive the event, pick the action with the
 policies (or delay it), let the current phase's handler execute it, and after every
-phase change sync once more in the new phase (Volcano re-queues the job when its
-status changes). Finally the status is written if it changed.
+phase change write the status and sync once more in the new phase (Volcano writes the
+status at the end of each handler and re-queues the job when it changed), so every
+phase Volcano writes reaches the API, in order (Aborted -> Restarting -> Pending on
+ResumeJob, Restarting -> Failed when retries run out). Finally the status is written if
+it changed since.
 """
 
 from __future__ import annotations
@@ -115,6 +118,7 @@ def _decide(step: Step) -> None:
         _act(step, Trigger(event=Event.COMMAND_ISSUED, action=action))
     if trigger is not None or state.deferred_actions:
         _write_status(step)
+        _kills_after_the_new_version(step)
 
 
 def _act(step: Step, trigger: Trigger) -> None:
@@ -163,6 +167,7 @@ def _execute(step: Step, request: ActionRequest) -> None:
         HANDLERS[phase](step, request)
         if step.state.phase == phase:
             return
+        _write_status(step)  # the phase this handler reached, before the next one's
         request = SYNC_REQUEST
 
 
@@ -188,24 +193,34 @@ def _write_status(step: Step) -> None:
     if status == state.status:
         return
     step.emit(StatusWrite, status=status)
-    if status.version > step.before.version:
-        _kills_after_the_new_version(step)
 
 
 def _kills_after_the_new_version(step: Step) -> None:
-    """Carry out the removal of the old version's pods and plugin objects after the status
-    that starts the new version (the last decision): a pod create of the old version
-    carried out again after a crash (the actuator repeats what it had not committed)
-    then finds the Job past it, instead of making a pod whose kill, already done, named
-    the uid before.
+    """Carry out the removal of the old version's pods and plugin objects right after the
+    status that starts the new version: a pod create of the old version carried out
+    again after a crash (the actuator repeats what it had not committed) then finds the
+    Job past it, instead of making a pod whose kill, already done, named the uid before.
 
     Moving them changes no state: `evolve` of a kill touches only the pods, of a removal
     only the plugin objects, and of the decisions they pass none reads those, unless the
     step also makes pods (then the kill stays) or plugin objects (then the removal stays).
     """
-    made = {type(decision) for decision in step.decisions}
+    decisions = step.decisions
+    first = next(
+        (
+            at
+            for at, decision in enumerate(decisions)
+            if isinstance(decision, StatusWrite) and decision.status.version > step.before.version
+        ),
+        None,
+    )
+    if first is None:
+        return
+    made = {type(decision) for decision in decisions}
     moved = tuple(kind for kind, maker in _REMOVED_BEFORE_MADE.items() if maker not in made)
-    later = [decision for decision in step.decisions if isinstance(decision, moved)]
+    later = [decision for decision in decisions[:first] if isinstance(decision, moved)]
     if later:
-        rest = [decision for decision in step.decisions if not isinstance(decision, moved)]
-        step.reorder([*rest, *later])
+        before = [
+            decision for decision in decisions[: first + 1] if not isinstance(decision, moved)
+        ]
+        step.reorder([*before, *later, *decisions[first + 1 :]])

@@ -29,7 +29,6 @@ UpdateStatus = Callable[[Step, PodCounts], Transition | None]
 RETAIN_NONE: frozenset[str] = frozenset()
 #: finished pods are kept (their logs and exit codes stay visible)
 RETAIN_SOFT = frozenset({PodPhase.SUCCEEDED, PodPhase.FAILED})
-_READY = frozenset({PodPhase.RUNNING, PodPhase.SUCCEEDED})
 #: the actions that kill a target (`kill_target`); Volcano's next sync makes its pods again
 TARGET_KILLS = frozenset({Action.RESTART_TASK, Action.RESTART_POD, Action.RESTART_PARTITION})
 
@@ -94,7 +93,8 @@ def sync_job(step: Step, update: UpdateStatus | None) -> None:
 
     Pods are created only once the gang scheduler has admitted the PodGroup (its phase
     is past Pending), only in Pending and Running, and never when the job is about to
-    leave them: a job whose retries are exhausted gets no new pods (volcano#1718).
+    leave them: a job whose retries are exhausted gets no new pods (volcano#1718). The
+    phase is then judged on the pods as the sync leaves them (Volcano's order).
     """
     state = step.state
     if state.deleting:
@@ -116,7 +116,12 @@ def sync_job(step: Step, update: UpdateStatus | None) -> None:
     transition = update(step, step.counts()) if update else None
     phase_after = step.state.phase if transition is None else transition.phase
     if phase_after in CREATING_PHASES:
+        pods = step.state.pods
         _reconcile_pods(step, spec)
+        if update is not None and step.state.pods is not pods:
+            # Volcano judges the status its sync ends with: the pods it made count as
+            # Pending, the surplus it deleted as Terminating
+            transition = update(step, step.counts())
     if transition is not None:
         enter_phase(step, transition)
 
@@ -143,9 +148,12 @@ def _initiate(step: Step) -> None:
 
 def _gang_changed(step: Step) -> bool:
     """This step admitted a spec that sizes or places the gang differently (replicas,
-    minAvailable, queue, priority): the existing PodGroup must follow it."""
+    minAvailable, queue, priority): the existing PodGroup must follow it (once: a sync
+    in the phase the step moves the job to finds it done)."""
     before, now = step.before.spec, step.state.spec
     if before is None or now is None or before is now:
+        return False
+    if any(isinstance(decision, PodGroupCreate) for decision in step.decisions):
         return False
     return _podgroup_fields(before) != _podgroup_fields(now)
 
@@ -217,7 +225,8 @@ def _create_missing(step: Step, spec: JobSpec, podgroup: str) -> None:
 
 
 def _dependencies_ready(state: JobState, spec: JobSpec, depends_on: DependsOn) -> bool:
-    """Volcano's dependsOn: a task is ready when minAvailable of its pods run or succeeded."""
+    """Volcano's `waitDependsOnTaskMeetCondition`: every task depended on is ready, or
+    one of them with `iteration: any` (and more than one named)."""
     ready = [_task_ready(state, spec, name) for name in depends_on.name]
     if depends_on.iteration == "any" and len(ready) > 1:
         return any(ready)
@@ -225,6 +234,8 @@ def _dependencies_ready(state: JobState, spec: JobSpec, depends_on: DependsOn) -
 
 
 def _task_ready(state: JobState, spec: JobSpec, task_name: str) -> bool:
+    """Volcano's `isDependsOnPodsReady`: minAvailable of the task's pods (by name, index
+    below its replicas) have succeeded, or run with every container ready."""
     task = spec.task(task_name)
     if task is None:
         return False
@@ -232,9 +243,15 @@ def _task_ready(state: JobState, spec: JobSpec, task_name: str) -> bool:
     ready = sum(
         1
         for pod in state.pods.values()
-        if pod.task == task_name and not pod.deleting and pod.phase in _READY
+        if pod.task == task_name and pod.index < task.replicas and _pod_ready(pod)
     )
     return ready >= needed
+
+
+def _pod_ready(pod: PodRecord) -> bool:
+    if pod.phase == PodPhase.RUNNING:
+        return pod.containers_ready
+    return pod.phase == PodPhase.SUCCEEDED
 
 
 def _kill(step: Step, victims: list[PodRecord], *, reason: str) -> None:

@@ -3,7 +3,9 @@
 1. an action already chosen (a command, a delayed action coming due) is taken as is;
 2. internal events (OutOfSync, CommandIssued without an action) only sync;
 3. an event from a pod of an older job version only syncs;
-4. the task's policies, then the job's; the first that matches wins;
+4. the task's policies, then the job's; the first that matches wins. A policy matched
+   by PodPending counts only when it has a `timeout` (`shouldConfigureTimeout`): without
+   one the search goes on past it, as a pod is Pending each time it is made;
 5. otherwise sync.
 """
 
@@ -19,10 +21,20 @@ from lavalog.events.decisions import Backoff, PolicyRef
 from lavalog.events.durations import parse_duration
 from lavalog.events.volcano.api import Action, Event, JobSpec, LifecyclePolicy
 
-#: what `*` stands for: Volcano's own events; PodPending/PodRunning must be named
+#: what `*` stands for: the events Volcano raises that reach its policies (PodPending only
+#: with a `timeout`, as any PodPending policy); not JobUpdated, which only lavalog raises
 WILDCARD_EVENTS = frozenset(
-    {Event.POD_FAILED, Event.POD_EVICTED, Event.UNKNOWN, Event.TASK_COMPLETED, Event.TASK_FAILED}
+    {
+        Event.POD_FAILED,
+        Event.POD_EVICTED,
+        Event.POD_PENDING,
+        Event.UNKNOWN,
+        Event.TASK_COMPLETED,
+        Event.TASK_FAILED,
+    }
 )
+#: events whose policies act only with a `timeout` (Volcano's `shouldConfigureTimeout`)
+_TIMEOUT_REQUIRED = frozenset({Event.POD_PENDING})
 _NEVER_MATCHED = frozenset({Event.OUT_OF_SYNC, Event.COMMAND_ISSUED})
 
 
@@ -81,8 +93,10 @@ def _first_match(
 
 def _matches(policy: LifecyclePolicy, trigger: Trigger, codes: ExitCodeSet | None) -> bool:
     names = policy.event_names()
-    if names and (
-        trigger.event in names or (Event.ANY in names and trigger.event in WILDCARD_EVENTS)
+    if (
+        names
+        and (trigger.event in names or (Event.ANY in names and trigger.event in WILDCARD_EVENTS))
+        and (policy.timeout is not None or trigger.event not in _TIMEOUT_REQUIRED)
     ):
         return True
     # exit code 0 is not an error code and is refused by admission

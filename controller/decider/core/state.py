@@ -27,7 +27,10 @@ class PodRecord(msgspec.Struct, frozen=True):
     #: "" while requested and not yet observed
     phase: str = ""
     exit_code: int | None = None
+    #: restarts of all its containers, init containers included (Volcano's TaskFailed)
     restart_count: int = 0
+    #: every container reports ready; a dependsOn counts a Running pod only then
+    containers_ready: bool = True
     #: deletion has been asked for, by anyone
     deleting: bool = False
     #: the decider asked for the deletion, so it is not an eviction

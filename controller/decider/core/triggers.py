@@ -84,8 +84,12 @@ def _pod_changed(old: PodRecord | None, job: JobState, pod: PodObserved) -> Trig
     )
 
 
-def _pod_event(old: PodRecord | None, job: JobState, pod: PodObserved) -> tuple[str, int | None]:
-    """The event a pod's change means, and the exit code it carries (PodFailed only)."""
+def _pod_event(
+    previous: PodRecord | None, job: JobState, pod: PodObserved
+) -> tuple[str, int | None]:
+    """The event a pod's change means, and the exit code it carries (PodFailed only).
+    `previous`: the decider's record of the pod's name before this observation."""
+    old = previous
     if old is not None and old.uid not in ("", pod.pod_uid):
         old = None  # another incarnation of the same name
     if pod.deleting:
@@ -102,8 +106,7 @@ def _pod_event(old: PodRecord | None, job: JobState, pod: PodObserved) -> tuple[
             return Event.TASK_COMPLETED, None
         return Event.OUT_OF_SYNC, None
     if pod.phase in (PodPhase.PENDING, PodPhase.RUNNING):
-        old_restarts = old.restart_count if old is not None else 0
-        if _restarts_exhausted(job, pod.task, old_restarts, pod.restart_count):
+        if _task_failed(job, pod, previous):
             return Event.TASK_FAILED, None
         if pod.phase != old_phase:
             return (Event.POD_PENDING if pod.phase == PodPhase.PENDING else Event.POD_RUNNING), None
@@ -141,9 +144,23 @@ def _task_completed(job: JobState, task_name: str) -> bool:
     return succeeded >= task.replicas
 
 
-def _restarts_exhausted(job: JobState, task_name: str, before: int, now: int) -> bool:
-    """Volcano's TaskFailed: a container restarted in place `maxRetry` times (fired once)."""
-    task = job.spec.task(task_name) if job.spec is not None else None
-    if task is None or task.max_retry <= 0:
+def _task_failed(job: JobState, pod: PodObserved, previous: PodRecord | None) -> bool:
+    """Volcano's TaskFailed (`jobCache.TaskFailed`): the restarts of every container, init
+    containers included, of the task's pending and running pods add up to the task's
+    `maxRetry`. Fired once, by the change that brings the sum there (Volcano fires it at
+    every update of such a pod from then on)."""
+    task = job.spec.task(pod.task) if job.spec is not None else None
+    if task is None or task.replicas <= 0 or task.max_retry <= 0:
         return False
-    return before < task.max_retry <= now
+    added = _counted_restarts(job.pods.get(pod.pod)) - _counted_restarts(previous)
+    if added <= 0:
+        return False  # only a rise of this pod's restarts can bring the sum up
+    total = sum(_counted_restarts(other) for other in job.pods.values() if other.task == task.name)
+    return total - added < task.max_retry <= total
+
+
+def _counted_restarts(record: PodRecord | None) -> int:
+    """A pod's restarts as TaskFailed counts them: only while it is pending or running."""
+    if record is None or record.phase not in (PodPhase.PENDING, PodPhase.RUNNING):
+        return 0
+    return record.restart_count

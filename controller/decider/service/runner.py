@@ -27,6 +27,7 @@ from aiokafka.errors import KafkaError
 from lavalog.controller.decider.core.due_timers import DueTimer, TimerQueue
 from lavalog.controller.decider.core.partition import PartitionDecider
 from lavalog.controller.decider.core.snapshots import encode_record, restore
+from lavalog.controller.decider.core.volcano_metrics import VolcanoMetrics
 from lavalog.controller.decision_logs import decision_fields
 from lavalog.controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
 from lavalog.controller.kafka.batches import PartitionBatches
@@ -73,6 +74,8 @@ class DeciderService:
         self._outgoing: PartitionBatches | None = None
         self.ready = False
         self.counters = {"observations": 0, "decisions": 0, "deadletters": 0, "timers_fired": 0}
+        #: Volcano's job-controller metrics, served beside lavalog's on `/metrics`
+        self.volcano_metrics = VolcanoMetrics()
 
     @property
     def assigned(self) -> list[int]:
@@ -171,6 +174,7 @@ class DeciderService:
             self.counters["observations"] += 1
             try:
                 observation = decode_observation(message.value)
+                before = partition.states.get(observation.key)
                 decisions = partition.apply(message.offset, observation)
             except Exception as exc:  # a poison message must not stall its partition
                 deliveries.append(await self._dead_letter(message, exc))
@@ -187,6 +191,9 @@ class DeciderService:
                     )
                     self._add_timer(timer)
             self.counters["decisions"] += len(decisions)
+            if message.offset >= partition.committed:  # decided now, not rebuilt
+                after = partition.states.get(observation.key)
+                self.volcano_metrics.record(before, observation, decisions, after)
         return deliveries
 
     async def _dead_letter(self, message: Any, error: Exception) -> Awaitable[Any]:

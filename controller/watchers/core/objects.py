@@ -72,6 +72,7 @@ class ContainerState(_Partial, frozen=True):
 
 class ContainerStatus(_Partial, frozen=True):
     name: str = ""
+    ready: bool = False
     restart_count: int = 0
     state: ContainerState = ContainerState()
     last_state: ContainerState = ContainerState()

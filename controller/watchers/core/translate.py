@@ -12,9 +12,10 @@ Ids are deterministic, so that the same fact seen again (after a relist, a resta
 a change of leader) has the same id and consumers drop it:
 
 * pods: `pod/<uid>/<phase>/<digest of the summary>`. A pod's summary only moves
-  forward (phase Pending, Running, then terminal; restart count and deletion only
+  forward (phase Pending, Running, then terminal; restart counts and deletion only
   grow), so the content names the fact, even when unimportant writes changed the
-  resourceVersion meanwhile.
+  resourceVersion meanwhile. Readiness goes back and forth while the pod runs, so a
+  running pod's digest also covers when it last turned (ContainersReady's time).
 * PodGroups: `podgroup/<uid>/<resourceVersion>`, because their phase goes back and
   forth (Running, Unknown, Running) and the content would repeat.
 * Jobs: `job/<uid>/<generation>`, `.../deleting`; Commands: `command/<uid>`;
@@ -49,6 +50,7 @@ from lavalog.events.observations import (
     JobDeleted,
     JobObserved,
     PodDeleted,
+    PodGroupCondition,
     PodGroupObserved,
     PodObserved,
 )
@@ -56,6 +58,7 @@ from lavalog.events.timestamps import from_rfc3339
 from lavalog.events.topics import job_key
 from lavalog.events.volcano import labels
 from lavalog.events.volcano.api import API_VERSION, GROUP, KIND
+from lavalog.events.volcano.podgroups import UNSCHEDULABLE, newest_true
 
 _TERMINAL = ("Succeeded", "Failed")
 
@@ -157,19 +160,37 @@ class PodFacts(NamedTuple):
     reason: str
     node: str
     restart_count: int
+    #: every container's restarts, init containers too (Volcano's TaskFailed)
+    total_restarts: int
+    #: Running with every container ready (Volcano's dependsOn); False in other phases,
+    #: so readiness is news only while the pod runs
+    containers_ready: bool
     deleting: bool
 
 
 def _pod_facts(pod: Pod, terminated: Terminated | None) -> PodFacts:
     status = pod.status
+    containers = status.container_statuses
     return PodFacts(
         phase=status.phase,
         exit_code=terminated.exit_code if terminated and status.phase == "Failed" else None,
         reason=status.reason or (terminated.reason if terminated else ""),
         node=pod.spec.node_name,
-        restart_count=max((c.restart_count for c in status.container_statuses), default=0),
+        restart_count=max((c.restart_count for c in containers), default=0),
+        total_restarts=sum(c.restart_count for c in status.init_container_statuses)
+        + sum(c.restart_count for c in containers),
+        containers_ready=status.phase == "Running" and all(c.ready for c in containers),
         deleting=pod.metadata.deletion_timestamp is not None,
     )
+
+
+def _ready_since(pod: Pod) -> str | None:
+    """When the pod's containers last became ready or unready (the ContainersReady
+    condition's time): readiness goes back and forth, so this tells its turns apart."""
+    for condition in pod.status.conditions:
+        if condition.type == "ContainersReady":
+            return condition.last_transition_time
+    return None
 
 
 def _terminated(pod: Pod) -> Terminated | None:
@@ -190,7 +211,8 @@ def observe_pod(pod: Pod, time: float) -> PodObserved | None:
     status = pod.status
     terminated = _terminated(pod)
     facts = _pod_facts(pod, terminated)
-    digest = hashlib.blake2b(repr(facts).encode(), digest_size=6).hexdigest()
+    named = (facts, _ready_since(pod)) if facts.phase == "Running" else facts
+    digest = hashlib.blake2b(repr(named).encode(), digest_size=6).hexdigest()
     return PodObserved(
         id=f"pod/{pod.metadata.uid}/{facts.phase or 'Unknown'}/{digest}",
         key=who.key,
@@ -207,6 +229,8 @@ def observe_pod(pod: Pod, time: float) -> PodObserved | None:
         message=status.message or (terminated.message if terminated else ""),
         node=facts.node,
         restart_count=facts.restart_count,
+        total_restarts=facts.total_restarts,
+        containers_ready=facts.containers_ready,
         deleting=facts.deleting,
         created=_time(pod.metadata.creation_timestamp),
         scheduled=_scheduled(pod),
@@ -282,9 +306,22 @@ def job_summary(job: Job) -> Summary:
 
 def _unschedulable(group: PodGroup) -> Condition | None:
     for condition in group.status.conditions:
-        if condition.type == "Unschedulable" and condition.status == "True":
+        if condition.type == UNSCHEDULABLE and condition.status == "True":
             return condition
     return None
+
+
+def _conditions(group: PodGroup) -> tuple[PodGroupCondition, ...]:
+    return tuple(
+        PodGroupCondition(
+            type=condition.type,
+            status=condition.status,
+            reason=condition.reason,
+            message=condition.message,
+            last_transition_time=_time(condition.last_transition_time),
+        )
+        for condition in group.status.conditions
+    )
 
 
 def _podgroup(group: PodGroup, time: float, *, deleted: bool) -> PodGroupObserved | None:
@@ -304,6 +341,7 @@ def _podgroup(group: PodGroup, time: float, *, deleted: bool) -> PodGroupObserve
         reason=unschedulable.reason if unschedulable else "",
         message=unschedulable.message if unschedulable else "",
         deleted=deleted,
+        conditions=_conditions(group),
     )
 
 
@@ -316,12 +354,16 @@ def podgroup_deleted(group: PodGroup, time: float) -> PodGroupObserved | None:
 
 
 def podgroup_summary(group: PodGroup) -> Summary | None:
-    """The phase and why the gang cannot be scheduled; condition times churn."""
+    """The phase, the condition the scheduler set last (the newest True one: the gang is
+    scheduled, or why it waits) and the `Unschedulable` one; the scheduler moves the
+    times of its conditions at every cycle that writes them, so those alone are churn."""
     if job_owner(group.metadata) is None:
         return None
     unschedulable = _unschedulable(group)
+    newest = newest_true(_conditions(group))
     return (
         group.status.phase,
+        (newest.type, newest.reason, newest.message) if newest else None,
         unschedulable.reason if unschedulable else "",
         unschedulable.message if unschedulable else "",
     )

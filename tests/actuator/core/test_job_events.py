@@ -162,17 +162,17 @@ def test_an_unschedulable_gang_is_volcanos_podgroup_pending() -> None:
         (
             PodGroupCreate(**ENVELOPE, id="d", podgroup="pg", min_member=1, queue="q"),
             "PodGroupError",
-            "Failed to create PodGroup: ",
+            "Failed to create PodGroup, err: ",
         ),
         (
             PluginResourcesEnsure(**ENVELOPE, id="d", plugins={}, task_replicas={}),
             "PluginError",
-            "Execute plugin when job add failed: ",
+            "Execute plugin when job add failed, err: ",
         ),
         (
             StatusWrite(**ENVELOPE, id="d", status=JobStatus()),
             "JobStatusError",
-            "Failed to update job status: ",
+            "Failed to update job status, err: ",
         ),
     ],
 )

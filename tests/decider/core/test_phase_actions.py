@@ -44,6 +44,7 @@ CASES = [
     pytest.param("Restarting", [], SYNC, "Pending", [], 0, 0, id="restarting-pods-gone"),
     pytest.param("Restarting", _workers(R, R, R), "RestartJob", "Restarting", [0, 1, 2], 0, 0, id="restarting-restart-kills-again"),
     pytest.param("Restarting", _workers(R, R, R), "AbortJob", "Aborting", [0, 1, 2], 0, 1, id="restarting-abort-is-honoured"),
+    pytest.param("Restarting", _workers(R, R, R, deleting=True), "ResumeJob", "Restarting", [], 0, 0, id="restarting-resume-only-syncs"),
     pytest.param("Aborting", _workers(R, S, F), SYNC, "Aborting", [0], 0, 0, id="aborting-kills-live-pods"),
     pytest.param("Aborting", _workers(S, F, F), SYNC, "Aborted", [], 0, 0, id="aborting-all-released"),
     pytest.param("Aborting", _workers(R, S, F), "ResumeJob", "Restarting", [0], 0, 1, id="aborting-resume"),

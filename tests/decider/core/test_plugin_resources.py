@@ -69,9 +69,9 @@ def test_restart_job_deletes_and_recreates_plugin_objects() -> None:
         "Running",
         "delete (RestartJob)",
         "Restarting",
-        "ensure",  # the next run's objects: a new Secret, so new keys
         # after the new version's status (flow._kills_after_the_new_version)
         "kill 2",
+        "ensure",  # the next run's objects: a new Secret, so new keys
         "Pending",
         "Running",
     ]

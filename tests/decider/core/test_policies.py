@@ -16,6 +16,7 @@ def spec_with(job_policies: list[dict[str, Any]], task_policies: list[dict[str, 
 
 
 FAILED = Trigger(event="PodFailed", task="worker", pod="job-worker-0", exit_code=3, job_version=0)
+PENDING = Trigger(event="PodPending", task="worker", pod="job-worker-0", job_version=0)
 
 # fmt: off
 CASES = [
@@ -36,6 +37,14 @@ CASES = [
     pytest.param([{"event": "JobUpdated", "action": "RestartJob"}], [], Trigger(event="JobUpdated"), ("RestartJob", ("job", 0)), id="job-updated-when-named"),
     pytest.param([{"event": "*", "action": "RestartJob"}], [], Trigger(event="JobUpdated"), ("SyncJob", None), id="wildcard-not-job-updated"),
     pytest.param([{"event": "*", "action": "RestartJob"}], [], Trigger(event="CommandIssued", action="AbortJob"), ("AbortJob", None), id="command-action-is-taken-as-is"),
+    # Volcano's shouldConfigureTimeout: a PodPending policy acts only with a timeout
+    pytest.param([{"event": "PodPending", "action": "RestartJob"}], [], PENDING, ("SyncJob", None), id="pod-pending-without-timeout-syncs"),
+    pytest.param([{"event": "PodPending", "action": "RestartJob", "timeout": "5m"}], [], PENDING, ("RestartJob", ("job", 0)), id="pod-pending-with-timeout"),
+    pytest.param([{"event": "PodPending", "action": "RestartJob", "timeout": "0s"}], [], PENDING, ("RestartJob", ("job", 0)), id="pod-pending-with-zero-timeout"),
+    pytest.param([{"event": "PodPending", "action": "AbortJob", "timeout": "1m"}], [{"event": "PodPending", "action": "RestartTask"}], PENDING, ("AbortJob", ("job", 0)), id="pod-pending-without-timeout-is-passed-over"),
+    pytest.param([{"event": "PodFailed", "action": "AbortJob"}], [{"events": ["PodPending", "PodFailed"], "action": "RestartTask"}], PENDING, ("SyncJob", None), id="task-pod-pending-without-timeout-syncs"),
+    pytest.param([{"event": "*", "action": "RestartJob"}], [], PENDING, ("SyncJob", None), id="wildcard-not-pod-pending-without-timeout"),
+    pytest.param([{"event": "*", "action": "RestartJob", "timeout": "5m"}], [], PENDING, ("RestartJob", ("job", 0)), id="wildcard-pod-pending-with-timeout"),
 ]
 # fmt: on
 

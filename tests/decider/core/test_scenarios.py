@@ -130,6 +130,23 @@ def test_restart_job_when_gang_becomes_unknown():
     assert state.phase == "Restarting"
 
 
+def test_an_unknown_gang_is_handled_at_every_job_version():
+    """Volcano's PodGroup event carries no job version, so once a restart has bumped the
+    version its Unknown only syncs; lavalog applies the policy at every version
+    (docs/semantics.md)."""
+    spec = job(task("worker", 2), policies=[{"event": "Unknown", "action": "RestartJob"}])
+    script = JobScript("unk2", spec).submit().podgroup("Inqueue")
+    running(script, "worker", 2).command("RestartJob")
+    script.pod_deleted("worker", 0).pod_deleted("worker", 1)
+    running(script, "worker", 2, version=1)
+    script.podgroup("Running").podgroup("Unknown", reason="Unschedulable")
+
+    state, decisions = run(script)
+
+    assert actions(decisions) == ["RestartJob", "RestartJob"]
+    assert (state.phase, state.version) == ("Restarting", 2)
+
+
 def test_complete_job_when_task_completed():
     spec = job(
         task("ps", 1),

@@ -118,6 +118,32 @@ def test_controlled_resources_name_the_plugins_and_claims():
     }
 
 
+def test_controlled_resources_leave_out_hcclrank():
+    """Volcano's hcclrank plugin only annotates pods: its OnJobAdd records nothing."""
+    script = JobScript("hccl", spec(plugins={"hcclrank": [], "env": []})).submit()
+    assert statuses(script.podgroup("Inqueue"))[-1].controlled_resources == {"plugin-env": "env"}
+
+
+def test_state_reason_and_message_say_why_the_phase_changed():
+    """lavalog fills `status.state.reason`/`message` (the API's fields for it), where
+    Volcano's controller leaves them empty (docs/semantics.md)."""
+    script = JobScript("why", spec(policies=RESTART_ON_FAILURE, maxRetry=1)).submit()
+    running(script.podgroup("Inqueue")).pod("worker", 0, "Failed", exit_code=1)
+    failed = statuses(script)[-1]
+    assert (failed.state.phase, failed.state.reason) == ("Failed", "RetriesExhausted")
+    assert failed.state.message == "the job ran 1 times; maxRetry is 1"
+
+
+def test_counts_after_a_kill_keep_the_pods_that_stay():
+    """Volcano's killJob counts only the pods it deletes (as terminating), so its status
+    reads 0 succeeded after a kill; lavalog's counts every pod (docs/semantics.md)."""
+    script = JobScript("kc", spec()).submit().podgroup("Inqueue")
+    running(script).pod("worker", 0, "Succeeded").command("AbortJob")
+    aborting = statuses(script)[-1]
+    assert aborting.state.phase == "Aborting"
+    assert (aborting.succeeded, aborting.running, aborting.terminating) == (1, 0, 1)
+
+
 
 def test_pod_counts_by_phase_as_volcano_counts_them():
     """A pod being deleted is terminating whatever its phase and leaves taskStatusCount; a

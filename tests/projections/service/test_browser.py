@@ -7,6 +7,7 @@ The browser is `/usr/bin/chromium`; when it is missing the test installs it with
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import AsyncIterator
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
+from playwright.async_api import expect
 
 from lavalog.events.observations import Observation
 from lavalog.projections.core.feed import Sourced
@@ -59,17 +61,29 @@ def chromium() -> Path:
 
 @asynccontextmanager
 async def browser_page(chromium: Path) -> AsyncIterator[Any]:
-    """A 1280x800 page of a headless Chromium, closed on exit."""
+    """A 1280x800 page of a headless Chromium, closed on exit. The server's
+    Content-Security-Policy is in force: anything it refuses fails the test."""
     from playwright.async_api import async_playwright
 
+    refused: list[str] = []
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(
             executable_path=str(chromium), args=CHROMIUM_ARGS
         )
         try:
-            yield await browser.new_page(viewport={"width": 1280, "height": 800})
+            page = await browser.new_page(viewport={"width": 1280, "height": 800})
+            page.on(
+                "console",
+                lambda message: (
+                    refused.append(message.text)
+                    if "Content Security Policy" in message.text
+                    else None
+                ),
+            )
+            yield page
         finally:
             await browser.close()
+    assert refused == []
 
 
 @pytest.fixture
@@ -111,7 +125,9 @@ async def test_job_list_and_gantt_render_and_follow_the_stream(chromium, served)
             ["team-a/tf-mnist", "Running"],
         ]
         await page.fill("input[type=search]", "ml/")
-        await page.wait_for_function("document.querySelectorAll('tr.job-row').length === 3")
+        # (expect, not wait_for_function: that evaluates a string, which the UI's
+        # Content-Security-Policy forbids)
+        await expect(page.locator("tr.job-row")).to_have_count(3)
         await page.screenshot(path=str(ARTIFACTS / "projections-jobs.png"), full_page=True)
 
         await page.goto(url + "#/jobs/ml/tf-dist")
@@ -159,11 +175,9 @@ async def test_job_list_and_gantt_render_and_follow_the_stream(chromium, served)
         await page.wait_for_selector("h2:has-text('team-a/tf-mnist')")
         await page.wait_for_selector("#gantt rect.attempt")
         assert await page.locator("#gantt rect.attempt").count() == 3
-        await page.wait_for_function("document.getElementById('live').classList.contains('on')")
+        await expect(page.locator("#live")).to_have_class(re.compile(r"\bon\b"))
         hub.publish(store.apply(rest))  # the rest of the job arrives while the page is open
-        await page.wait_for_function(
-            "document.querySelectorAll('#gantt rect.attempt').length === 5", timeout=10_000
-        )
+        await expect(page.locator("#gantt rect.attempt")).to_have_count(5, timeout=10_000)
         outcomes = await page.eval_on_selector_all(
             "#gantt rect.attempt", "bars => bars.map(b => b.dataset.outcome)"
         )

@@ -16,7 +16,7 @@ from aiohttp import web
 
 from lavalog.cli.main import main
 from lavalog.projections.service.app import create_app
-from lavalog.projections.service.auth import TokenFile
+from lavalog.projections.service.auth import SharedToken, TokenFile
 from lavalog.projections.service.file_source import read_file
 from lavalog.projections.service.live import LiveHub
 from lavalog.projections.service.queries import Queries
@@ -234,7 +234,12 @@ def server(log: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tupl
     queries = Queries(directory / "s.sqlite")
 
     async def start() -> web.AppRunner:
-        app = create_app(queries=queries, hub=LiveHub(), status=Status(), token=TokenFile(token))
+        app = create_app(
+            queries=queries,
+            hub=LiveHub(),
+            status=Status(),
+            authenticator=SharedToken(TokenFile(token)),
+        )
         runner = web.AppRunner(app)
         await runner.setup()
         await web.TCPSite(runner, "127.0.0.1", 0).start()

@@ -19,7 +19,7 @@ from lavalog.cli.commands import projections as projections_command
 from lavalog.cli.commands import run as run_command
 from lavalog.projections.service import api
 from lavalog.projections.service.app import create_app
-from lavalog.projections.service.auth import TokenFile
+from lavalog.projections.service.auth import SharedToken, TokenFile
 from lavalog.projections.service.file_source import read_file
 from lavalog.projections.service.live import LiveHub
 from lavalog.projections.service.queries import Queries
@@ -59,8 +59,14 @@ async def open_client(store: Store) -> AsyncIterator[Client]:
 
 @pytest.fixture
 async def guarded(store: Store, token_file: Path) -> AsyncIterator[Client]:
+    """The shared token, and room for one event stream (test_hardening.py fills it)."""
     queries = Queries(store.location)
-    app = create_app(queries=queries, hub=LiveHub(), status=Status(), token=TokenFile(token_file))
+    app = create_app(
+        queries=queries,
+        hub=LiveHub(max_streams=1),
+        status=Status(),
+        authenticator=SharedToken(TokenFile(token_file)),
+    )
     async with TestClient(TestServer(app)) as client:
         yield client
     queries.close()

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import aiohttp
 import pytest
+from playwright.async_api import expect
 
 from tests.projections.service.test_browser import browser_page, chromium, served
 
@@ -48,6 +51,4 @@ async def test_the_what_if_page_edits_the_policy_and_shows_the_divergence(chromi
         assert "PodGroupDelete" in marked  # recorded: the job ends; the alternative does not
         await page.fill("#whatif-set", "spec.maxRetry=2")
         await page.click("#whatif-run")
-        await page.wait_for_function(
-            "document.querySelector('#whatif-verdict').textContent.startsWith('Identical')"
-        )
+        await expect(page.locator("#whatif-verdict")).to_have_text(re.compile("^Identical"))

@@ -15,6 +15,7 @@ from lavalog.events.observations import (
     JobDeleted,
     JobObserved,
     PodDeleted,
+    PodGroupCondition,
     PodGroupObserved,
     PodObserved,
 )
@@ -154,6 +155,9 @@ POD_CHANGES = [
     pytest.param(m.pod(containers=[m.container(m.running())]), m.pod(resource_version="101", phase="Failed", containers=[m.container(m.terminated(3, "Error"))]), True, id="failed"),
     pytest.param(m.pod(containers=[m.container(m.running())]), m.pod(resource_version="101", containers=[m.container(m.running(), restarts=1)]), True, id="restarted"),
     pytest.param(m.pod(containers=[m.container(m.running())]), m.pod(resource_version="101", deleting=True, containers=[m.container(m.running())]), True, id="deletion-asked"),
+    pytest.param(m.pod(containers=[m.container(m.running(), ready=False)]), m.pod(resource_version="101", containers_ready_since=m.FINISHED, containers=[m.container(m.running())]), True, id="containers-ready"),
+    pytest.param(m.pod(phase="Pending", containers=[m.container({"waiting": {}})]), m.pod(phase="Pending", resource_version="101", containers=[m.container({"waiting": {}}, ready=True)]), False, id="readiness-while-pending"),
+    pytest.param(m.pod(phase="Pending", init_containers=[m.container(m.running(), name="setup")], containers=[]), m.pod(phase="Pending", resource_version="101", init_containers=[m.container(m.running(), name="setup", restarts=1)], containers=[]), True, id="init-container-restarted"),
 ]
 # fmt: on
 
@@ -184,6 +188,65 @@ def test_the_same_fact_has_the_same_id_whatever_the_resource_version() -> None:
     assert before.id == after.id
     assert before.id.startswith(f"pod/{m.POD_UID}/Running/")
     assert failed.id != before.id
+
+
+def test_restarts_of_every_container_are_added_up() -> None:
+    """Volcano's TaskFailed adds up restartCount over init and regular containers."""
+    crash_looping_init = observe_pod(
+        m.pod(
+            phase="Pending",
+            init_containers=[m.container(m.terminated(1, "Error"), name="setup", restarts=4)],
+            containers=[m.container({"waiting": {"reason": "PodInitializing"}})],
+        )
+    )
+    two_containers = observe_pod(
+        m.pod(
+            containers=[
+                m.container(m.running(), name="a", restarts=1),
+                m.container(m.running(), name="b", restarts=4),
+            ],
+            init_containers=[m.container(m.terminated(0, "Completed"), name="setup", restarts=2)],
+        )
+    )
+    assert crash_looping_init is not None and two_containers is not None
+    assert (crash_looping_init.restart_count, crash_looping_init.total_restarts) == (0, 4)
+    assert (two_containers.restart_count, two_containers.total_restarts) == (4, 7)
+
+
+# (containers, phase, containers_ready)
+# fmt: off
+READINESS_CASES = [
+    pytest.param([m.container(m.running())], "Running", True, id="running-without-probe"),
+    pytest.param([m.container(m.running()), m.container(m.running(), name="side", ready=False)], "Running", False, id="one-not-ready"),
+    pytest.param([], "Running", True, id="no-container-status-yet"),
+    pytest.param([m.container({"waiting": {"reason": "ContainerCreating"}})], "Pending", False, id="pending"),
+    pytest.param([m.container(m.terminated(0, "Completed"), ready=True)], "Succeeded", False, id="finished"),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(("containers", "phase", "ready"), READINESS_CASES)
+def test_containers_ready(containers: list[dict[str, Any]], phase: str, ready: bool) -> None:
+    """Volcano's dependsOn counts a Running pod whose every container is ready."""
+    seen = observe_pod(m.pod(phase=phase, containers=containers))
+    assert seen is not None and seen.containers_ready is ready
+
+
+def test_readiness_turns_are_published_as_distinct_facts() -> None:
+    """Readiness goes back and forth while a pod runs: each turn is published, under an id
+    of its own (ContainersReady's time tells the turns apart), the same on a relist."""
+    translator = Translator(translate.PODS)
+    turns = [
+        m.pod(containers=[m.container(m.running(), ready=False)], containers_ready_since=m.STARTED),
+        m.pod(containers=[m.container(m.running())], containers_ready_since=EARLIER),
+        m.pod(containers=[m.container(m.running(), ready=False)], containers_ready_since=m.FINISHED),
+    ]
+    seen = [translator.changed(decode(Pod, turn), float(n)) for n, turn in enumerate(turns)]
+    assert [o.containers_ready for o in seen if isinstance(o, PodObserved)] == [False, True, False]
+    ids = [o.id for o in seen if o is not None]
+    assert len(set(ids)) == 3
+    relisted = observe_pod(turns[2])
+    assert relisted is not None and relisted.id == ids[2]
 
 
 def test_a_deleted_pod() -> None:
@@ -278,6 +341,46 @@ def test_podgroups() -> None:
     assert isinstance(gone, PodGroupObserved) and gone.deleted and gone.id.endswith("/deleted")
 
 
+def test_podgroup_conditions_are_published_when_the_newest_one_changes() -> None:
+    """vc-scheduler keeps Unschedulable=True when it adds Scheduled=True and moves their
+    times at each cycle: the conditions go out with their times, and a PodGroup is
+    published again when its newest True condition changes, not when times alone move."""
+    translator = Translator(translate.PODGROUPS)
+    waits = ("NotEnoughResources", "2/2 tasks in gang unschedulable")
+    first = translator.changed(decode(PodGroup, m.podgroup(unschedulable=waits)), 1.0)
+    assert isinstance(first, PodGroupObserved)
+    assert first.conditions == (
+        PodGroupCondition(
+            type="Unschedulable",
+            status="True",
+            reason=waits[0],
+            message=waits[1],
+            last_transition_time=from_rfc3339(m.CREATED),
+        ),
+    )
+    scheduled = m.podgroup(
+        phase="Inqueue", unschedulable=waits, scheduled=m.STARTED, resource_version="61"
+    )
+    seen = translator.changed(decode(PodGroup, scheduled), 2.0)
+    assert isinstance(seen, PodGroupObserved) and not isinstance(seen.conditions, msgspec.UnsetType)
+    assert [(c.type, c.last_transition_time) for c in seen.conditions] == [
+        ("Unschedulable", from_rfc3339(m.CREATED)),
+        ("Scheduled", from_rfc3339(m.STARTED)),
+    ]
+    later_cycle = m.podgroup(
+        phase="Inqueue", unschedulable=waits, scheduled=m.FINISHED, resource_version="62"
+    )
+    assert translator.changed(decode(PodGroup, later_cycle), 3.0) is None
+    waits_again = m.podgroup(
+        phase="Inqueue",
+        unschedulable=waits,
+        since="2026-03-01T10:05:00Z",
+        scheduled=m.FINISHED,
+        resource_version="63",
+    )
+    assert isinstance(translator.changed(decode(PodGroup, waits_again), 4.0), PodGroupObserved)
+
+
 def test_podgroup_phases_may_repeat() -> None:
     """Running, Unknown, Running: the second Running is a new fact with a new id."""
     translator = Translator(translate.PODGROUPS)
@@ -308,7 +411,6 @@ def test_commands_are_published_once_for_their_job() -> None:
     )
     assert translator.changed(decode(Command, m.command(resource_version="71")), 2.0) is None
     assert translator.deleted(decode(Command, m.command()), 3.0) is None
-
 
 
 @pytest.mark.parametrize(

@@ -80,7 +80,18 @@ def published(seen: list[AnyObservation]) -> Facts:
     facts: Facts = {}
     for o in seen:
         if isinstance(o, PodObserved):
-            fact = PodFacts(o.phase, o.exit_code, o.reason, o.node, o.restart_count, o.deleting)
+            assert not isinstance(o.total_restarts, msgspec.UnsetType)
+            assert not isinstance(o.containers_ready, msgspec.UnsetType)
+            fact = PodFacts(
+                o.phase,
+                o.exit_code,
+                o.reason,
+                o.node,
+                o.restart_count,
+                o.total_restarts,
+                o.containers_ready,
+                o.deleting,
+            )
             facts.setdefault(o.pod, []).append(fact)
         elif isinstance(o, PodDeleted):
             facts.setdefault(o.pod, []).append("deleted")

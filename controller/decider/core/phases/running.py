@@ -1,4 +1,5 @@
-"""Running: deciding completion and failure from pod outcomes (`state/running.go`)."""
+"""Running: deciding completion and failure from pod outcomes, and going back to Pending
+when too many pods wait to be scheduled (`state/running.go`)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,9 @@ def handle(step: Step, request: ActionRequest) -> None:
 
 def _update(step: Step, counts: PodCounts) -> Transition | None:
     """Volcano's rules, in its order: minSuccess reached; else, once every pod has finished,
-    a task below its minAvailable, minSuccess missed or too few successes fail the job.
-    (Not while a restart waits out its backoff: it replaces the finished pods.)"""
+    a task below its minAvailable, minSuccess missed or too few successes fail the job
+    (not while a restart waits out its backoff: it replaces the finished pods); else, with
+    more pods pending than the job can spare (replicas - minAvailable), back to Pending."""
     spec = step.spec
     replicas = step.state.replicas.total
     if replicas == 0:
@@ -31,8 +33,24 @@ def _update(step: Step, counts: PodCounts) -> Transition | None:
             reason="MinSuccessReached",
             message=f"{counts.succeeded} pods succeeded, minSuccess is {spec.min_success}",
         )
-    if counts.succeeded + counts.failed != replicas or restart_pending(step.state):
-        return None  # pods still run, or a restart under backoff will replace finished ones
+    if counts.succeeded + counts.failed == replicas and not restart_pending(step.state):
+        return _finished(step, counts, replicas)
+    spare = replicas - spec.min_available
+    if counts.pending > spare:
+        return Transition(
+            JobPhase.PENDING,
+            reason="PodsPending",
+            message=(
+                f"{counts.pending} of {replicas} pods pending; minAvailable is {spec.min_available}"
+            ),
+        )
+    return None
+
+
+def _finished(step: Step, counts: PodCounts, replicas: int) -> Transition:
+    """Every pod has finished: Completed or Failed by the tasks' minAvailable, minSuccess
+    and the job's minAvailable."""
+    spec = step.spec
     task_min_total = sum(
         task.replicas if task.min_available is None else task.min_available for task in spec.tasks
     )

@@ -7,8 +7,6 @@ import asyncio
 import os
 import signal
 import sys
-from collections.abc import Callable
-from typing import TypeVar
 
 from lavalog.cli.errors import KAFKA_FAILURES, kafka_failure
 from lavalog.cli.kafka_options import add_kafka_arguments, kafka_settings
@@ -18,8 +16,6 @@ from lavalog.controller.kube import KUBECONFIG_HELP, KubeConfigError, choose_kub
 from lavalog.controller.logs import add_logging_arguments, configure_logging
 from lavalog.controller.task_stacks import log_task_stacks_on_sigusr1
 from lavalog.events.observations import MAX_REQUEUE_NUM
-
-N = TypeVar("N", int, float)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -66,7 +62,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--kube-api-qps",
-        type=_positive(float),
+        type=float,
         metavar="QPS",
         default=env("LAVALOG_KUBE_API_QPS", str(DEFAULT_QPS)),
         help="API calls per second the actuator makes at most, on average (Volcano's flag; "
@@ -74,7 +70,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--kube-api-burst",
-        type=_positive(int),
+        type=int,
         metavar="N",
         default=env("LAVALOG_KUBE_API_BURST", str(DEFAULT_BURST)),
         help="API calls the actuator may make at once above --kube-api-qps "
@@ -93,25 +89,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_logging_arguments(parser)
 
 
-def _positive(kind: Callable[[str], N]) -> Callable[[str], N]:
-    """An argparse type: a number of `kind` above zero."""
-
-    def parse(text: str) -> N:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if not value > 0:
-            raise argparse.ArgumentTypeError(f"must be above 0, not {text}")
-        return value
-
-    return parse
-
-
 def run(args: argparse.Namespace) -> int:
     configure_logging(level=args.log_level, json=args.log_json)
     try:
         kafka = kafka_settings(args)
+        if not (args.kube_api_qps > 0 and args.kube_api_burst > 0):
+            raise ValueError("--kube-api-qps and --kube-api-burst must be above 0")
     except ValueError as exc:
         print(f"lavalog run: {exc}", file=sys.stderr)
         return 2

@@ -83,6 +83,8 @@ def _sample(action: argparse.Action) -> tuple[str, object]:
         return SAMPLES[action.dest], SAMPLES[action.dest]
     if action.type is int:
         return "4242", 4242
+    if action.type is float:
+        return "42.5", 42.5
     if isinstance(action, argparse.BooleanOptionalAction):
         return "true", True
     if action.choices:

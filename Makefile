@@ -24,8 +24,15 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
+# most of the suite waits (on the broker, the simulated cluster, child processes), so it
+# runs in more workers than the machine has cores
+TEST_WORKERS ?= 4
+
+# Python writes each module's bytecode once (__pycache__/, ignored by git) and every worker
+# and child process reads it, instead of each compiling (and pytest rewriting) the sources
+# again, as they do where PYTHONDONTWRITEBYTECODE is set
 test: lint
-	$(BIN)/pytest $(PYTEST_ARGS)
+	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python bench/decider.py

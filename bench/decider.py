@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lavalog.controller.decider.core import JobState, initial_state, step
 from lavalog.events.codec import decode_observation, encode
-from lavalog.simulator.scenarios import JobScript
+from tests.scenarios import JobScript
 
 TASKS = {"ps": 1, "worker": 3}
 

@@ -39,11 +39,13 @@ from lavalog.controller.kafka import KafkaSettings, create_consumer, create_prod
 from lavalog.events.codec import LogEvent, decode_event, decode_observation, encode
 from lavalog.events.observations import Observation
 from lavalog.events.topics import DECISIONS, OBSERVED
-from lavalog.projections.service.database import Location, SqliteLocation, location_of
-from lavalog.projections.service.file_source import FileSource
-from lavalog.projections.service.kafka_source import KafkaSource
 from lavalog.projections.service.rebuild import BATCH, CountedSource, rebuild
-from lavalog.projections.service.store import Store
+from lavalog.projections.service.sources.file import FileSource
+from lavalog.projections.service.sources.kafka import KafkaSource
+from lavalog.projections.service.store.database import Location
+from lavalog.projections.service.store.locations import location_of
+from lavalog.projections.service.store.sqlite import SqliteLocation
+from lavalog.projections.service.store.writer import Store
 
 #: observations per job that, with their decisions, make about 100 events
 OBSERVATIONS_PER_JOB = 46

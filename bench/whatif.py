@@ -23,9 +23,9 @@ from bench.replay import generate
 from lavalog.cli.commands.whatif import summarise
 from lavalog.events.codec import decode_event
 from lavalog.projections.core.whatif import parse_set
-from lavalog.projections.service.file_source import read_file
-from lavalog.projections.service.queries import Queries
-from lavalog.projections.service.store import Store, load
+from lavalog.projections.service.sources.file import read_file
+from lavalog.projections.service.store.queries import Queries
+from lavalog.projections.service.store.writer import Store, load
 
 
 def main() -> None:

@@ -19,11 +19,12 @@ from lavalog.cli import exit_codes
 from lavalog.events.topics import split_job_key
 from lavalog.projections.core.summary import JobSummary
 from lavalog.projections.core.timeline import Timeline
-from lavalog.projections.service.database import Location, StoreUnreachable, store_location
-from lavalog.projections.service.file_source import read_file
-from lavalog.projections.service.queries import JobFilter, Page, Queries, StoredEvent
-from lavalog.projections.service.remote import RemoteQueries, ServerRefused, ServerUnavailable
-from lavalog.projections.service.store import Store, load
+from lavalog.projections.service.http.client import RemoteQueries, ServerRefused, ServerUnavailable
+from lavalog.projections.service.sources.file import read_file
+from lavalog.projections.service.store.database import Location, StoreUnreachable
+from lavalog.projections.service.store.locations import store_location
+from lavalog.projections.service.store.queries import JobFilter, Page, Queries, StoredEvent
+from lavalog.projections.service.store.writer import Store, load
 
 STATE_DIR_ENV = "LAVALOG_STATE_DIR"
 STORE_ENV = "LAVALOG_STORE"

@@ -1,6 +1,6 @@
 """The simulated cluster: a Kubernetes API server, gang scheduler and kubelets in one process.
 
-For tests, the demo and benchmarks; also the scripted observation logs (`scenarios`) and
-the pytest fixtures (`testing`) they share. The product never imports it; it must not
-import the command line.
+For tests (whose fixtures are `tests/cluster.py`), the demo and benchmarks. The product
+never imports it, and it imports nothing of the product but what the product shares with
+it (`lavalog.events`, `lavalog.apimachinery`): it is a cluster, not a client of lavalog.
 """

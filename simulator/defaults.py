@@ -10,6 +10,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
+from lavalog.apimachinery.resources import defaulted_requests
 from lavalog.simulator import registry
 from lavalog.simulator.probes import DEFAULTS as PROBE_DEFAULTS
 from lavalog.simulator.probes import ProbeKind
@@ -29,10 +30,8 @@ def _pod(obj: Obj) -> None:
         container.setdefault("imagePullPolicy", "IfNotPresent")
         container.setdefault("terminationMessagePath", "/dev/termination-log")
         resources = container.setdefault("resources", {})
-        if resources.get("limits"):  # SetDefaults_Pod: requests default to limits
-            requests = resources.setdefault("requests", {})
-            for name, value in resources["limits"].items():
-                requests.setdefault(name, value)
+        if resources.get("limits"):
+            resources["requests"] = defaulted_requests(resources)
         for kind in ProbeKind:
             probe = container.get(kind.field)
             if isinstance(probe, dict):

@@ -13,11 +13,9 @@ it: unknown fields dropped, a value of the wrong type a 400 BadRequest.
 
 from __future__ import annotations
 
-import copy
-from functools import cache
 from typing import Any
 
-from lavalog.simulator import crds, kube_schema, schema
+from lavalog.apimachinery import crds, kube_schema, schema
 from lavalog.simulator.errors import ApiError, bad_request
 from lavalog.simulator.registry import ResourceType
 
@@ -36,15 +34,11 @@ def directive(value: str | None) -> str:
     return value
 
 
-@cache
 def schema_of(resource: ResourceType) -> schema.Schema:
     """The structural schema `resource` is held to (shared: do not change it)."""
     if not resource.custom:
         return kube_schema.of(resource.schema_source)
-    found = copy.deepcopy(crds.schema_of(resource.schema_source))
-    # a CRD declares `metadata: {type: object}`; the API server keeps ObjectMeta's fields
-    found["properties"]["metadata"] = kube_schema.of("V1ObjectMeta")
-    return found
+    return crds.object_schema(resource.schema_source)
 
 
 def admit(
@@ -56,7 +50,7 @@ def admit(
         resource.kind
     )
     if findings.unknown and validation == STRICT:
-        unknown = ", ".join(f'unknown field "{path}"' for path in findings.unknown)
+        unknown = ", ".join(f'unknown field "{field.path}"' for field in findings.unknown)
         raise bad_request(f"{cannot}: strict decoding error: {unknown}")
     if findings.invalid and not resource.custom:
         first = findings.invalid[0]
@@ -65,7 +59,7 @@ def admit(
     if findings.invalid:
         raise _invalid(resource, obj, findings.invalid)
     if warnings is not None and validation == WARN:
-        warnings.extend(f'unknown field "{path}"' for path in findings.unknown)
+        warnings.extend(f'unknown field "{field.path}"' for field in findings.unknown)
 
 
 def _invalid(resource: ResourceType, obj: dict[str, Any], causes: list[schema.Cause]) -> ApiError:

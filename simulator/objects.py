@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import random
-import re
 import string
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from lavalog.apimachinery import names
 from lavalog.simulator import defaults, fields, patch, registry
 from lavalog.simulator.clock import SimClock
 from lavalog.simulator.errors import (
@@ -33,7 +34,6 @@ from lavalog.simulator.registry import ResourceType
 from lavalog.simulator.selectors import Selector
 from lavalog.simulator.store import Entry, Obj, Store, clone, decode, encode
 
-_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
 #: Fields that are not the object's desired state: changing them keeps `generation`.
 _NOT_SPEC = ("metadata", "status", "apiVersion", "kind")
 _SERVER_META = (
@@ -161,13 +161,11 @@ class Objects:
             meta["name"] = prefix + "".join(
                 random.choices(string.ascii_lowercase + string.digits, k=5)
             )
-        if not _NAME_RE.match(meta["name"]) or len(meta["name"]) > 253:
-            raise invalid(
-                resource.kind,
-                meta["name"],
-                "metadata.name: Invalid value: a lowercase RFC 1123 subdomain must consist "
-                "of lower case alphanumeric characters, '-' or '.'",
-            )
+        if problems := names.subdomain_errors(meta["name"]):
+            shown = json.dumps(meta["name"])
+            causes = [f"metadata.name: Invalid value: {shown}: {problem}" for problem in problems]
+            listed = causes[0] if len(causes) == 1 else "[" + ", ".join(causes) + "]"
+            raise invalid(resource.kind, meta["name"], listed)
         for field in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds"):
             meta.pop(field, None)
         meta["uid"] = str(uuid.uuid4())

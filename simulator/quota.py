@@ -31,13 +31,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from fractions import Fraction
-from typing import Any
 
+from lavalog.apimachinery import resources
+from lavalog.apimachinery.quantity import Quantity
+from lavalog.apimachinery.resources import ONE, is_extended
 from lavalog.simulator import registry
 from lavalog.simulator.background import WorkQueue
 from lavalog.simulator.errors import ApiError
 from lavalog.simulator.objects import Objects
-from lavalog.simulator.quantity import Quantity, exact_map, printed
 from lavalog.simulator.registry import ResourceType
 from lavalog.simulator.selectors import Selector
 from lavalog.simulator.store import Change, Key, Obj
@@ -77,7 +78,6 @@ _LEGACY_COUNTS = {
     "resourcequotas": "resourcequotas",
     "replicationcontrollers": "replicationcontrollers",
 }
-_ONE = Quantity.parse("1")
 _ALL = Selector()
 
 
@@ -88,61 +88,6 @@ def count_name(resource: ResourceType) -> str:
 
 
 # what an object costs -----------------------------------------------------------------
-
-
-def _is_extended(name: str) -> bool:
-    """`IsExtendedResourceName`: a domain-qualified name outside kubernetes.io."""
-    prefixes = ("kubernetes.io/", "requests.", "limits.", "count/")
-    return "/" in name and not name.startswith(prefixes)
-
-
-def _add_into(total: Usage, more: Mapping[str, Quantity]) -> None:
-    for name, quantity in more.items():
-        total[name] = total[name] + quantity if name in total else quantity
-
-
-def _max_into(total: Usage, more: Mapping[str, Quantity]) -> None:
-    for name, quantity in more.items():
-        if name not in total or quantity.value > total[name].value:
-            total[name] = quantity
-
-
-def _aggregate(spec: Mapping[str, Any], field: str) -> Usage:
-    """`PodRequests` / `PodLimits` without the overhead: the sum over containers, then
-    the largest of that and each init container (sidecars added to both)."""
-    total: Usage = {}
-    for container in spec.get("containers") or ():
-        _add_into(total, exact_map((container.get("resources") or {}).get(field)))
-    sidecars: Usage = {}
-    inits: Usage = {}
-    for container in spec.get("initContainers") or ():
-        own = exact_map((container.get("resources") or {}).get(field))
-        if container.get("restartPolicy") == "Always":
-            _add_into(total, own)
-            _add_into(sidecars, own)
-            own = dict(sidecars)
-        else:
-            own = dict(own)
-            _add_into(own, sidecars)
-        _max_into(inits, own)
-    _max_into(total, inits)
-    return total
-
-
-def _compute_usage(requests: Mapping[str, Quantity], limits: Mapping[str, Quantity]) -> Usage:
-    """`podComputeUsageHelper`."""
-    usage: Usage = {"pods": _ONE}
-    for name in ("cpu", "memory", "ephemeral-storage"):
-        if name in requests:
-            usage[name] = usage[f"requests.{name}"] = requests[name]
-        if name in limits:
-            usage[f"limits.{name}"] = limits[name]
-    for name, quantity in requests.items():
-        if name.startswith("hugepages-"):
-            usage[name] = usage[f"requests.{name}"] = quantity
-        elif _is_extended(name):
-            usage[f"requests.{name}"] = quantity
-    return usage
 
 
 def counts_compute(pod: Obj, now: datetime) -> bool:
@@ -160,31 +105,25 @@ def counts_compute(pod: Obj, now: datetime) -> bool:
 
 def pod_usage(pod: Obj, now: datetime) -> Usage:
     """`PodUsageFunc`."""
-    usage: Usage = {"count/pods": _ONE}
+    usage: Usage = {"count/pods": ONE}
     if not counts_compute(pod, now):
         return usage
     spec = pod.get("spec") or {}
-    requests, limits = _aggregate(spec, "requests"), _aggregate(spec, "limits")
-    overhead = exact_map(spec.get("overhead"))
-    _add_into(requests, overhead)
-    for name, quantity in overhead.items():
-        if name in limits:
-            limits[name] = limits[name] + quantity
-    _add_into(usage, _compute_usage(requests, limits))
-    return usage
+    requests, limits = resources.pod_requests(spec), resources.pod_limits(spec)
+    return resources.add(usage, resources.compute_usage(requests, limits))
 
 
 def _claim_usage(claim: Obj) -> Usage:
     """The PersistentVolumeClaim evaluator's `Usage` (a request rounded up to a byte)."""
-    usage: Usage = {"persistentvolumeclaims": _ONE, "count/persistentvolumeclaims": _ONE}
+    usage: Usage = {"persistentvolumeclaims": ONE, "count/persistentvolumeclaims": ONE}
     spec = claim.get("spec") or {}
     klass = spec.get("storageClassName") or ""
     if klass:
-        usage[f"{klass}{_STORAGE_CLASS}persistentvolumeclaims"] = _ONE
+        usage[f"{klass}{_STORAGE_CLASS}persistentvolumeclaims"] = ONE
     storage = ((spec.get("resources") or {}).get("requests") or {}).get("storage")
     if storage is not None:
         quantity = Quantity.parse(storage)
-        quantity = Quantity(Fraction(math.ceil(quantity.value)), quantity.format)
+        quantity = Quantity(Fraction(math.ceil(quantity.value)), quantity.notation)
         usage["requests.storage"] = quantity
         if klass:
             usage[f"{klass}{_STORAGE_CLASS}requests.storage"] = quantity
@@ -193,12 +132,12 @@ def _claim_usage(claim: Obj) -> Usage:
 
 def _service_usage(service: Obj) -> Usage:
     """The Service evaluator's `Usage`."""
-    usage: Usage = {"services": _ONE, "count/services": _ONE}
+    usage: Usage = {"services": ONE, "count/services": ONE}
     spec = service.get("spec") or {}
     kind = spec.get("type", "ClusterIP")
     ports = Quantity.parse(len(spec.get("ports") or ()))
     if kind == "LoadBalancer":
-        usage["services.loadbalancers"] = _ONE
+        usage["services.loadbalancers"] = ONE
         if spec.get("allocateLoadBalancerNodePorts", True):
             usage["services.nodeports"] = ports
     elif kind == "NodePort":
@@ -209,7 +148,7 @@ def _service_usage(service: Obj) -> Usage:
 def _charged(plural: str, name: str) -> bool:
     """Whether the evaluator of `plural` counts quota resource `name` beyond objects."""
     if plural == "pods":
-        extended = name.startswith("requests.") and _is_extended(name.removeprefix("requests."))
+        extended = name.startswith("requests.") and is_extended(name.removeprefix("requests."))
         return name in _POD_RESOURCES or name.startswith(_HUGEPAGES) or extended
     if plural == "persistentvolumeclaims":
         return name in _CLAIM_RESOURCES or name.endswith(
@@ -239,9 +178,9 @@ class Evaluator:
             return _claim_usage(obj)
         if plural == "services":
             return _service_usage(obj)
-        usage = {count_name(self.resource): _ONE}
+        usage = {count_name(self.resource): ONE}
         if plural in _LEGACY_COUNTS and not self.resource.group:
-            usage[_LEGACY_COUNTS[plural]] = _ONE
+            usage[_LEGACY_COUNTS[plural]] = ONE
         return usage
 
     def constraints(self, required: Iterable[str], obj: Obj) -> str:
@@ -252,9 +191,9 @@ class Evaluator:
         missing: dict[str, set[str]] = {}
         spec = obj.get("spec") or {}
         for container in [*(spec.get("containers") or ()), *(spec.get("initContainers") or ())]:
-            resources = container.get("resources") or {}
-            has = _compute_usage(
-                exact_map(resources.get("requests")), exact_map(resources.get("limits"))
+            written = container.get("resources") or {}
+            has = resources.compute_usage(
+                resources.parse(written.get("requests")), resources.parse(written.get("limits"))
             )
             for name in needed - set(has):
                 missing.setdefault(name, set()).add(container["name"])
@@ -336,7 +275,7 @@ class QuotaAdmission:
         usage: Usage | None = None
         for quota in quotas:
             status = quota.get("status") or {}
-            hard = exact_map(status.get("hard"))
+            hard = resources.parse(status.get("hard"))
             restricted = evaluator.matching(hard)
             if not restricted or not _matches_scopes(quota, resource, obj):
                 continue
@@ -344,7 +283,7 @@ class QuotaAdmission:
             problem = evaluator.constraints(restricted, obj)
             if problem:
                 raise _forbidden(resource, name, f"failed quota: {quota_name}: {problem}")
-            used = exact_map(status.get("used"))
+            used = resources.parse(status.get("used"))
             unknown = sorted(r for r in restricted if r not in used)
             if unknown:
                 raise _forbidden(
@@ -381,9 +320,8 @@ class QuotaAdmission:
 
         def charge(obj: Obj) -> None:
             status = obj.setdefault("status", {})
-            used = exact_map(status.get("used"))
-            _add_into(used, requested)
-            status["used"] = printed(used)
+            used = resources.add(resources.parse(status.get("used")), requested)
+            status["used"] = resources.printed(used)
 
         meta = quota["metadata"]
         self.objects.mutate(registry.RESOURCE_QUOTA, meta["namespace"], meta["name"], charge)
@@ -456,10 +394,11 @@ class QuotaController(WorkQueue[Key]):
         quota = self.objects.find(registry.RESOURCE_QUOTA, *key)
         if quota is None:
             return
-        hard = exact_map((quota.get("spec") or {}).get("hard"))
-        used = exact_map((quota.get("status") or {}).get("used"))
+        hard = resources.parse((quota.get("spec") or {}).get("hard"))
+        used = resources.parse((quota.get("status") or {}).get("used"))
         used.update(self._usage(quota, key[0], hard))
-        status = {"hard": printed(hard), "used": printed({n: used[n] for n in hard if n in used})}
+        kept = {n: used[n] for n in hard if n in used}
+        status = {"hard": resources.printed(hard), "used": resources.printed(kept)}
         if status == quota.get("status"):
             return
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from lavalog.simulator import crds
+from lavalog.apimachinery import crds
 
 #: Field selectors every kind supports, as on a real API server.
 _META_FIELDS = frozenset({"metadata.name", "metadata.namespace"})

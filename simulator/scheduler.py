@@ -17,17 +17,17 @@ import contextlib
 from collections import Counter
 from collections.abc import Iterable
 
-from lavalog.simulator import quantity, registry
+from lavalog.simulator import registry, vectors
 from lavalog.simulator.background import BackgroundLoop
 from lavalog.simulator.errors import ApiError
 from lavalog.simulator.gang import PodReason
 from lavalog.simulator.objects import Objects
 from lavalog.simulator.pods import bind, is_terminal, set_condition
-from lavalog.simulator.quantity import Resources
 from lavalog.simulator.recorder import EventRecorder
 from lavalog.simulator.selectors import Selector
 from lavalog.simulator.store import Change, Key, Obj, key_of
 from lavalog.simulator.vc_scheduler import VolcanoSession
+from lavalog.simulator.vectors import Resources
 
 DEFAULT_SCHEDULER = "default-scheduler"
 GANG_SCHEDULER = "volcano"
@@ -66,14 +66,15 @@ class Scheduler(BackgroundLoop):
         #: gangs for the next vc-scheduler session; all waiting ones when `_session_all`
         self._session_gangs: set[Key] = set()
         self._session_all = False
-        self._next_session = 0.0
+        #: simulated time the last vc-scheduler session began
+        self.last_session = -schedule_period
         self._session_timer: asyncio.Task[None] | None = None
         #: Pending PodGroups waiting for the enqueue action (their pods may not exist yet)
         self.waiting: dict[Key, None] = {}
         #: PodGroups admitted (Inqueue) and not running yet, and what they hold
         self.reserved = Reservations()
         #: per PodGroup, the last message of each vc-scheduler Event written on it
-        self.said: dict[tuple[Key, str], str] = {}
+        self.said: dict[Key, dict[str, str]] = {}
         self._wake = asyncio.Event()
         self.events = {name: EventRecorder(objects, name) for name in SCHEDULERS}
         objects.store.subscribe(self._observe)
@@ -102,6 +103,7 @@ class Scheduler(BackgroundLoop):
             meta = change.entry.obj["metadata"]
             gkey = (meta["namespace"], meta["name"])
             self.waiting.pop(gkey, None)
+            self.said.pop(gkey, None)
             self._session_gangs.discard(gkey)
             if self.reserved.release(gkey):
                 self._retry()
@@ -112,9 +114,8 @@ class Scheduler(BackgroundLoop):
                 self.waiting.setdefault(gkey, None)
                 self._gang_changed(gkey)
             old_gen = (change.old or {}).get("metadata", {}).get("generation")
-            if old_gen != meta.get("generation"):
+            if old_gen != meta.get("generation"):  # new, or its spec changed
                 self._gang_changed(gkey)
-                self._retry()
 
     def _track_pod(self, pod: Obj, old: Obj | None, *, deleted: bool) -> None:
         key = key_of(pod)
@@ -147,15 +148,15 @@ class Scheduler(BackgroundLoop):
         placed = self.placed.get(key)
         if placed is not None and (gone or pod["spec"].get("nodeName") != placed[0]):
             node, requests, queue = self.placed.pop(key)
-            quantity.add(self._usage[node], requests, -1)
-            quantity.add(self.queue_usage[queue], requests, -1)
+            vectors.add(self._usage[node], requests, -1)
+            vectors.add(self.queue_usage[queue], requests, -1)
             self._retry()
         if not gone and pod["spec"].get("nodeName") and key not in self.placed:
-            node, requests = pod["spec"]["nodeName"], quantity.pod_requests(pod)
+            node, requests = pod["spec"]["nodeName"], vectors.pod_requests(pod)
             queue = self._queue_of(key[0], group)
             self.placed[key] = (node, requests, queue)
-            quantity.add(self._usage.setdefault(node, {}), requests)
-            quantity.add(self.queue_usage.setdefault(queue, {}), requests)
+            vectors.add(self._usage.setdefault(node, {}), requests)
+            vectors.add(self.queue_usage.setdefault(queue, {}), requests)
 
     def _gang_changed(self, gkey: Key) -> None:
         self._session_gangs.add(gkey)
@@ -202,7 +203,7 @@ class Scheduler(BackgroundLoop):
 
     def _session(self, free: dict[str, Resources]) -> None:
         """Run a vc-scheduler session now if one is due, else wake up when it is."""
-        remaining = self._next_session - self.objects.clock.seconds()
+        remaining = self.last_session + self.schedule_period - self.objects.clock.seconds()
         if remaining > 0:
             if self._session_timer is None or self._session_timer.done():
                 self._session_timer = asyncio.create_task(self._wake_after(remaining))
@@ -215,7 +216,7 @@ class Scheduler(BackgroundLoop):
             }
         self._session_gangs.clear()
         self._session_all = False
-        self._next_session = self.objects.clock.seconds() + self.schedule_period
+        self.last_session = self.objects.clock.seconds()
         try:
             VolcanoSession(self, free).run(gangs)
         except ApiError:
@@ -244,15 +245,15 @@ class Scheduler(BackgroundLoop):
             )
             if not ready or blocked or node["spec"].get("unschedulable"):
                 continue
-            room = quantity.parse_map(node["status"].get("allocatable"))
-            quantity.add(room, self._usage.get(node["metadata"]["name"], {}), -1)
+            room = vectors.parse_map(node["status"].get("allocatable"))
+            vectors.add(room, self._usage.get(node["metadata"]["name"], {}), -1)
             free[node["metadata"]["name"]] = room
         return free
 
     def allocatable(self, nodes: Iterable[str]) -> Resources:
         """What the given nodes provide in all."""
-        return quantity.total(
-            quantity.parse_map(
+        return vectors.total(
+            vectors.parse_map(
                 (self.objects.find(registry.NODE, "", n) or {}).get("status", {}).get("allocatable")
             )
             for n in nodes
@@ -264,19 +265,19 @@ class Scheduler(BackgroundLoop):
         best, best_score = None, -1.0
         for name in sorted(free):
             room = free[name]
-            if quantity.fits(requests, room):
+            if vectors.fits(requests, room):
                 score = sum(room.get(r, 0.0) - v for r, v in requests.items() if r != "pods")
                 if score > best_score:
                     best, best_score = name, score
         if best is not None:
-            quantity.add(free[best], requests, -1)
+            vectors.add(free[best], requests, -1)
         return best
 
     def _why(self, requests: Resources, free: dict[str, Resources]) -> str:
         nodes = self.objects.store.count(registry.NODE)
         reasons: Counter[str] = Counter()
         for room in free.values():
-            for name in quantity.shortfall(requests, room):
+            for name in vectors.shortfall(requests, room):
                 reasons[f"Insufficient {name}"] += 1
         down = nodes - len(free)
         if down:
@@ -308,7 +309,7 @@ class Scheduler(BackgroundLoop):
             nodes = self.objects.store.count(registry.NODE)
             self.mark_unschedulable(pod, f"0/{nodes} nodes are available: {problem}.")
             return
-        requests = quantity.pod_requests(pod)
+        requests = vectors.pod_requests(pod)
         node = self.place(requests, free)
         if node is not None:
             self.bind(pod, node)
@@ -360,8 +361,8 @@ class Reservations:
     def hold(self, gang: Key, queue: str, minimum: Resources) -> None:
         self.release(gang)
         self._gangs[gang] = (queue, minimum)
-        quantity.add(self.total, minimum)
-        quantity.add(self.by_queue.setdefault(queue, {}), minimum)
+        vectors.add(self.total, minimum)
+        vectors.add(self.by_queue.setdefault(queue, {}), minimum)
 
     def release(self, gang: Key) -> bool:
         """Give up what `gang` holds; False when it held nothing."""
@@ -369,8 +370,8 @@ class Reservations:
         if found is None:
             return False
         queue, minimum = found
-        quantity.add(self.total, minimum, -1)
-        quantity.add(self.by_queue[queue], minimum, -1)
+        vectors.add(self.total, minimum, -1)
+        vectors.add(self.by_queue[queue], minimum, -1)
         if not self._gangs:  # start again from exact zeros
             self.total, self.by_queue = {}, {}
         return True

@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from lavalog.simulator import quantity, registry
+from lavalog.simulator import registry, vectors
 from lavalog.simulator.gang import (
     SCHEDULED,
     UNSCHEDULABLE,
@@ -42,8 +42,8 @@ from lavalog.simulator.gang import (
     resource_names,
     task_status,
 )
-from lavalog.simulator.quantity import Resources
 from lavalog.simulator.store import Key, Obj
+from lavalog.simulator.vectors import Resources
 
 if TYPE_CHECKING:
     from lavalog.simulator.scheduler import Scheduler
@@ -78,9 +78,9 @@ class VolcanoSession:
         self.now = self.objects.clock.timestamp()
         self.free = free
         #: the overcommit plugin's idle resources, less what admitted gangs hold
-        self.idle = quantity.total(free.values())
-        quantity.add(self.idle, scheduler.allocatable(free), OVERCOMMIT_FACTOR - 1)
-        quantity.add(self.idle, scheduler.reserved.total, -1)
+        self.idle = vectors.total(free.values())
+        vectors.add(self.idle, scheduler.allocatable(free), OVERCOMMIT_FACTOR - 1)
+        vectors.add(self.idle, scheduler.reserved.total, -1)
 
     def run(self, gangs: Iterable[Key]) -> None:
         jobs = [job for key in sorted(gangs) if (job := self._job(key)) is not None]
@@ -137,9 +137,9 @@ class VolcanoSession:
                 return
             if job.queue.get("status", {}).get("state", "Open") != "Open":
                 return  # proportion refuses a closed queue without an Event
-            capability = quantity.parse_map(job.queue.get("spec", {}).get("capability"))
+            capability = vectors.parse_map(job.queue.get("spec", {}).get("capability"))
             used = dict(self.scheduler.queue_usage.get(queue_name, {}))
-            quantity.add(used, self.scheduler.reserved.by_queue.get(queue_name, {}))
+            vectors.add(used, self.scheduler.reserved.by_queue.get(queue_name, {}))
             capped = {n: v for n, v in minimum.items() if n in capability}
             lacking = _exceeding(capped, used, capability)
             if lacking:
@@ -149,7 +149,7 @@ class VolcanoSession:
                 self._say(job, "Normal", UNSCHEDULABLE, message)
                 return
             self.scheduler.reserved.hold(job.key, queue_name, minimum)
-            quantity.add(self.idle, minimum, -1)
+            vectors.add(self.idle, minimum, -1)
         self.scheduler.waiting.pop(job.key, None)
         job.phase = "Inqueue"
 
@@ -163,14 +163,14 @@ class VolcanoSession:
         if not pending or not gang.valid():
             return
         queue_name = job.queue["metadata"]["name"]
-        capability = quantity.parse_map(job.queue.get("spec", {}).get("capability"))
+        capability = vectors.parse_map(job.queue.get("spec", {}).get("capability"))
         used = dict(self.scheduler.queue_usage.get(queue_name, {}))
         trial = {name: dict(room) for name, room in self.free.items()}
         keep_going = gang.min_member < len(gang.tasks)  # `NeedContinueAllocating`
         for task in pending:
             pod = job.pods[task.name]
-            request = quantity.pod_requests(pod)
-            if not quantity.within(request, capability, used):
+            request = vectors.pod_requests(pod)
+            if not vectors.within(request, capability, used):
                 continue  # the queue is overused: the task is left for later
             node = self._fit(task, pod, request, trial)
             if node is None:
@@ -178,7 +178,7 @@ class VolcanoSession:
                     continue
                 break
             task.status, task.node = TaskStatus.ALLOCATED, node
-            quantity.add(used, request)
+            vectors.add(used, request)
         allocated = [t for t in gang.tasks if t.status is TaskStatus.ALLOCATED]
         if not allocated:
             return
@@ -269,15 +269,15 @@ class VolcanoSession:
 
     def _say(self, job: _Job, type_: str, reason: str, message: str) -> None:
         """An Event on the PodGroup, written when its message is new for it."""
-        said = (job.key, f"{type_}/{reason}")
-        if self.scheduler.said.get(said) != message:
-            self.scheduler.said[said] = message
+        said = self.scheduler.said.setdefault(job.key, {})
+        if said.get(f"{type_}/{reason}") != message:
+            said[f"{type_}/{reason}"] = message
             self.scheduler.events["volcano"].record(job.podgroup, type_, reason, message)
 
 
 def _requests(pod: Obj) -> Resources:
     """What a pod asks of a node besides its slot (nothing: a best-effort pod)."""
-    return {n: v for n, v in quantity.pod_requests(pod).items() if n != "pods" and v > 0}
+    return {n: v for n, v in vectors.pod_requests(pod).items() if n != "pods" and v > 0}
 
 
 def _min_resources(spec: Obj) -> Resources | None:
@@ -288,7 +288,7 @@ def _min_resources(spec: Obj) -> Resources | None:
         return None
     return {
         name: value
-        for name, value in quantity.parse_map(spec.get("minResources")).items()
+        for name, value in vectors.parse_map(spec.get("minResources")).items()
         if not name.startswith(_QUOTA_PREFIXES) and name != "pods"
     }
 

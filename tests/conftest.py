@@ -3,7 +3,7 @@
 Kafka:
 
 - `kafka_broker` (session, sync): the bootstrap address of one development broker
-  (tansu) for the whole run. It is a *sync* fixture on purpose: the broker is a child
+  (tansu) for the whole run, one per worker process under `pytest -n`. It is a *sync* fixture on purpose: the broker is a child
   process, not a coroutine, so no event loop owns it and every test can use it from
   its own function-scoped loop (pytest-asyncio's default here) without any
   `loop_scope` markers. Set `LAVALOG_TEST_BOOTSTRAP_SERVERS` to run the suite against
@@ -19,7 +19,7 @@ Kafka:
             await producer.send_and_wait(topic_name(kafka_settings, OBSERVED), b"...")
 
 Simulated cluster: `sim_cluster`, `kube_api` and `kube` (and the `cluster` marker that
-shapes the cluster) come from `lavalog.simulator.testing`, registered here as a plugin.
+shapes the cluster) come from `tests/cluster.py`, registered here as a plugin.
 
 Keep this file to fixtures that several test packages share; put the rest in the
 package's own conftest.py.
@@ -27,6 +27,7 @@ package's own conftest.py.
 
 from __future__ import annotations
 
+import itertools
 import os
 import uuid
 from collections.abc import Iterator
@@ -36,7 +37,24 @@ import pytest
 from lavalog.controller.broker import DevelopmentBroker
 from lavalog.controller.kafka import KafkaSettings, ensure_topics
 
-pytest_plugins = ["lavalog.simulator.testing"]
+pytest_plugins = ["tests.cluster"]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Take the test modules from each package in turn (actuator, admission, ..., then each
+    package's second module, ...), a module's tests kept together and in order. In parallel
+    (`make test`), workers take modules in this order: so they run different kinds of test
+    at once, instead of every worker running an end-to-end system of its own at the same
+    moment, which slows each controller down until it falls behind its cluster's scaled
+    clock."""
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::")[0], []).append(item)
+    packages: dict[str, list[list[pytest.Item]]] = {}
+    for path, tests in modules.items():
+        packages.setdefault(path.split("/")[1], []).append(tests)
+    turns = itertools.zip_longest(*packages.values())
+    items[:] = [item for turn in turns for tests in turn if tests for item in tests]
 
 
 def _external_broker() -> str | None:

@@ -16,7 +16,7 @@ from lavalog.cli.read_options import UsageError, add_source, fail, job_key, open
 from lavalog.controller.decider.core import replay
 from lavalog.events.codec import LogEvent, decode_event
 from lavalog.projections.core.audit import AuditReport, Difference, Kind, audit
-from lavalog.projections.service.file_source import read_file
+from lavalog.projections.service.sources.file import read_file
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -2,7 +2,7 @@
 
 Starts the development broker, a simulated cluster (two nodes, four GPUs in all), the
 controller and the projections (API and web UI), submits the jobs of the demo's stories
-(`simulator/demo_stories.py`, manifests in `simulator/demo_jobs/`), injects the fault
+(`cli/demo/stories.py`, manifests in `cli/demo/jobs/`), injects the fault
 each story needs when its own pod runs, and shows their phases live. `--once` exits when
 every job has finished, prints their timelines and checks every story against its
 promised ending: the exit code is 0 only when each one played out, and the verdict names
@@ -16,9 +16,9 @@ import asyncio
 import sys
 from pathlib import Path
 
+from lavalog.cli.demo.run import demo
 from lavalog.controller.broker import BrokerStartError
 from lavalog.controller.logs import configure_logging
-from lavalog.simulator.demo import demo
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

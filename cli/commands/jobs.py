@@ -19,7 +19,7 @@ from lavalog.events.durations import format_duration
 from lavalog.events.timestamps import to_rfc3339
 from lavalog.projections.core.summary import JobSummary
 from lavalog.projections.core.wire import time_text, to_wire
-from lavalog.projections.service.queries import MAX_PAGE, JobFilter
+from lavalog.projections.service.store.queries import MAX_PAGE, JobFilter
 
 COLUMNS = (
     "NAMESPACE",

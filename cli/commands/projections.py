@@ -30,16 +30,16 @@ from lavalog.controller.kube import KUBECONFIG_HELP, KubeConfigError, choose_kub
 from lavalog.controller.logs import add_logging_arguments, configure_logging
 from lavalog.controller.version import version
 from lavalog.projections.service.app import ServeError, check_exposure, serve
-from lavalog.projections.service.auth import Authenticator, SharedToken, TokenFile
-from lavalog.projections.service.database import Location, NotLeader, StoreUnreachable
-from lavalog.projections.service.file_source import FileSource
-from lavalog.projections.service.kafka_source import GROUP_ID, KafkaSource
-from lavalog.projections.service.kube_auth import KubernetesAuth
+from lavalog.projections.service.http.auth import Authenticator, SharedToken, TokenFile
+from lavalog.projections.service.http.kube_auth import KubernetesAuth
 from lavalog.projections.service.live import MAX_STREAMS
 from lavalog.projections.service.rebuild import BATCH, rebuild
 from lavalog.projections.service.runner import Source
 from lavalog.projections.service.shutdown import until_signalled
-from lavalog.projections.service.store import Store
+from lavalog.projections.service.sources.file import FileSource
+from lavalog.projections.service.sources.kafka import GROUP_ID, KafkaSource
+from lavalog.projections.service.store.database import Location, NotLeader, StoreUnreachable
+from lavalog.projections.service.store.writer import Store
 
 TOKEN_FILE_ENV = "LAVALOG_API_TOKEN_FILE"
 KUBERNETES_AUTH_ENV = "LAVALOG_KUBERNETES_AUTH"

@@ -98,10 +98,10 @@ def _serve(events: Sequence[LogEvent], args: argparse.Namespace) -> int:
     and serve it until SIGTERM or SIGINT."""
     # here, not at the top: printing a replay must not load the web app (aiohttp) and store
     from lavalog.projections.service.app import ServeError, serve
-    from lavalog.projections.service.database import SqliteLocation
-    from lavalog.projections.service.memory_source import MemorySource
     from lavalog.projections.service.shutdown import until_signalled
-    from lavalog.projections.service.store import Store, store_path
+    from lavalog.projections.service.sources.memory import MemorySource
+    from lavalog.projections.service.store.sqlite import SqliteLocation
+    from lavalog.projections.service.store.writer import Store, store_path
 
     configure_logging()
     name = str(args.file)

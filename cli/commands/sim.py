@@ -13,7 +13,7 @@ import os
 import signal
 from pathlib import Path
 
-from lavalog.simulator import quantity
+from lavalog.simulator import vectors
 from lavalog.simulator.faults import ApiFaults
 from lavalog.simulator.server import DEFAULT_CAPACITY, SimulatedCluster
 
@@ -24,7 +24,7 @@ def _env(name: str, default: str) -> str:
 
 def _capacity(text: str) -> dict[str, str]:
     try:
-        return quantity.parse_flag(text)
+        return vectors.parse_flag(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from exc
 

@@ -11,7 +11,7 @@ from lavalog.cli.read_options import UsageError, add_job, add_source, fail, job_
 from lavalog.projections.core.render import render_timeline
 from lavalog.projections.core.timeline import Timeline
 from lavalog.projections.core.wire import to_wire
-from lavalog.projections.service.queries import not_found
+from lavalog.projections.service.store.queries import not_found
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -1,8 +1,9 @@
 """`lavalog validate FILE...`: check Volcano Job manifests before submitting them.
 
 Each Job of each file goes through the same admission the controller applies, so a
-manifest that passes here is one the controller will run. Fields nothing reads (a typo
-such as `maxRetrys`) are warnings, errors with `--strict`. Documents of other kinds
+manifest that passes here is one the controller will run. Fields Volcano's Job does not
+have (a typo such as `maxRetrys`, which an API server prunes and the controller so never
+sees) are warnings, errors with `--strict`. Documents of other kinds
 are skipped; a file without a Job fails. With `-o yaml|json` the accepted jobs are
 printed with Volcano's defaults filled in (what the controller will actually run) and
 the verdicts move to stderr, so the output can be piped on.
@@ -11,6 +12,7 @@ the verdicts move to stderr, so the output can be piped on.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import sys
 from collections.abc import Mapping
@@ -20,12 +22,15 @@ from typing import Any, TextIO
 import msgspec
 import yaml
 
+from lavalog.apimachinery import crds
+from lavalog.apimachinery.schema import UnknownField, apply
 from lavalog.cli import exit_codes
 from lavalog.cli.output import write_json, write_yaml_stream
 from lavalog.controller.admission import Admitted, admit_job
-from lavalog.controller.admission.unknown_fields import UnknownField, unknown_fields
-from lavalog.events.volcano.api import API_VERSION, KIND, FieldError
+from lavalog.events.volcano.api import API_VERSION, GROUP, KIND, FieldError
 
+#: the CustomResourceDefinition of Volcano's Job, whose schema a Job document is held to
+JOB_CRD = f"jobs.{GROUP}"
 #: libyaml's loader when PyYAML was built with it: twice as fast on large manifests
 #: (bench/validate.py)
 LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -191,9 +196,10 @@ def judge(document: object, *, strict: bool) -> Verdict:
         for field, expected in (("apiVersion", API_VERSION), ("kind", KIND))
         if document.get(field) != expected
     ]
-    unknown = tuple(unknown_fields(document))
+    job = copy.deepcopy(dict(document))  # the walk prunes what it reports
+    unknown = tuple(apply(crds.object_schema(JOB_CRD), job, defaults=False).unknown)
     if strict:
-        errors += [FieldError(field.path, field.reason(ignored=False)) for field in unknown]
+        errors += [FieldError(field.path, _unknown(field, ignored=False)) for field in unknown]
         unknown = ()
     spec = document.get("spec")
     if not isinstance(spec, Mapping):
@@ -231,7 +237,13 @@ def _print_verdict(label: str, document: object, verdict: Verdict, out: TextIO) 
     for error in verdict.errors:
         print(f"  {error}", file=out)
     for warning in verdict.warnings:
-        print(f"  warning: {warning}", file=out)
+        print(f"  warning: {warning.path}: {_unknown(warning, ignored=True)}", file=out)
+
+
+def _unknown(field: UnknownField, *, ignored: bool) -> str:
+    """`unknown field, ignored (did you mean maxRetry?)`; an error says no `ignored`."""
+    hint = f" (did you mean {' or '.join(field.close)}?)" if field.close else ""
+    return f"unknown field{', ignored' if ignored else ''}{hint}"
 
 
 def _count(number: int, noun: str) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from lavalog.controller.actuator.core.plugins import with_dependencies
+from lavalog.controller.plugins import with_dependencies
 from lavalog.events.volcano.api import JobSpec, TaskSpec
 
 DEFAULT_QUEUE = "default"

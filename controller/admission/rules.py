@@ -12,7 +12,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from lavalog.controller.actuator.core.plugins import problems as plugin_problems
+from lavalog.apimachinery import names
+from lavalog.controller.plugins import problems as plugin_problems
 from lavalog.events.durations import parse_duration
 from lavalog.events.volcano.api import (
     Action,
@@ -57,8 +58,6 @@ ITERATIONS = ("", "any", "all")
 _ALL_EVENTS = frozenset(Event)
 _ALL_ACTIONS = frozenset(Action)
 
-_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
 @dataclass(frozen=True)
@@ -231,9 +230,11 @@ def check_new_job(spec: JobSpec, given: JobSpec) -> list[FieldError]:
 
 
 def _dns_problem(name: str, *, label: bool) -> str | None:
-    pattern, limit = (_DNS_LABEL, 63) if label else (_DNS_SUBDOMAIN, 253)
-    if pattern.fullmatch(name) and len(name) <= limit:
+    """Kubernetes' rule for a DNS label or subdomain, said for a Job's author."""
+    errors = names.label_errors(name) if label else names.subdomain_errors(name)
+    if not errors:
         return None
+    limit = names.LABEL_MAX_LENGTH if label else names.SUBDOMAIN_MAX_LENGTH
     parts = "" if label else ", '.' between parts,"
     return (
         f"{name!r} is not a valid name: use at most {limit} lower-case letters, digits "

@@ -2,7 +2,7 @@
 
 `AIOKafkaProducer.send` costs a future, a pure-Python murmur2 of the key and an
 accumulator append per record: for the decider service, which produces several decisions
-per observation, that was ~40% of its time (docs/benchmarks.md, pipeline). Here the
+per observation, that was ~40% of its time (`bench/pipeline.py` under py-spy). Here the
 partition of a key is computed once and kept, records are appended to one `BatchBuilder`
 per partition in the order given (so a partition's records keep their order), and each
 batch is handed to the producer whole, with one future for all its records.

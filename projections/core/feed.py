@@ -70,7 +70,7 @@ class Batch(Sequence[Sourced]):
 
     @classmethod
     def of(cls, items: Iterable[Sourced]) -> Batch:
-        """The batch of a list of events (a test's, `lavalog.projections.service.store.load`'s)."""
+        """The batch of a list of events (a test's, the store writer's `load`)."""
         raws: list[bytes] = []
         offsets: list[int] = []
         events: list[LogEvent] = []

@@ -24,16 +24,19 @@ from collections.abc import Callable
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from lavalog.projections.service import api
-from lavalog.projections.service import web as ui
-from lavalog.projections.service.auth import Authenticator, auth_middleware
-from lavalog.projections.service.database import Location
+from lavalog.projections.service.http import api
+from lavalog.projections.service.http import web as ui
+from lavalog.projections.service.http.auth import (
+    Authenticator,
+    auth_middleware,
+)
+from lavalog.projections.service.http.openapi import Access
 from lavalog.projections.service.live import LiveHub
-from lavalog.projections.service.openapi import Access
-from lavalog.projections.service.queries import Queries
 from lavalog.projections.service.replica import Replica
 from lavalog.projections.service.runner import Source
-from lavalog.projections.service.store import Store
+from lavalog.projections.service.store.database import Location
+from lavalog.projections.service.store.queries import Queries
+from lavalog.projections.service.store.writer import Store
 
 #: seconds a connection may take to send a request head (k8s.io/apiserver's
 #: `ReadHeaderTimeout` is 32 s), and may stay idle between requests
@@ -89,7 +92,7 @@ def create_app(
     version: str = "unknown",
 ) -> web.Application:
     """The API and the UI; with an `authenticator`, each request's token decides what it
-    may read (projections/service/auth.py)."""
+    may read (projections/service/http/auth.py)."""
     middlewares: list[Middleware] = [auth_middleware(authenticator, access_of=_access_of)]
     app = web.Application(middlewares=middlewares)
     app[_ACCESS] = {route.path: route.access for route in api.ROUTES}

@@ -1,6 +1,6 @@
 """Rebuilding a store from the beginning of a source, as fast as two processes can.
 
-The store is a bulk load (`projections.service.store`): its SQL runs in a child process while
+The store is a bulk load (`projections.service.store.writer`): its SQL runs in a child process while
 this one decodes and folds, so batches are read one after the other (reading ahead in a
 thread only adds GIL hand-overs to work that is all in this process).
 
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from lavalog.projections.service.runner import Runner, Source
-from lavalog.projections.service.store import Store
+from lavalog.projections.service.store.writer import Store
 
 #: Events per batch (one transaction). Memory grows with it; a bulk load keeps the
 #: histories of the jobs the last batch touched, so a batch must span the events that a

@@ -1,6 +1,6 @@
 """One replica of the projections service: the store's writer, or a follower of it.
 
-A store has one writer (`projections.service.database`). A replica that opens the store while
+A store has one writer (`store.database`). A replica that opens the store while
 another writes it (`NotLeader`: a second API replica on one PostgreSQL database) serves
 reads from the shared database and follows the writer: it polls the events table for
 sequence numbers past the last it published and hands them to its live stream, so its
@@ -19,11 +19,11 @@ import structlog
 
 from lavalog.events.codec import decode_event
 from lavalog.projections.core.feed import Applied
-from lavalog.projections.service.database import NotLeader, StoreUnreachable
 from lavalog.projections.service.live import LiveHub
-from lavalog.projections.service.queries import Queries
 from lavalog.projections.service.runner import Runner, Source
-from lavalog.projections.service.store import Store
+from lavalog.projections.service.store.database import NotLeader, StoreUnreachable
+from lavalog.projections.service.store.queries import Queries
+from lavalog.projections.service.store.writer import Store
 
 log = structlog.get_logger(__name__)
 

@@ -16,7 +16,7 @@ import structlog
 
 from lavalog.projections.core.feed import Sourced
 from lavalog.projections.service.live import LiveHub
-from lavalog.projections.service.store import Store
+from lavalog.projections.service.store.writer import Store
 
 log = structlog.get_logger(__name__)
 T = TypeVar("T")

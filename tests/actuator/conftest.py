@@ -1,4 +1,4 @@
-"""An `Applier` with fast retries on the simulated cluster (`kube`, from simulator.testing)."""
+"""An `Applier` with fast retries on the simulated cluster (`kube`, from tests/cluster.py)."""
 
 from __future__ import annotations
 

@@ -159,6 +159,34 @@ def test_unknown_fields_are_warnings_with_the_closest_known_name(
     ]
 
 
+VOLUME_TYPO = """\
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: claims}
+spec:
+  volumes:
+    - mountPath: /data
+      volumeClaim: {accessModes: [ReadWriteOnce], storageClassNam: fast, resources: {requests: {storage: 1Gi}}}
+  tasks:
+    - name: worker
+      replicas: 1
+      template: {spec: {containers: [{name: w, image: trainer}]}}
+"""
+
+
+def test_every_part_of_the_job_is_held_to_volcanos_schema(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The volume claims too, which the controller passes on to the PVC it creates."""
+    path = write(tmp_path, "claims.yaml", VOLUME_TYPO)
+    assert main(["validate", path]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"{path}: job/claims: ok (1 warning)",
+        "  warning: spec.volumes[0].volumeClaim.storageClassNam: unknown field, ignored "
+        "(did you mean storageClassName?)",
+    ]
+
+
 def test_strict_makes_unknown_fields_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

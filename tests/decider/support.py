@@ -1,5 +1,5 @@
 """Given/when/then helpers for decider tests: build a state, send it one observation of
-the same job (written with `simulator.scenarios.JobScript`), read the decisions."""
+the same job (written with `tests.scenarios.JobScript`), read the decisions."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from lavalog.events.decisions import (
 )
 from lavalog.events.observations import AnyObservation
 from lavalog.events.volcano.api import JobSpec
-from lavalog.simulator.scenarios import EPOCH, JobScript
+from tests.scenarios import EPOCH, JobScript
 
 KEY = "default/job"
 UID = "uid-1"

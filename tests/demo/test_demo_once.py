@@ -1,5 +1,6 @@
 """`lavalog demo --once`, as a new user runs it: every story of the README plays out, run
-after run (the faults once raced each other and the launcher's own exit)."""
+after run (the faults once raced each other and the launcher's own exit). The runs share
+nothing (each its own broker, cluster and ports), so they run side by side."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from lavalog.simulator.demo_stories import STORIES
+from lavalog.cli.demo.stories import STORIES
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = 3
@@ -29,17 +30,20 @@ async def demo_once(state_dir: Path, http_port: int = 0) -> tuple[int, str]:
 
 @pytest.mark.integration
 async def test_every_story_plays_out_run_after_run(tmp_path: Path):
-    """The last run finds the web UI's port taken: it says so, and plays out all the same."""
+    """The runs go side by side; the last finds the web UI's port taken: it says so, and
+    plays out all the same."""
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         busy = taken.getsockname()[1]
-        for run in range(RUNS):
-            last = run == RUNS - 1
-            code, output = await demo_once(tmp_path / f"run-{run}", busy if last else 0)
-            _check(run, code, output)
-        said = f"the web UI could not start: port {busy} on 127.0.0.1 is in use"
-        assert said in output, output[-3000:]
+        ports = [0] * (RUNS - 1) + [busy]
+        runs = await asyncio.gather(
+            *(demo_once(tmp_path / f"run-{run}", port) for run, port in enumerate(ports))
+        )
+    for run, (code, output) in enumerate(runs):
+        _check(run, code, output)
+    said = f"the web UI could not start: port {busy} on 127.0.0.1 is in use"
+    assert said in runs[-1][1], runs[-1][1][-3000:]
 
 
 def _check(run: int, code: int, output: str) -> None:

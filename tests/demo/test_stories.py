@@ -1,4 +1,4 @@
-"""The demo's stories: the README promises what `demo_stories.py` says, the manifests and
+"""The demo's stories: the README promises what `cli/demo/stories.py` says, the manifests and
 faults can tell those stories, and the check tells a story that played out from one that
 did not (timelines built by the real decider from scripted cluster observations)."""
 
@@ -12,15 +12,15 @@ import msgspec
 import pytest
 import yaml
 
+from lavalog.cli.demo.display import JobRow
+from lavalog.cli.demo.run import JOBS_DIR
+from lavalog.cli.demo.stories import STORIES, Story, check, readme_table
 from lavalog.controller.decider.core import replay
 from lavalog.events.codec import LogEvent
 from lavalog.projections.core.fold import new_history, record
 from lavalog.projections.core.timeline import Timeline, build_timeline
 from lavalog.simulator import commands
-from lavalog.simulator.demo import JOBS_DIR
-from lavalog.simulator.demo_display import JobRow
-from lavalog.simulator.demo_stories import STORIES, Story, check, readme_table
-from lavalog.simulator.scenarios import JobScript
+from tests.scenarios import JobScript
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,7 +40,7 @@ def manifest(job: str) -> dict[str, Any]:
 def test_the_readme_table_is_the_stories():
     readme = (ROOT / "README.md").read_text()
     assert readme_table() in readme, (
-        "README.md's demo table differs from simulator/demo_stories.py; it should read:\n"
+        "README.md's demo table differs from cli/demo/stories.py; it should read:\n"
         + readme_table()
     )
 

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from lavalog.simulator import crds, registry
+from lavalog.apimachinery import crds
+from lavalog.simulator import registry
 from lavalog.simulator.server import SimulatedCluster
 from tests.deploy.conftest import CRDS, DEPLOY, OVERLAYS, is_operators
 

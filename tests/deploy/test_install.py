@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
-from lavalog.simulator import kube_schema, registry, schema
+from lavalog.apimachinery import kube_schema, schema
+from lavalog.simulator import registry
 from lavalog.simulator.server import SimulatedCluster
 from tests.deploy.conftest import OVERLAYS, is_operators
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from lavalog.apimachinery import kube_schema, schema
 from lavalog.controller.broker import broker_binary
-from lavalog.simulator import kube_schema, schema
 from tests.deploy.conftest import DEPLOY, OVERLAYS, is_operators
 
 

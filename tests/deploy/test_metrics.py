@@ -14,11 +14,11 @@ from aiohttp.test_utils import TestClient, TestServer
 from lavalog.controller.health import health_app
 from lavalog.controller.kafka import KafkaSettings
 from lavalog.projections.service.app import create_app
-from lavalog.projections.service.database import SqliteLocation
-from lavalog.projections.service.file_source import read_file
 from lavalog.projections.service.live import LiveHub
-from lavalog.projections.service.queries import Queries
-from lavalog.projections.service.store import Store, load
+from lavalog.projections.service.sources.file import read_file
+from lavalog.projections.service.store.queries import Queries
+from lavalog.projections.service.store.sqlite import SqliteLocation
+from lavalog.projections.service.store.writer import Store, load
 from tests.deploy.conftest import DEPLOY
 from tests.e2e.conftest import e2e_kafka as e2e_kafka  # the fixture
 from tests.e2e.conftest import poll_until, running_system

@@ -16,6 +16,7 @@ ReplicaSets, not the job controller's work).
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -23,8 +24,9 @@ import pytest
 import pytest_asyncio
 
 from lavalog.controller.kafka import ensure_topics
-from lavalog.simulator import quantity, registry
+from lavalog.simulator import registry, vectors
 from lavalog.simulator.selectors import Selector
+from lavalog.simulator.vc_scheduler import OVERCOMMIT_FACTOR
 from tests.e2e.conftest import (
     NAMESPACE,
     System,
@@ -42,6 +44,9 @@ EXISTING_CLAIM = "job-pvc-name-exist"
 CLAIM_SPEC = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
 #: the simulated nodes: 2 x 8 CPUs (SimulatedCluster's default capacity)
 CLUSTER_CPUS = 16
+#: CPUs of a gang that can never be enqueued: more than vc-scheduler's overcommit plugin
+#: lets in even when the whole cluster is idle (its CPUs x the overcommit factor)
+BEYOND_OVERCOMMIT = math.floor(CLUSTER_CPUS * OVERCOMMIT_FACTOR) + 1
 #: e2eutil.HalfCPU
 HALF_CPU = "500m"
 
@@ -64,7 +69,7 @@ MANIFESTS = [
     job("terminate-job", task("complete", 1, "sleep 10s && xyz"), policies=[on("PodFailed", "TerminateJob")]),
     # job_lifecycle.go "Checking Unschedulable Event Generation for job": one pod more
     # than the cluster's CPUs hold
-    job("unschedulable-job", task("complete", CLUSTER_CPUS + 1, "sleep 10s", cpu="1"), policies=[on("PodFailed", "TerminateJob")]),
+    job("unschedulable-job", task("complete", BEYOND_OVERCOMMIT, "sleep 10s", cpu="1"), policies=[on("PodFailed", "TerminateJob")]),
     # job_restart.go
     job(
         "last-retry-job",
@@ -163,8 +168,10 @@ async def test_a_gang_that_cannot_fit_gets_an_unschedulable_event_on_its_podgrou
     """job_lifecycle.go "Checking Unschedulable Event Generation for job": an Event whose
     object's name starts with the PodGroup's (`<job>-<uid>`) says `Unschedulable` or
     `FailedScheduling` (e2eutil.WaitJobUnschedulable). Volcano's test pins the pods to one
-    node by affinity; the simulated scheduler has no affinity, so the gang asks for one
-    CPU more than the whole cluster has."""
+    node by affinity; the simulated scheduler has no affinity, so the gang asks for more
+    CPUs than the overcommit plugin would enqueue on the whole cluster idle (a gang of one
+    CPU more than the cluster has would be enqueued whenever the other jobs have ended,
+    and its pods created)."""
     name = "unschedulable-job"
     created = await world.job(name)
     group = f"{name}-{created['metadata']['uid']}"
@@ -345,4 +352,4 @@ async def test_the_podgroup_holds_the_gangs_min_resources(world: System) -> None
 
     held = group["spec"]["minResources"]
 
-    assert {k: quantity.parse(held.get(k, "0")) for k in expected} == expected
+    assert {k: vectors.parse(held.get(k, "0")) for k in expected} == expected

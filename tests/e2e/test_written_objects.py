@@ -27,8 +27,9 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from lavalog.apimachinery import schema
 from lavalog.controller.kafka import ensure_topics
-from lavalog.simulator import fields, registry, schema
+from lavalog.simulator import fields, registry
 from lavalog.simulator.selectors import Selector
 from lavalog.simulator.writes import Write
 from tests.e2e.conftest import NAMESPACE, System, job_phase, make_kafka, running_system

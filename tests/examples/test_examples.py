@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lavalog.cli.main import main
-from lavalog.simulator.examples import EXAMPLES, write_examples
+from tests.examples.scripts import EXAMPLES, write_examples
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from lavalog.controller.decider.core.partition import PartitionDecider
 from lavalog.controller.decider.core.snapshots import Restored, encode_record, restore
-from lavalog.simulator.examples import EXAMPLES
+from tests.examples.scripts import EXAMPLES
 
 LOG = sorted((event for script in EXAMPLES.values() for event in script()), key=lambda e: e.time)
 

@@ -39,7 +39,7 @@ pytestmark = [
 
 __all__ = ["postgres_server"]  # the fixture, shared with the projections' tests
 
-JOB = yaml.safe_load((ROOT / "simulator" / "demo_jobs" / "gpu-train-a.yaml").read_text())
+JOB = yaml.safe_load((ROOT / "cli" / "demo" / "jobs" / "gpu-train-a.yaml").read_text())
 
 
 def _timeline_with_a_pod(product: Product, name: str) -> Any:

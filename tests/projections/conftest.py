@@ -16,8 +16,9 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from bench.postgres import PostgresUnavailable, TemporaryPostgres
-from lavalog.projections.service.database import Location, SqliteLocation
-from lavalog.projections.service.postgres import PostgresLocation
+from lavalog.projections.service.store.database import Location
+from lavalog.projections.service.store.postgres import PostgresLocation
+from lavalog.projections.service.store.sqlite import SqliteLocation
 from tests.json_logs import restored_logging
 
 LAVALOG = [sys.executable, "-m", "lavalog.cli.main"]

@@ -17,9 +17,11 @@ from lavalog.events.decisions import (
     PolicyRef,
 )
 from lavalog.events.observations import JobObserved, Observation
-from lavalog.projections.service.database import FILE_NAME, Location, SqliteLocation, location_of
-from lavalog.projections.service.postgres import PostgresLocation
-from lavalog.simulator.scenarios import JobScript, phase_change
+from lavalog.projections.service.store.database import Location
+from lavalog.projections.service.store.locations import location_of
+from lavalog.projections.service.store.postgres import PostgresLocation
+from lavalog.projections.service.store.sqlite import FILE_NAME, SqliteLocation
+from tests.scenarios import JobScript, phase_change
 
 #: ids as the contract has them (`<uid>:o<n>`; a decision's `<cause>#<n>`)
 RECORDED_IDS = "{uid}:o{seq}"

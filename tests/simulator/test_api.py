@@ -97,6 +97,33 @@ async def test_errors_are_status_objects(
     assert status["kind"] == "Status" and status["reason"] == reason and status["code"] == code
 
 
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        pytest.param(
+            "a..b",
+            'Pod "a..b" is invalid: metadata.name: Invalid value: "a..b": a lowercase RFC 1123 '
+            "subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
+            "start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+            r"validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+            id="empty-part",
+        ),
+        pytest.param(
+            "x" * 254,
+            f'Pod "{"x" * 254}" is invalid: metadata.name: Invalid value: "{"x" * 254}": must be '
+            "no more than 253 characters",
+            id="too-long",
+        ),
+    ],
+)
+async def test_an_invalid_name_is_refused_as_the_api_server_words_it(
+    kube_api: ApiClient, name: str, message: str
+) -> None:
+    with pytest.raises(ApiException) as info:
+        await core_api(kube_api).create_namespaced_pod("default", pod(name))
+    assert json.loads(info.value.body or b"{}")["message"] == message
+
+
 async def test_stale_put_is_a_conflict(kube_api: ApiClient) -> None:
     core = core_api(kube_api)
     first = await core.create_namespaced_config_map(

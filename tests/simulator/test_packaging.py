@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from lavalog.simulator import crdgen
+from lavalog.apimachinery import crdgen
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,8 +31,8 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def test_the_wheel_ships_deploy_crds_as_the_simulators_crds(wheel: Path) -> None:
-    prefix = "lavalog/simulator/crds/"
+def test_the_wheel_ships_deploy_crds_inside_the_package(wheel: Path) -> None:
+    prefix = "lavalog/apimachinery/crds/"
     with zipfile.ZipFile(wheel) as archive:
         shipped = {
             name.removeprefix(prefix): archive.read(name).decode()

@@ -14,7 +14,7 @@ import pytest
 from kubernetes_asyncio.client import ApiClient
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from lavalog.simulator.quantity import Quantity
+from lavalog.apimachinery.quantity import Quantity
 from lavalog.simulator.quota import pod_usage
 from tests.simulator.kube import VC, core_api, custom_api, eventually, running_pod, vcjob
 
@@ -285,27 +285,3 @@ def test_a_finished_pod_costs_only_its_count(
     }
     usage = _printed(pod_usage(pod, NOW))
     assert ("requests.cpu" in usage) == charged and usage["count/pods"] == "1"
-
-
-@pytest.mark.parametrize(
-    ("written", "printed"),
-    [
-        ("500m", "500m"),
-        ("2000m", "2"),
-        ("1.5", "1500m"),
-        ("1000", "1k"),
-        ("1.5Gi", "1536Mi"),
-        ("2048Ki", "2Mi"),
-        ("1023", "1023"),
-        ("12e6", "12e6"),
-        ("0", "0"),
-    ],
-)
-def test_quantities_print_in_canonical_form(written: str, printed: str) -> None:
-    assert str(Quantity.parse(written)) == printed
-
-
-def test_a_sum_keeps_the_format_of_its_left_side_unless_zero() -> None:
-    assert str(Quantity.parse("1Gi") + Quantity.parse("512Mi")) == "1536Mi"
-    assert str(Quantity.parse("0") + Quantity.parse("1Gi")) == "1Gi"
-    assert str(Quantity.parse("500m") + Quantity.parse("1.5")) == "2"

@@ -13,7 +13,8 @@ import aiohttp
 import pytest
 import yaml
 
-from lavalog.simulator import crdgen, crds, registry
+from lavalog.apimachinery import crdgen, crds
+from lavalog.simulator import registry
 from lavalog.simulator.server import SimulatedCluster
 
 JOB: dict[str, Any] = {
@@ -71,7 +72,7 @@ def with_spec(**fields: Any) -> dict[str, Any]:
 
 
 def test_checked_in_crds_are_what_the_generator_writes(tmp_path) -> None:
-    assert crdgen.main(["--check"]) == 0, "run: python -m lavalog.simulator.crdgen"
+    assert crdgen.main(["--check"]) == 0, "run: python -m lavalog.apimachinery.crdgen"
     assert crdgen.main(["--out", str(tmp_path)]) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         p.name for p in crdgen.SOURCE_DIR.glob("*.yaml")

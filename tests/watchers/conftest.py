@@ -1,6 +1,6 @@
 """Fixtures for the watcher tests: the observed log, watcher services, Jobs and pods.
 
-Their cluster is `sim_cluster` (simulator.testing) of one node: `ONE_NODE`."""
+Their cluster is `sim_cluster` (tests/cluster.py) of one node: `ONE_NODE`."""
 
 from __future__ import annotations
 

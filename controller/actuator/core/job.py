@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from lavalog.controller.admission.defaults import with_defaults
 from lavalog.events.volcano.api import API_VERSION, KIND, JobSpec, TaskSpec
 
 
@@ -32,9 +33,6 @@ class JobView:
         Volcano's admission defaults (task names, schedulerName, queue, minAvailable,
         implied plugins): the decider decides on the defaulted spec, and a Job created
         where Volcano's mutating webhook does not run must still get a gang scheduler."""
-        # imported here: admission reads the plugins, which read JobView
-        from lavalog.controller.admission.defaults import with_defaults
-
         metadata = job.get("metadata") or {}
         status = job.get("status") or {}
         return cls(

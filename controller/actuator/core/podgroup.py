@@ -24,8 +24,9 @@ from typing import Any
 
 import msgspec
 
+from lavalog.apimachinery.resources import ResourceList, add, times
 from lavalog.controller.actuator.core.job import JobView
-from lavalog.controller.actuator.core.usage import ResourceList, add, pod_usage, times
+from lavalog.controller.actuator.core.usage import pod_usage
 from lavalog.events.decisions import PodGroupCreate
 from lavalog.events.volcano import labels
 from lavalog.events.volcano.api import PODGROUP_API_VERSION, PODGROUP_KIND, TaskSpec

@@ -9,8 +9,8 @@ import msgspec
 
 from lavalog.controller.decider.core import JobState, replay
 from lavalog.events.observations import PodObserved
-from lavalog.simulator.scenarios import JobScript
 from tests.decider.support import created
+from tests.scenarios import JobScript
 
 CONTAINER = {"containers": [{"name": "main", "image": "busybox"}]}
 SPEC: dict[str, Any] = {

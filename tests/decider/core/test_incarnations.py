@@ -20,7 +20,7 @@ from lavalog.events.decisions import (
     StatusWrite,
 )
 from lavalog.events.observations import AnyObservation, JobObserved
-from lavalog.simulator.scenarios import INCARNATION_IDS, JobScript
+from tests.scenarios import INCARNATION_IDS, JobScript
 
 TASK = {"name": "w", "replicas": 2, "template": {"spec": {"containers": [{"name": "c"}]}}}
 VALID: dict[str, Any] = {"minAvailable": 2, "tasks": [TASK]}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from lavalog.controller.decider.core import JobState, evolve, replay
 from lavalog.events.decisions import AnyDecision, PodsCreate, PodsKill, StatusWrite
-from lavalog.simulator.scenarios import JobScript
+from tests.scenarios import JobScript
 
 SPEC = {
     "minAvailable": 2,

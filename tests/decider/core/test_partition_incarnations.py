@@ -24,7 +24,7 @@ from lavalog.events.decisions import AnyDecision
 from lavalog.events.observations import AnyObservation
 from lavalog.events.volcano.api import JobState, JobStatus
 from lavalog.projections.core.audit import audit
-from lavalog.simulator.scenarios import INCARNATION_IDS, JobScript
+from tests.scenarios import INCARNATION_IDS, JobScript
 
 TASK = {"name": "w", "replicas": 2, "template": {"spec": {"containers": [{"name": "c"}]}}}
 VALID: dict[str, Any] = {

@@ -8,8 +8,8 @@ from typing import Any
 
 from lavalog.controller.decider.core import JobState, initial_state, replay
 from lavalog.events.decisions import ActionDecided, AnyDecision, PhaseChanged
-from lavalog.simulator.scenarios import JobScript
 from tests.decider.support import created, killed
+from tests.scenarios import JobScript
 
 CONTAINER = {"containers": [{"name": "main", "image": "busybox"}]}
 ON_FAILURE = [{"event": "PodFailed", "action": "RestartPartition"}]

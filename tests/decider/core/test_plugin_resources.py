@@ -14,7 +14,7 @@ from lavalog.events.decisions import (
     PluginResourcesEnsure,
     PodsKill,
 )
-from lavalog.simulator.scenarios import JobScript
+from tests.scenarios import JobScript
 
 PLUGINS = {"svc": ["--disable-network-policy"], "ssh": []}
 

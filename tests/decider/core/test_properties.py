@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from lavalog.controller.decider.core import evolve, initial_state, replay, step
 from lavalog.events.decisions import PodsCreate, PodsReplace
 from lavalog.events.volcano.api import FINISHED_PHASES
-from lavalog.simulator.scenarios import JobScript
+from tests.scenarios import JobScript
 
 SPEC: dict[str, Any] = {
     "minAvailable": 2,

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from lavalog.controller.decider.core import JobState, replay
 from lavalog.events.decisions import AnyDecision, PhaseChanged, PodsCreate, PodsReplace
-from lavalog.simulator.scenarios import JobScript
 from tests.decider.core.test_scenarios import job, running, task
 from tests.decider.support import created, killed, replaced
+from tests.scenarios import JobScript
 
 RESTART_POD = [{"event": "PodFailed", "action": "RestartPod"}]
 RESTART_TASK = [{"event": "PodFailed", "action": "RestartTask"}]

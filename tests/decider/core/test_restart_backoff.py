@@ -24,8 +24,8 @@ from lavalog.events.decisions import (
     TimerCancelled,
     TimerScheduled,
 )
-from lavalog.simulator.scenarios import JobScript
 from tests.decider.support import admitted, created, worker_spec
+from tests.scenarios import JobScript
 
 ANNOTATION = "lavalog.io/restart-backoff"
 CONTAINER = {"containers": [{"name": "main", "image": "busybox"}]}

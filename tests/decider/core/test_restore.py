@@ -19,8 +19,8 @@ from lavalog.controller.decider.core.partition import PartitionDecider
 from lavalog.controller.decider.core.snapshots import Restored, encode_record, restore
 from lavalog.events.decisions import TimerScheduled
 from lavalog.events.observations import AnyObservation
-from lavalog.simulator.examples import EXAMPLES
-from lavalog.simulator.scenarios import JobScript
+from tests.examples.scripts import EXAMPLES
+from tests.scenarios import JobScript
 
 LOG: list[AnyObservation] = sorted(
     (event for script in EXAMPLES.values() for event in script()), key=lambda e: e.time

@@ -18,8 +18,8 @@ from lavalog.events.decisions import (
     TimerCancelled,
     TimerScheduled,
 )
-from lavalog.simulator.scenarios import JobScript
 from tests.decider.support import created, killed, replaced
+from tests.scenarios import JobScript
 
 CONTAINER = {"containers": [{"name": "main", "image": "busybox"}]}
 

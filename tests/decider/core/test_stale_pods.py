@@ -11,7 +11,7 @@ from __future__ import annotations
 from lavalog.controller.decider.core import JobState, evolve, initial_state, replay
 from lavalog.events.decisions import AnyDecision
 from lavalog.events.observations import AnyObservation
-from lavalog.simulator.scenarios import JobScript
+from tests.scenarios import JobScript
 
 SPEC = {
     "minAvailable": 1,

@@ -17,7 +17,7 @@ from lavalog.events.durations import format_duration
 from lavalog.events.observations import JobObserved, PodObserved
 from lavalog.events.timestamps import to_rfc3339
 from lavalog.events.volcano.api import JobStatus
-from lavalog.simulator.scenarios import EPOCH, JobScript
+from tests.scenarios import EPOCH, JobScript
 
 CONTAINER = {"containers": [{"name": "main", "image": "busybox"}]}
 RESTART_ON_FAILURE = [{"event": "PodFailed", "action": "RestartJob"}]

@@ -22,8 +22,8 @@ from lavalog.events.decisions import (
 from lavalog.events.observations import AnyObservation, JobObserved
 from lavalog.events.volcano.api import JobCondition, JobStatus
 from lavalog.events.volcano.api import JobState as StatusState
-from lavalog.simulator.scenarios import JobScript
 from tests.decider.support import created, killed, phases
+from tests.scenarios import JobScript
 
 SPEC: dict[str, Any] = {
     "minAvailable": 2,

@@ -7,8 +7,8 @@ from __future__ import annotations
 from lavalog.controller.decider.core import JobState
 from lavalog.events.decisions import ActionDecided, AnyDecision
 from lavalog.events.observations import AnyObservation
-from lavalog.simulator.scenarios import JobScript
 from tests.decider.support import UID, given, pod, when, worker_spec
+from tests.scenarios import JobScript
 
 ON_TASK_FAILED = worker_spec(
     task={"maxRetry": 3, "policies": [{"event": "TaskFailed", "action": "AbortJob"}]}

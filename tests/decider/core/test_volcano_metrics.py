@@ -16,7 +16,7 @@ from lavalog.controller.decider.core.volcano_metrics import (
     exponential_buckets_range,
 )
 from lavalog.events.observations import JobObserved, PodObserved
-from lavalog.simulator.scenarios import EPOCH, JobScript
+from tests.scenarios import EPOCH, JobScript
 
 CONTAINER = {"containers": [{"name": "main", "image": "busybox"}]}
 

@@ -17,8 +17,8 @@ from lavalog.events.codec import decode_decision, decode_observation, encode
 from lavalog.events.decisions import ActionDecided, AnyDecision, PhaseChanged
 from lavalog.events.observations import AnyObservation, TimerFired
 from lavalog.projections.core.audit import audit
-from lavalog.simulator.examples import max_retry_exhausted, tensorflow_restart_task
-from lavalog.simulator.scenarios import INCARNATION_IDS, JobScript
+from tests.examples.scripts import max_retry_exhausted, tensorflow_restart_task
+from tests.scenarios import INCARNATION_IDS, JobScript
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 

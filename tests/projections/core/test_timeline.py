@@ -15,8 +15,8 @@ from lavalog.projections.core.history import JobHistory
 from lavalog.projections.core.records import PodClock
 from lavalog.projections.core.summary import summarize
 from lavalog.projections.core.timeline import AttemptView, Outcome, Timeline, build_timeline
-from lavalog.simulator.scenarios import JobScript
 from tests.projections.helpers import failing_job, tf_job
+from tests.scenarios import JobScript
 
 
 def fold(events: list[LogEvent]) -> JobHistory:

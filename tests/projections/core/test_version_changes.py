@@ -11,7 +11,7 @@ from lavalog.events.codec import LogEvent
 from lavalog.projections.core.fold import new_history, record
 from lavalog.projections.core.render import render_timeline
 from lavalog.projections.core.timeline import Timeline, build_timeline
-from lavalog.simulator.scenarios import JobScript
+from tests.scenarios import JobScript
 
 CONTAINER = {"containers": [{"name": "main", "image": "busybox"}]}
 COMPLETE_WITH_WORKERS = [{"event": "TaskCompleted", "action": "CompleteJob"}]

@@ -13,12 +13,12 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from lavalog.events.codec import LogEvent, to_builtins
 from lavalog.events.observations import PodObserved
-from lavalog.projections.service import api
 from lavalog.projections.service.app import create_app
-from lavalog.projections.service.file_source import read_file
+from lavalog.projections.service.http import api
 from lavalog.projections.service.live import LiveHub
-from lavalog.projections.service.queries import Queries
-from lavalog.projections.service.store import Store, load
+from lavalog.projections.service.sources.file import read_file
+from lavalog.projections.service.store.queries import Queries
+from lavalog.projections.service.store.writer import Store, load
 from tests.projections.helpers import failing_job, tf_job, write_events
 
 pytestmark = pytest.mark.timeout(30)

@@ -15,14 +15,14 @@ from lavalog.events.codec import LogEvent
 from lavalog.projections.core.fold import new_history, record
 from lavalog.projections.core.timeline import build_timeline
 from lavalog.projections.service.app import create_app, url_of
-from lavalog.projections.service.file_source import read_file
 from lavalog.projections.service.live import LiveHub
-from lavalog.projections.service.queries import Queries
-from lavalog.projections.service.store import Store, load
-from lavalog.simulator.scenarios import JobScript
+from lavalog.projections.service.sources.file import read_file
+from lavalog.projections.service.store.queries import Queries
+from lavalog.projections.service.store.writer import Store, load
 from tests.projections.helpers import write_events
 from tests.projections.service.test_api import Status
 from tests.projections.service.test_browser import browser_page, chromium  # noqa: F401 (a fixture)
+from tests.scenarios import JobScript
 
 CONTAINER = {"containers": [{"name": "main", "image": "busybox"}]}
 SPEC = {

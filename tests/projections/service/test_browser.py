@@ -22,10 +22,10 @@ from playwright.async_api import expect
 from lavalog.events.observations import Observation
 from lavalog.projections.core.feed import Sourced
 from lavalog.projections.service.app import create_app, url_of
-from lavalog.projections.service.file_source import read_file
 from lavalog.projections.service.live import LiveHub
-from lavalog.projections.service.queries import Queries
-from lavalog.projections.service.store import Store, load
+from lavalog.projections.service.sources.file import read_file
+from lavalog.projections.service.store.queries import Queries
+from lavalog.projections.service.store.writer import Store, load
 from tests.projections.helpers import decided_examples, tf_job, write_events
 from tests.projections.service.test_api import Status
 

@@ -16,8 +16,8 @@ from lavalog.cli.main import main
 from lavalog.cli.progress import ProgressBar
 from lavalog.events.codec import encode, read_jsonl, write_jsonl
 from lavalog.events.decisions import ActionDecided
-from lavalog.projections.service.file_source import FileSource, read_file
-from lavalog.projections.service.store import Store, load
+from lavalog.projections.service.sources.file import FileSource, read_file
+from lavalog.projections.service.store.writer import Store, load
 from tests.projections.helpers import decided_examples, snapshot, store_arguments, write_events
 
 #: a recording to serve from (no broker needed), for the tests of the store alone

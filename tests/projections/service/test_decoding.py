@@ -10,10 +10,10 @@ import pytest
 
 from lavalog.events.codec import DecodeError, encode
 from lavalog.projections.core import decoding
-from lavalog.projections.service.file_source import FileSource, file_source, read_file
 from lavalog.projections.service.rebuild import rebuild
 from lavalog.projections.service.runner import Runner
-from lavalog.projections.service.store import PART, Store, load
+from lavalog.projections.service.sources.file import FileSource, file_source, read_file
+from lavalog.projections.service.store.writer import PART, Store, load
 from tests.projections.helpers import decided_examples, snapshot, write_events
 
 

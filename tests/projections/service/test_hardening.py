@@ -15,9 +15,9 @@ from aiohttp.test_utils import TestClient
 
 from lavalog.cli.main import main
 from lavalog.projections.service.app import SECURITY_HEADERS, serve
-from lavalog.projections.service.database import SqliteLocation
-from lavalog.projections.service.file_source import FileSource
-from lavalog.projections.service.store import Store
+from lavalog.projections.service.sources.file import FileSource
+from lavalog.projections.service.store.sqlite import SqliteLocation
+from lavalog.projections.service.store.writer import Store
 from tests.projections.helpers import decided_examples, write_events
 from tests.projections.service.test_surface import BEARER, guarded, store, token_file
 
@@ -62,7 +62,7 @@ async def test_the_policy_forbids_inline_code_and_framing() -> None:
     assert "frame-ancestors 'none'" in policy
     assert SECURITY_HEADERS["X-Content-Type-Options"] == "nosniff"
     for page in ("index.html", "sign-in.html"):
-        html = (Path(__file__).parents[3] / "projections/service/ui" / page).read_text()
+        html = (Path(__file__).parents[3] / "projections/service/http/ui" / page).read_text()
         assert "<script>" not in html and "<style>" not in html and " style=" not in html
 
 

@@ -11,9 +11,9 @@ from lavalog.controller.kafka import KafkaSettings, create_producer, topic_name
 from lavalog.events.codec import LogEvent, encode
 from lavalog.events.observations import Observation
 from lavalog.events.topics import DECISIONS, OBSERVED
-from lavalog.projections.service.kafka_source import KafkaSource
 from lavalog.projections.service.runner import Runner
-from lavalog.projections.service.store import Store
+from lavalog.projections.service.sources.kafka import KafkaSource
+from lavalog.projections.service.store.writer import Store
 from tests.projections.helpers import decided_examples, event_count, snapshot
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]

@@ -21,11 +21,11 @@ from aiohttp.test_utils import TestClient, TestServer
 from lavalog.cli.main import main
 from lavalog.controller.kube import connect
 from lavalog.projections.service.app import create_app
-from lavalog.projections.service.file_source import read_file
-from lavalog.projections.service.kube_auth import CACHE_SECONDS, KubernetesAuth, TimedCache
+from lavalog.projections.service.http.kube_auth import CACHE_SECONDS, KubernetesAuth, TimedCache
 from lavalog.projections.service.live import LiveHub
-from lavalog.projections.service.queries import Queries
-from lavalog.projections.service.store import Store, load
+from lavalog.projections.service.sources.file import read_file
+from lavalog.projections.service.store.queries import Queries
+from lavalog.projections.service.store.writer import Store, load
 from lavalog.simulator import registry
 from lavalog.simulator.server import SimulatedCluster
 from tests.projections.helpers import failing_job, write_events

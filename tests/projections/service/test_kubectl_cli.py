@@ -16,11 +16,11 @@ from aiohttp import web
 
 from lavalog.cli.main import main
 from lavalog.projections.service.app import create_app
-from lavalog.projections.service.auth import SharedToken, TokenFile
-from lavalog.projections.service.file_source import read_file
+from lavalog.projections.service.http.auth import SharedToken, TokenFile
 from lavalog.projections.service.live import LiveHub
-from lavalog.projections.service.queries import Queries
-from lavalog.projections.service.store import Store, load
+from lavalog.projections.service.sources.file import read_file
+from lavalog.projections.service.store.queries import Queries
+from lavalog.projections.service.store.writer import Store, load
 from tests.projections.helpers import decided_examples, write_events
 from tests.projections.service.test_api import Status
 

@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 
 from lavalog.projections.core.feed import Applied, Sourced
-from lavalog.projections.service.database import Location
-from lavalog.projections.service.file_source import read_file
-from lavalog.projections.service.memory_source import MemorySource
 from lavalog.projections.service.runner import Runner
-from lavalog.projections.service.store import Store, store_path
+from lavalog.projections.service.sources.file import read_file
+from lavalog.projections.service.sources.memory import MemorySource
+from lavalog.projections.service.store.database import Location
+from lavalog.projections.service.store.writer import Store, store_path
 from tests.projections.helpers import EXAMPLES, decided_examples, event_count, write_events
 
 

@@ -9,10 +9,11 @@ from lavalog.events.observations import JobObserved
 from lavalog.projections.core.feed import Position, Sourced
 from lavalog.projections.core.fold import new_history, record
 from lavalog.projections.core.timeline import build_timeline
-from lavalog.projections.service.file_source import file_source, read_file
-from lavalog.projections.service.queries import Queries
-from lavalog.projections.service.store import Store, load
-from lavalog.projections.service.tables import TablesProcess, WriterFailed
+from lavalog.projections.service.sources.file import file_source, read_file
+from lavalog.projections.service.store.queries import Queries
+from lavalog.projections.service.store.tables import Tables
+from lavalog.projections.service.store.tables_process import TablesProcess, WriterFailed
+from lavalog.projections.service.store.writer import Store, load
 from tests.projections.core.test_timeline import interleave
 from tests.projections.helpers import failing_job, recorded, snapshot, tf_job, write_events
 
@@ -168,6 +169,29 @@ def test_a_bulk_load_equals_an_incremental_one(new_store, tmp_path):
         ("u-1", 1),
         ("u-2", 2),
     ]
+
+
+def test_no_method_of_tables_runs_in_the_parent_of_a_bulk_load():
+    """The proxy is derived from Tables: a method added there is a message too, never
+    the parent's own SQL on a connection it does not have."""
+    public = [name for name in vars(Tables) if not name.startswith("_")]
+    assert public
+    assert [name for name in public if getattr(TablesProcess, name) is getattr(Tables, name)] == []
+
+
+def test_the_child_answers_in_the_types_tables_declares(new_store, log_file):
+    items = list(read_file(log_file))
+    store = Store(new_store("bulk"), durable=False)
+    store.apply(items)
+    writer = store._tables
+    assert isinstance(writer, TablesProcess)
+    assert writer.positions(file_source(log_file)) == [(0, items[-1].position.offset + 1)]
+    assert writer.positions("nope") == []
+    assert sorted(writer.job_uids()) == sorted({item.event.job_uid for item in items})
+    log_time = writer.log_time()
+    assert isinstance(log_time, float) and log_time > 0
+    assert writer.stored_history("no-such-uid") is None
+    store.close()
 
 
 def test_a_bulk_load_whose_writer_dies_fails_and_stays_failed(new_store, log_file):

@@ -17,13 +17,13 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from lavalog.cli.commands import projections as projections_command
 from lavalog.cli.commands import run as run_command
-from lavalog.projections.service import api
 from lavalog.projections.service.app import create_app
-from lavalog.projections.service.auth import SharedToken, TokenFile
-from lavalog.projections.service.file_source import read_file
+from lavalog.projections.service.http import api
+from lavalog.projections.service.http.auth import SharedToken, TokenFile
 from lavalog.projections.service.live import LiveHub
-from lavalog.projections.service.queries import Queries
-from lavalog.projections.service.store import Store, load
+from lavalog.projections.service.sources.file import read_file
+from lavalog.projections.service.store.queries import Queries
+from lavalog.projections.service.store.writer import Store, load
 from tests.projections.helpers import write_events
 from tests.projections.service.test_api import Status, many_jobs
 

@@ -13,7 +13,7 @@ from lavalog.controller.decider.core import replay
 from lavalog.events.codec import LogEvent
 from lavalog.events.observations import Observation
 from lavalog.projections.core.whatif import compose, parse_set, whatif
-from lavalog.projections.service.file_source import read_file
+from lavalog.projections.service.sources.file import read_file
 
 EXAMPLES = Path(__file__).parents[3] / "examples"
 

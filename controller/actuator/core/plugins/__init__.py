@@ -1,8 +1,8 @@
 """Job plugins (`spec.plugins`): env, svc, ssh, tensorflow, pytorch, mpi, ray, hcclrank, as in
-Volcano.
+Volcano: what each does to a pod and which objects it needs beside the pods.
 
-One module per plugin; `base` says what a plugin is, `args` reads plugin arguments the
-way Go's `flag` package does, `registry` maps names to builders. Part of the actuator's
+One module per plugin; `base` says what a plugin is, `registry` maps the catalogue's names
+(`controller/plugins`: names, flags, dependencies) to builders. Part of the actuator's
 core: must not import I/O libraries (ssh keys come through `PluginContext`).
 """
 
@@ -14,11 +14,7 @@ from lavalog.controller.actuator.core.plugins.base import (
     PluginContext,
     PluginError,
 )
-from lavalog.controller.actuator.core.plugins.registry import (
-    build_plugins,
-    problems,
-    with_dependencies,
-)
+from lavalog.controller.actuator.core.plugins.registry import build_plugins
 
 __all__ = [
     "KeyGenerator",
@@ -28,6 +24,4 @@ __all__ = [
     "PluginContext",
     "PluginError",
     "build_plugins",
-    "problems",
-    "with_dependencies",
 ]

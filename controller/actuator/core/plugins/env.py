@@ -12,12 +12,10 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from lavalog.controller.actuator.core.job import JobView
-from lavalog.controller.actuator.core.plugins.args import Arguments, FlagSet
 from lavalog.controller.actuator.core.plugins.base import ObjectRef, PluginContext
 from lavalog.controller.actuator.core.podspec import Manifest, append_env, env
+from lavalog.controller.plugins import Arguments
 from lavalog.events.decisions import PodRef
-
-FLAGS = FlagSet("env", {})
 
 
 @dataclass(frozen=True, slots=True)

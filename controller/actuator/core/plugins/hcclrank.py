@@ -14,19 +14,18 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from lavalog.controller.actuator.core.job import JobView
-from lavalog.controller.actuator.core.plugins.args import Arguments, FlagSet
 from lavalog.controller.actuator.core.plugins.base import ObjectRef, PluginContext
 from lavalog.controller.actuator.core.podspec import Manifest
+from lavalog.controller.plugins import Arguments
 from lavalog.events.decisions import PodRef
 
 RANK_ANNOTATION = "hccl/rankIndex"
-FLAGS = FlagSet("hcclrank", {"master": "master", "worker": "worker"})
 
 
 @dataclass(frozen=True, slots=True)
 class HcclRankPlugin:
-    master: str = "master"
-    worker: str = "worker"
+    master: str
+    worker: str
     name: ClassVar[str] = "hcclrank"
 
     def on_pod_create(self, pod: Manifest, job: JobView, ref: PodRef) -> None:

@@ -6,8 +6,8 @@ the comma-separated DNS names of the worker task's pods (`--worker`, default "wo
 ready for `mpirun --host $MPI_HOST`. The same hosts, one per line, are the hostfile
 /etc/volcano/<worker>.host from svc. A worker task with no replicas gives an empty
 `MPI_HOST`; a job without the worker task leaves its master pods untouched (no port, no
-`MPI_HOST`), as in Volcano. Admission requires the master task. Volcano's admission adds
-svc and ssh to a job with this plugin; `registry.with_dependencies` does the same here.
+`MPI_HOST`), as in Volcano. Admission requires the master task and, as Volcano's does,
+adds svc and ssh to a job with this plugin (the catalogue's `with_dependencies`).
 """
 
 from __future__ import annotations
@@ -18,19 +18,17 @@ from typing import ClassVar
 
 from lavalog.controller.actuator.core.job import JobView
 from lavalog.controller.actuator.core.names import task_hosts
-from lavalog.controller.actuator.core.plugins.args import Arguments, FlagSet
 from lavalog.controller.actuator.core.plugins.base import ObjectRef, PluginContext
 from lavalog.controller.actuator.core.podspec import Manifest, containers, env, open_port
+from lavalog.controller.plugins import Arguments
 from lavalog.events.decisions import PodRef
-
-FLAGS = FlagSet("mpi", {"master": "master", "worker": "worker", "port": 22}, ports={"port"})
 
 
 @dataclass(frozen=True, slots=True)
 class MpiPlugin:
-    master: str = "master"
-    worker: str = "worker"
-    port: int = 22
+    master: str
+    worker: str
+    port: int
     name: ClassVar[str] = "mpi"
 
     def on_pod_create(self, pod: Manifest, job: JobView, ref: PodRef) -> None:

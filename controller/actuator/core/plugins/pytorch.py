@@ -21,7 +21,6 @@ from typing import ClassVar
 
 from lavalog.controller.actuator.core.job import JobView
 from lavalog.controller.actuator.core.names import domain_name
-from lavalog.controller.actuator.core.plugins.args import Arguments, FlagSet
 from lavalog.controller.actuator.core.plugins.base import ObjectRef, PluginContext
 from lavalog.controller.actuator.core.podspec import (
     Manifest,
@@ -30,31 +29,20 @@ from lavalog.controller.actuator.core.podspec import (
     env,
     open_port,
 )
+from lavalog.controller.plugins import Arguments
 from lavalog.events.decisions import PodRef
 
 WAIT_CONTAINER = "wait-for-master"
-FLAGS = FlagSet(
-    "pytorch",
-    {
-        "master": "master",
-        "worker": "worker",
-        "port": 23456,
-        "wait-master-enabled": False,
-        "wait-master-timeout": 300,
-        "wait-master-image": "busybox:1.36.1",
-    },
-    ports={"port"},
-)
 
 
 @dataclass(frozen=True, slots=True)
 class PytorchPlugin:
-    master: str = "master"
-    worker: str = "worker"
-    port: int = 23456
-    wait_master: bool = False
-    wait_timeout: int = 300
-    wait_image: str = "busybox:1.36.1"
+    master: str
+    worker: str
+    port: int
+    wait_master: bool
+    wait_timeout: int
+    wait_image: str
     name: ClassVar[str] = "pytorch"
 
     def on_pod_create(self, pod: Manifest, job: JobView, ref: PodRef) -> None:

@@ -19,25 +19,11 @@ from typing import ClassVar
 
 from lavalog.controller.actuator.core.job import JobView
 from lavalog.controller.actuator.core.names import domain_name
-from lavalog.controller.actuator.core.plugins.args import Arguments, FlagSet
 from lavalog.controller.actuator.core.plugins.base import ObjectRef, PluginContext, PluginError
 from lavalog.controller.actuator.core.podspec import Manifest, containers, open_port
+from lavalog.controller.plugins import Arguments
 from lavalog.events.decisions import PodRef
 from lavalog.events.volcano import labels
-
-FLAGS = FlagSet(
-    "ray",
-    {
-        "head": "head",
-        "headContainer": "head",
-        "worker": "worker",
-        "workerContainer": "worker",
-        "port": 6379,
-        "dashboardPort": 8265,
-        "clientPort": 10001,
-    },
-    ports={"port", "dashboardPort", "clientPort"},
-)
 
 
 def service_name(job: str) -> str:
@@ -46,13 +32,13 @@ def service_name(job: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class RayPlugin:
-    head: str = "head"
-    head_container: str = "head"
-    worker: str = "worker"
-    worker_container: str = "worker"
-    port: int = 6379
-    dashboard_port: int = 8265
-    client_port: int = 10001
+    head: str
+    head_container: str
+    worker: str
+    worker_container: str
+    port: int
+    dashboard_port: int
+    client_port: int
     name: ClassVar[str] = "ray"
 
     def on_pod_create(self, pod: Manifest, job: JobView, ref: PodRef) -> None:

@@ -20,7 +20,6 @@ from typing import ClassVar
 
 from lavalog.controller.actuator.core.job import JobView
 from lavalog.controller.actuator.core.names import domain_name, host_name, task_indices
-from lavalog.controller.actuator.core.plugins.args import Arguments, FlagSet
 from lavalog.controller.actuator.core.plugins.base import (
     KeyGenerator,
     KeyPair,
@@ -29,14 +28,10 @@ from lavalog.controller.actuator.core.plugins.base import (
     PluginError,
 )
 from lavalog.controller.actuator.core.podspec import Manifest, add_volume
+from lavalog.controller.plugins import Arguments
+from lavalog.controller.plugins.catalogue import SSH_ROOT_KEY_PATH
 from lavalog.events.decisions import PodRef
 
-ROOT_PATH = "/root/.ssh"
-FLAGS = FlagSet(
-    "ssh",
-    {"ssh-key-file-path": ROOT_PATH, "ssh-private-key": "", "ssh-public-key": "", "ssh-port": 22},
-    ports={"ssh-port"},
-)
 _SUBPATH = ".ssh"
 _FILES = ("id_rsa", "id_rsa.pub", "authorized_keys", "config")
 ROOT_MODE = 0o600
@@ -59,10 +54,10 @@ def ssh_config(job: JobView, task_replicas: Mapping[str, int], port: int) -> str
 
 @dataclass(frozen=True, slots=True)
 class SshPlugin:
-    key_path: str = ROOT_PATH
-    port: int = 22
-    user_keys: KeyPair | None = None
-    keygen: KeyGenerator | None = None
+    key_path: str
+    port: int
+    user_keys: KeyPair | None
+    keygen: KeyGenerator | None
     name: ClassVar[str] = "ssh"
 
     def on_pod_create(self, pod: Manifest, job: JobView, ref: PodRef) -> None:
@@ -72,7 +67,7 @@ class SshPlugin:
             "secret": {
                 "secretName": secret,
                 "items": [{"key": key, "path": f"{_SUBPATH}/{key}"} for key in _FILES],
-                "defaultMode": ROOT_MODE if self.key_path == ROOT_PATH else OTHER_MODE,
+                "defaultMode": ROOT_MODE if self.key_path == SSH_ROOT_KEY_PATH else OTHER_MODE,
             },
         }
         mount = {"name": secret, "mountPath": self.key_path, "subPath": _SUBPATH}

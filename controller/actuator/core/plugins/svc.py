@@ -20,21 +20,13 @@ from typing import ClassVar
 
 from lavalog.controller.actuator.core.job import JobView
 from lavalog.controller.actuator.core.names import env_key, task_hosts
-from lavalog.controller.actuator.core.plugins.args import Arguments, FlagSet
 from lavalog.controller.actuator.core.plugins.base import ObjectRef, PluginContext
 from lavalog.controller.actuator.core.podspec import Manifest, add_volume, append_env
+from lavalog.controller.plugins import Arguments
 from lavalog.events.decisions import PodRef
 from lavalog.events.volcano import labels
 from lavalog.events.volcano.api import TaskSpec
 
-FLAGS = FlagSet(
-    "svc",
-    {
-        "publish-not-ready-addresses": False,
-        "disable-network-policy": False,
-        "inject-hosts-env": True,
-    },
-)
 MOUNT_PATH = "/etc/volcano"
 
 
@@ -56,9 +48,9 @@ def hosts_data(job: JobView, task_replicas: Mapping[str, int]) -> dict[str, str]
 
 @dataclass(frozen=True, slots=True)
 class SvcPlugin:
-    publish_not_ready_addresses: bool = False
-    disable_network_policy: bool = False
-    inject_hosts_env: bool = True
+    publish_not_ready_addresses: bool
+    disable_network_policy: bool
+    inject_hosts_env: bool
     name: ClassVar[str] = "svc"
 
     def on_pod_create(self, pod: Manifest, job: JobView, ref: PodRef) -> None:

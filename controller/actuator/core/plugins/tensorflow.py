@@ -17,14 +17,12 @@ from typing import ClassVar
 
 from lavalog.controller.actuator.core.job import JobView
 from lavalog.controller.actuator.core.names import domain_name
-from lavalog.controller.actuator.core.plugins.args import Arguments, FlagSet
 from lavalog.controller.actuator.core.plugins.base import ObjectRef, PluginContext
 from lavalog.controller.actuator.core.podspec import Manifest, append_env, env
+from lavalog.controller.plugins import Arguments
+from lavalog.controller.plugins.catalogue import TENSORFLOW_ROLES
 from lavalog.events.decisions import PodRef
 
-#: the roles in the order they appear in TF_CONFIG's "cluster"
-ROLES = ("ps", "worker", "chief", "evaluator")
-FLAGS = FlagSet("tensorflow", {**{role: role for role in ROLES}, "port": 2222}, ports={"port"})
 #: the order a task name is matched against roles (Volcano's `getTaskType`)
 _TYPE_ORDER = ("chief", "worker", "ps", "evaluator")
 
@@ -33,7 +31,7 @@ _TYPE_ORDER = ("chief", "worker", "ps", "evaluator")
 class TensorflowPlugin:
     #: role -> task name
     tasks: Mapping[str, str]
-    port: int = 2222
+    port: int
     name: ClassVar[str] = "tensorflow"
 
     def on_pod_create(self, pod: Manifest, job: JobView, ref: PodRef) -> None:
@@ -52,7 +50,7 @@ class TensorflowPlugin:
 
     def _cluster(self, job: JobView) -> dict[str, list[str]]:
         cluster: dict[str, list[str]] = {}
-        for role in ROLES:
+        for role in TENSORFLOW_ROLES:
             task = next((t for t in job.spec.tasks if t.name == self.tasks[role]), None)
             if task is not None and task.replicas > 0:
                 hosts = (domain_name(job.name, task, i) for i in range(task.replicas))
@@ -65,5 +63,5 @@ class TensorflowPlugin:
 
 def build(args: Arguments, context: PluginContext) -> TensorflowPlugin:
     return TensorflowPlugin(
-        tasks={role: args.text(role) for role in ROLES}, port=args.number("port")
+        tasks={role: args.text(role) for role in TENSORFLOW_ROLES}, port=args.number("port")
     )

@@ -1,0 +1,549 @@
+"""The HTTP API under `/api/v1/`, plus `/metrics`, `/healthz` and `/readyz`.
+
+Handlers only parse, ask `Queries` (in a worker thread: SQLite blocks) and encode. The
+raw events are passed through as stored, byte for byte, so the audit trail a client
+reads is exactly what was on the topics.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import msgspec
+from aiohttp import web
+from aiohttp.http_exceptions import BadHttpMessage
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+
+from lavalog.events.codec import encode
+from lavalog.events.timestamps import from_rfc3339
+from lavalog.events.topics import job_key, split_job_key
+from lavalog.projections.core.feed import Applied
+from lavalog.projections.core.summary import JobSummary
+from lavalog.projections.core.timeline import Timeline
+from lavalog.projections.core.whatif import WhatIf, whatif_from_sets
+from lavalog.projections.core.wire import Time, to_wire
+from lavalog.projections.service.http.auth import (
+    ReviewUnavailable,
+    Viewer,
+    forbidden_namespace,
+    viewer_of,
+)
+from lavalog.projections.service.http.metrics import registry_for
+from lavalog.projections.service.http.openapi import Access, Error, Handler, Param, Route, document
+from lavalog.projections.service.live import LiveHub, StreamFilter, TooManyStreams
+from lavalog.projections.service.store.queries import (
+    MAX_PAGE,
+    PHASES,
+    JobFilter,
+    Page,
+    Queries,
+    not_found,
+)
+
+#: An SSE comment this often keeps proxies from closing an idle stream.
+HEARTBEAT_SECONDS = 15.0
+
+
+class FeedStatus(Protocol):
+    """What the API reports about the runner feeding the store."""
+
+    @property
+    def ready(self) -> bool:
+        """The store has caught up with its source once."""
+        ...
+
+    @property
+    def error(self) -> str | None:
+        """Why the feed stopped, if it did."""
+        ...
+
+    def lag(self) -> Mapping[tuple[str, int], int]: ...
+
+
+@dataclass(frozen=True)
+class Api:
+    queries: Queries
+    hub: LiveHub
+    status: FeedStatus
+
+
+API = web.AppKey("api", Api)
+REGISTRY = web.AppKey("registry", CollectorRegistry)
+OPENAPI = web.AppKey("openapi", bytes)
+
+
+class BadRequest(web.HTTPBadRequest):
+    def __init__(self, message: str) -> None:
+        super().__init__(
+            text=msgspec.json.encode(Error(message)).decode(), content_type="application/json"
+        )
+
+
+class Unavailable(web.HTTPServiceUnavailable):
+    def __init__(self, message: str) -> None:
+        super().__init__(
+            text=msgspec.json.encode(Error(message)).decode(),
+            content_type="application/json",
+            headers={"Retry-After": "5"},
+        )
+
+
+class Forbidden(web.HTTPForbidden):
+    def __init__(self, message: str) -> None:
+        super().__init__(
+            text=msgspec.json.encode(Error(message)).decode(), content_type="application/json"
+        )
+
+
+# --- the answers' shapes (the OpenAPI document's schemas) ----------------------------
+
+
+class JobAnswer(msgspec.Struct, frozen=True, kw_only=True):
+    """One job incarnation's timeline, every incarnation of its name, and the store's clock."""
+
+    timeline: Timeline
+    incarnations: tuple[JobSummary, ...]
+    #: the time of the newest event stored: "now" on the log's clock
+    as_of: Time | None
+
+
+class StoredEventAnswer(msgspec.Struct, frozen=True, kw_only=True):
+    seq: int
+    kind: str
+    type: str
+    #: the event exactly as it was on its topic (times there are epoch seconds, as logged)
+    event: dict[str, Any]
+
+
+class EventsAnswer(msgspec.Struct, frozen=True, kw_only=True):
+    events: tuple[StoredEventAnswer, ...]
+
+
+class ReasonCount(msgspec.Struct, frozen=True, kw_only=True):
+    reason: str
+    count: int
+
+
+class Stats(msgspec.Struct, frozen=True, kw_only=True):
+    by_phase: dict[str, int]
+    #: queue -> phase -> jobs
+    by_queue: dict[str, dict[str, int]]
+    job_failure_reasons: tuple[ReasonCount, ...]
+    pod_failure_reasons: tuple[ReasonCount, ...]
+
+
+class WhatIfRequest(msgspec.Struct, frozen=True):
+    #: spec changes, one `spec.FIELD=VALUE` each (as `lavalog whatif --set`)
+    set: list[str]
+
+
+class Health(msgspec.Struct, frozen=True, omit_defaults=True):
+    status: str
+    error: str | None = None
+
+
+class RequestLog(logging.LoggerAdapter[logging.Logger]):
+    """aiohttp's log of the requests it could not handle (its `logger=`).
+
+    A request it cannot even parse (a URL over 8 KB, a malformed header) is answered 400
+    and logged as an error with a traceback, though nothing went wrong on this side: here
+    it is one warning line. Everything else is logged as aiohttp logs it."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.getLogger("aiohttp.server"))
+
+    def exception(self, msg: object, *args: object, exc_info: Any = True, **kwargs: Any) -> None:
+        if isinstance(exc_info, BadHttpMessage):
+            reason = exc_info.message.split(":")[0]
+            self.warning("bad request from %s answered %d: %s", args[0], exc_info.code, reason)
+            return
+        super().exception(msg, *args, exc_info=exc_info, **kwargs)
+
+
+def add_routes(app: web.Application, api: Api, *, version: str = "unknown") -> None:
+    app[API] = api
+    app[REGISTRY] = registry_for(api.queries, api.status.lag)
+    app[OPENAPI] = msgspec.json.encode(
+        document(ROUTES, title="lavalog projections API", version=version)
+    )
+    for route in ROUTES:
+        app.router.add_route(route.method, route.path, _checked(route))
+
+    async def close_streams(app: web.Application) -> None:
+        api.hub.close()
+
+    app.on_shutdown.append(close_streams)
+
+
+def _checked(route: Route) -> Handler:
+    """The route's handler, behind a check that every query parameter is one it takes: a
+    misspelt filter is a 400 that says so, not a silently unfiltered answer."""
+    known = {param.name for param in route.params}
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        unknown = sorted(set(request.query) - known)
+        if unknown:
+            takes = f"; it takes {', '.join(sorted(known))}" if known else "; it takes none"
+            raise BadRequest(f"unknown query parameter {', '.join(unknown)}{takes}")
+        return await route.handler(request)
+
+    return handler
+
+
+def _json(value: Any, kind: Any, *, status: int = 200) -> web.Response:
+    """`value` (of type `kind`) as the API's JSON: times as RFC 3339 text
+    (projections/core/wire.py)."""
+    return web.Response(
+        body=msgspec.json.encode(to_wire(value, kind)),
+        status=status,
+        content_type="application/json",
+    )
+
+
+def _error(message: str, status: int) -> web.Response:
+    return _json(Error(message), Error, status=status)
+
+
+def _time(query: Mapping[str, str], name: str) -> float | None:
+    """A time parameter: seconds since the epoch or RFC 3339."""
+    text = query.get(name)
+    if not text:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        return from_rfc3339(text)
+    except ValueError:
+        raise BadRequest(f"{name}: expected epoch seconds or RFC 3339, not {text!r}") from None
+
+
+def _int(query: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
+    text = query.get(name)
+    if text is None:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise BadRequest(f"{name}: expected an integer, not {text!r}") from None
+    if not low <= value <= high:
+        raise BadRequest(f"{name}: expected {low} to {high}, not {value}")
+    return value
+
+
+def _list(query: Mapping[str, str], name: str) -> tuple[str, ...]:
+    return tuple(part for part in query.get(name, "").split(",") if part)
+
+
+def job_filter(query: Mapping[str, str]) -> JobFilter:
+    """The filters shared by the job list and the stats."""
+    try:
+        return JobFilter(
+            namespace=query.get("namespace", ""),
+            queue=query.get("queue", ""),
+            phases=_list(query, "phase"),
+            since=_time(query, "since"),
+            until=_time(query, "until"),
+            search=query.get("q", ""),
+        )
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from None
+
+
+async def _require(request: web.Request, namespace: str) -> None:
+    """Go on only if the caller may read the jobs of `namespace` (else a 403)."""
+    viewer = viewer_of(request)
+    if not await viewer.may_read(namespace):
+        raise Forbidden(forbidden_namespace(viewer, namespace))
+
+
+async def _visible(request: web.Request, where: JobFilter) -> JobFilter:
+    """`where`, kept to the namespaces the caller may read (a 403 for a namespace asked
+    for by name that they may not)."""
+    if where.namespace:
+        await _require(request, where.namespace)
+        return where
+    queries = request.app[API].queries
+    viewer = viewer_of(request)
+    if await viewer.may_read(""):
+        return where
+    readable = await viewer.readable(await asyncio.to_thread(queries.namespaces))
+    return msgspec.structs.replace(where, readable=readable)
+
+
+def _namespace(request: web.Request) -> str:
+    return request.match_info["namespace"]
+
+
+async def _jobs(request: web.Request) -> web.Response:
+    queries = request.app[API].queries
+    where = await _visible(request, job_filter(request.query))
+    limit = _int(request.query, "limit", 50, 1, MAX_PAGE)
+    after = request.query.get("after")
+    try:
+        page = await asyncio.to_thread(queries.jobs, where, limit=limit, after=after)
+    except ValueError:
+        raise BadRequest(f"after: not a cursor from this API: {after!r}") from None
+    return _json(page, Page)
+
+
+async def _job(request: web.Request) -> web.Response:
+    queries = request.app[API].queries
+    await _require(request, _namespace(request))
+    key = job_key(request.match_info["namespace"], request.match_info["name"])
+    incarnation = request.query.get("incarnation")
+    number = _int(request.query, "incarnation", 0, 1, 1 << 30) if incarnation else None
+    timeline = await asyncio.to_thread(queries.timeline, key, incarnation=number)
+    incarnations = await asyncio.to_thread(queries.incarnations, key)
+    if timeline is None:
+        return _error(not_found(key, number, len(incarnations)), 404)
+    as_of = await asyncio.to_thread(queries.log_time)
+    answer = JobAnswer(timeline=timeline, incarnations=tuple(incarnations), as_of=as_of)
+    return _json(answer, JobAnswer)
+
+
+async def _job_events(request: web.Request) -> web.Response:
+    queries = request.app[API].queries
+    await _require(request, _namespace(request))
+    key = job_key(request.match_info["namespace"], request.match_info["name"])
+    after = _int(request.query, "after", 0, 0, 1 << 62)
+    uid = request.query.get("uid") or None
+    events = await asyncio.to_thread(queries.events, key, after=after, uid=uid)
+    body = {  # the raw events pass through byte for byte: no to_wire
+        "events": [
+            {"seq": e.seq, "kind": e.kind, "type": e.type, "event": msgspec.Raw(e.body)}
+            for e in events
+        ]
+    }
+    return web.Response(body=msgspec.json.encode(body), content_type="application/json")
+
+
+async def _job_whatif(request: web.Request) -> web.Response:
+    """The what-if of one job: body `{"set": ["spec.maxRetry=5", ...]}` (see whatif_from_sets)."""
+    queries = request.app[API].queries
+    await _require(request, _namespace(request))
+    key = job_key(request.match_info["namespace"], request.match_info["name"])
+    try:
+        body = await request.json()
+        sets = body.get("set") if isinstance(body, dict) else None
+        if not isinstance(sets, list) or not all(isinstance(s, str) for s in sets):
+            raise ValueError('the body must be {"set": ["spec.FIELD=VALUE", ...]}')
+        stored = await asyncio.to_thread(queries.events, key)
+        if not stored:
+            return _error(f"no events of {key}", 404)
+        report = await asyncio.to_thread(whatif_from_sets, [e.body for e in stored], sets)
+    except ValueError as exc:  # JSON bodies and --set texts alike
+        raise BadRequest(str(exc)) from None
+    return _json(report, WhatIf)
+
+
+async def _stats(request: web.Request) -> web.Response:
+    queries = request.app[API].queries
+    where = await _visible(request, job_filter(request.query))
+    return _json(await asyncio.to_thread(queries.counts, where), Stats)
+
+
+async def _stream(request: web.Request) -> web.StreamResponse:
+    """Server-Sent Events: `id` is the store's sequence number, `event` the event type."""
+    api = request.app[API]
+    wanted = StreamFilter(
+        key=request.query.get("job", ""),
+        namespace=request.query.get("namespace", ""),
+        types=frozenset(_list(request.query, "type")),
+    )
+    asked = wanted.namespace or (_job_namespace(wanted.key) if wanted.key else "")
+    if asked:
+        await _require(request, asked)
+    viewer = viewer_of(request)
+    response = web.StreamResponse(
+        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+    )
+    try:
+        async with api.hub.subscribe(wanted) as queue:
+            await response.prepare(request)
+            await _send_stream(response, queue, viewer, checked=bool(asked))
+    except TooManyStreams as exc:
+        raise Unavailable(str(exc)) from None
+    except (ConnectionResetError, ReviewUnavailable):
+        # the client left (a closed tab, a page that moved on), or its rights could not be
+        # checked again: the stream ends, and a client that is still there reconnects
+        pass
+    return response
+
+
+async def _send_stream(
+    response: web.StreamResponse,
+    queue: asyncio.Queue[Applied | None],
+    viewer: Viewer,
+    *,
+    checked: bool,
+) -> None:
+    """Write the events of `queue` as SSE until it ends (None); each of a namespace the
+    viewer may read (`checked`: the one namespace asked for was, at the start)."""
+    await response.write(b": stream open\n\n")  # subscribed: nothing stored is missed
+    while True:
+        try:
+            item = await asyncio.wait_for(queue.get(), HEARTBEAT_SECONDS)
+        except TimeoutError:
+            await response.write(b": heartbeat\n\n")
+            continue
+        if item is None:
+            return
+        if not checked and not await viewer.may_read(split_job_key(item.event.key)[0]):
+            continue
+        name = type(item.event).__name__
+        data = item.raw if b"\n" not in item.raw else encode(item.event)
+        await response.write(b"id: %d\nevent: %s\ndata: %s\n\n" % (item.seq, name.encode(), data))
+
+
+def _job_namespace(key: str) -> str:
+    try:
+        return split_job_key(key)[0]
+    except ValueError:
+        raise BadRequest(f"job: expected NAMESPACE/NAME, not {key!r}") from None
+
+
+async def _metrics(request: web.Request) -> web.Response:
+    body = await asyncio.to_thread(generate_latest, request.app[REGISTRY])
+    return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+
+async def _healthz(request: web.Request) -> web.Response:
+    error = request.app[API].status.error
+    if error is not None:
+        return _json(Health("failed", error), Health, status=503)
+    return _json(Health("ok"), Health)
+
+
+async def _readyz(request: web.Request) -> web.Response:
+    status = request.app[API].status
+    if not status.ready:
+        return _json(Health("catching up"), Health, status=503)
+    return _json(Health("ready"), Health)
+
+
+async def _openapi(request: web.Request) -> web.Response:
+    return web.Response(body=request.app[OPENAPI], content_type="application/json")
+
+
+_TIME = {"type": "string", "description": "RFC 3339, or seconds since the epoch"}
+_FILTERS = (
+    Param("namespace", "only this namespace"),
+    Param("queue", "only this queue"),
+    Param("phase", f"only these phases, comma-separated: {', '.join(PHASES)}"),
+    Param("since", "only jobs not ended before this time", _TIME),
+    Param("until", "only jobs submitted by this time", _TIME),
+    Param("q", "a substring of NAMESPACE/NAME"),
+)
+_INTEGER = {"type": "integer", "minimum": 0}
+
+#: every route of the API: registered from here and described from here
+#: (projections/service/http/openapi.py)
+ROUTES: tuple[Route, ...] = (
+    Route(
+        "GET",
+        "/api/v1/jobs",
+        _jobs,
+        "jobs, newest first, a page at a time",
+        Page,
+        params=(
+            *_FILTERS,
+            Param(
+                "limit",
+                f"jobs per page, 1 to {MAX_PAGE}",
+                {"type": "integer", "minimum": 1, "maximum": MAX_PAGE},
+            ),
+            Param("after", "the `next` cursor of the previous page"),
+        ),
+    ),
+    Route(
+        "GET",
+        "/api/v1/jobs/{namespace}/{name}",
+        _job,
+        "one job's timeline: phases, decisions and every pod attempt",
+        JobAnswer,
+        params=(
+            Param(
+                "incarnation",
+                "which job of that name, 1 = the first (default: the latest)",
+                _INTEGER,
+            ),
+        ),
+        errors={400: Error, 404: Error},
+    ),
+    Route(
+        "GET",
+        "/api/v1/jobs/{namespace}/{name}/events",
+        _job_events,
+        "one job's events as stored, in log order (its audit trail)",
+        EventsAnswer,
+        params=(
+            Param("after", "only events after this sequence number", _INTEGER),
+            Param("uid", "only the incarnation with this job uid"),
+        ),
+    ),
+    Route(
+        "POST",
+        "/api/v1/jobs/{namespace}/{name}/whatif",
+        _job_whatif,
+        "replay the job's recorded facts under changed spec fields (computes, changes nothing)",
+        WhatIf,
+        body=WhatIfRequest,
+        errors={400: Error, 404: Error},
+    ),
+    Route(
+        "GET",
+        "/api/v1/stats",
+        _stats,
+        "job counts by phase and queue, top failure reasons",
+        Stats,
+        params=_FILTERS,
+    ),
+    Route(
+        "GET",
+        "/api/v1/stream",
+        _stream,
+        "new events as Server-Sent Events (`id` the sequence number, `event` the type)",
+        None,
+        media_type="text/event-stream",
+        params=(
+            Param("job", "only this job, NAMESPACE/NAME"),
+            Param("namespace", "only this namespace"),
+            Param("type", "only these event types, comma-separated"),
+        ),
+    ),
+    Route("GET", "/api/v1/openapi.json", _openapi, "this document", dict[str, Any], errors={}),
+    Route(
+        "GET",
+        "/metrics",
+        _metrics,
+        "Prometheus metrics",
+        None,
+        media_type="text/plain",
+        access=Access.METRICS,
+        errors={},
+    ),
+    Route(
+        "GET",
+        "/healthz",
+        _healthz,
+        "the feed has not failed",
+        Health,
+        access=Access.PROBE,
+        errors={503: Health},
+    ),
+    Route(
+        "GET",
+        "/readyz",
+        _readyz,
+        "the store has caught up once",
+        Health,
+        access=Access.PROBE,
+        errors={503: Health},
+    ),
+)

@@ -18,8 +18,8 @@ from lavalog.events.decisions import (
     TimerScheduled,
 )
 from lavalog.events.observations import MAX_REQUEUE_NUM, CreateFailed
-from lavalog.simulator.scenarios import JobScript
 from tests.decider.support import worker_spec
+from tests.scenarios import JobScript
 
 QUOTA = (
     'pods "job-worker-0" is forbidden: exceeded quota: q, requested: pods=1, used: pods=0, '

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -51,7 +52,7 @@ MAX_IN_FLIGHT = 20_000
 DRAIN_SECONDS = 30.0
 #: how long the final commit and leaving the group may take on the way out
 STOP_SECONDS = 10.0
-#: decision ids remembered as carried out (about 100 bytes each)
+#: decisions remembered as carried out (about 100 bytes each)
 REMEMBERED = 100_000
 #: how long a stop waits for the Events queued to be written
 EVENTS_SECONDS = 5.0
@@ -64,6 +65,8 @@ class _Item:
     partition: TopicPartition
     offset: int
     decision: AnyDecision
+    #: the message's digest: a copy of it is the same decision (`_same`)
+    digest: str
 
 
 class ActuatorService:
@@ -103,8 +106,8 @@ class ActuatorService:
             urgent=lambda item: priority_of(item.decision) is Priority.PODS,
         )
         self._ready = False
-        #: ids of the decisions carried out here, the latest `REMEMBERED`: the decider may
-        #: produce a decision again (at-least-once), and doing it twice costs API calls
+        #: the decisions carried out here (`_same`), the latest `REMEMBERED`: the decider
+        #: may produce a decision again (at-least-once), and doing it twice costs API calls
         self._done: Lru[str, bool] = Lru(REMEMBERED)
         #: decisions whose Events are being written -> the offsets of the copies received
         #: meanwhile (on the same partition: a decision's partition is its job's)
@@ -228,26 +231,27 @@ class ActuatorService:
             )
             self._offsets.done(partition, offset)
             return
-        if decision.id in self._done:
+        digest = _same(value or b"")
+        if digest in self._done:
             self._repeated(partition, offset)
             return
         if type(decision) in REPORTED:  # no lane: an Event waits for nothing, nor holds up
-            copies = self._events_waiting.get(decision.id)
+            copies = self._events_waiting.get(digest)
             if copies is not None:  # its first copy is still being written
                 copies.append(offset)
                 return
-            self._events_waiting[decision.id] = []
-            done = functools.partial(self._event_done, partition, offset, decision)
-            self._events.record(
-                reported(decision), group=partition, done=done, decision=decision.id
-            )
+            self._events_waiting[digest] = []
+            done = functools.partial(self._event_done, partition, offset, decision, digest)
+            self._events.record(reported(decision), group=partition, done=done, decision=digest)
             return
-        self._lanes.put(decision.key, partition, _Item(partition, offset, decision))
+        self._lanes.put(decision.key, partition, _Item(partition, offset, decision, digest))
 
-    def _event_done(self, partition: TopicPartition, offset: int, decision: AnyDecision) -> None:
+    def _event_done(
+        self, partition: TopicPartition, offset: int, decision: AnyDecision, digest: str
+    ) -> None:
         self.counters.applied += 1
-        self._done.put(decision.id, True)
-        for copy in self._events_waiting.pop(decision.id, ()):
+        self._done.put(digest, True)
+        for copy in self._events_waiting.pop(digest, ()):
             self._repeated(partition, copy)
         self._offsets.done(partition, offset)
         _log.info(carried_out(decision), lag=lag(decision), **decision_fields(decision))
@@ -264,7 +268,7 @@ class ActuatorService:
         await asyncio.gather(writer, return_exceptions=True)
 
     async def _carry_out(self, item: _Item, later: Sequence[_Item]) -> None:
-        if item.decision.id in self._done:  # its first copy was ahead of it in the lane
+        if item.digest in self._done:  # its first copy was ahead of it in the lane
             self._repeated(item.partition, item.offset)
             return
         if superseded(item.decision, [queued.decision for queued in later]):
@@ -274,12 +278,12 @@ class ActuatorService:
             # (a kill behind the status write that must come first is not held by it)
             priority = min(priority_of(d.decision) for d in (item, *later))
             await self._applier.apply(item.decision, priority=priority)
-        self._done.put(item.decision.id, True)
+        self._done.put(item.digest, True)
         self._offsets.done(item.partition, item.offset)
 
     def _repeated(self, partition: TopicPartition, offset: int) -> None:
-        """A decision the decider produced again (same id: it decided the same observation
-        again after a restart) that this member has carried out already."""
+        """A decision the decider produced again (the same message: it decided the same
+        observation again after a restart) that this member has carried out already."""
         self.counters.repeated += 1
         self._offsets.done(partition, offset)
 
@@ -366,6 +370,13 @@ class ActuatorService:
             _log.warning("jobs not listed", error=str(exc))
             return
         _log.info("jobs listed", jobs=listed)
+
+
+def _same(message: bytes) -> str:
+    """What tells a copy of a decision: the whole message, not its id alone (a listing of
+    the same pods, say, has the same id at another moment and leads to other decisions,
+    under the same ids)."""
+    return hashlib.blake2b(message, digest_size=16).hexdigest()
 
 
 class _Handover(ConsumerRebalanceListener):  # type: ignore[misc]

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequen
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 
+import msgspec
 import pytest
 from aiokafka import TopicPartition
 
@@ -303,6 +304,25 @@ async def test_a_decision_the_decider_produced_again_is_not_carried_out_again(
     assert actuator.counters.applied == 2
     assert sim_cluster.api_calls["create pods"] == 3
     assert len(events_of(await items(kube, EVENTS), job)) == 1
+
+
+async def test_another_decision_under_the_same_id_is_carried_out(
+    kube: Kube, kafka_settings: KafkaSettings
+) -> None:
+    """Ids are the decider's, derived from their cause; a cause seen again later (a pod
+    listing that shows the same pods: the same id) can lead to other decisions under the
+    same ids. Only a copy of the same message is a repeat."""
+    job = await submit(kube)
+    first = decision(StatusWrite, job, status=status("Pending", 0))
+    other = msgspec.structs.replace(first, status=status("Running", 3))
+    group = "actuator"
+    async with running(service(kube, kafka_settings, group)) as actuator:
+        await produce(kafka_settings, [first], partition=0)
+        await until(lambda: actuator.counters.applied == 1)
+        await produce(kafka_settings, [first, other], partition=0)
+        await until(lambda: actuator.counters.applied == 2)
+    assert actuator.counters.repeated == 1
+    assert (await read(kube, job_path(job)))["status"]["state"]["phase"] == "Running"
 
 
 async def test_a_status_write_a_kill_waits_behind_goes_at_the_kills_priority(

@@ -3,7 +3,8 @@
 `run_controller` is what `lavalog run` and `lavalog demo` start. Components run as tasks
 side by side; if one dies the process stops (and is restarted by its supervisor), and on
 SIGTERM every component stops cleanly: the decider snapshots, the actuator finishes what
-it started, offsets are committed.
+it started, offsets are committed. Its `/metrics` answers other machines only when each
+caller is authenticated (`check_exposure`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from aiohttp import web
 
 from lavalog.controller.actuator.service.ratelimit import DEFAULT_BURST, DEFAULT_QPS
 from lavalog.controller.actuator.service.runner import ActuatorService
+from lavalog.controller.auth.kubernetes import KubernetesAuth
+from lavalog.controller.auth.middleware import is_loopback
 from lavalog.controller.decider.service.runner import DeciderService
 from lavalog.controller.health import Component, Health, health_app
 from lavalog.controller.kafka import KafkaSettings, ensure_topics
@@ -63,6 +66,9 @@ class ControllerConfig:
     http_host: str = "127.0.0.1"
     #: 0 picks a free port; None serves no HTTP
     http_port: int | None = 8080
+    #: /metrics for a caller whose Kubernetes token RBAC lets get it (the probes stay open);
+    #: without it, `http_host` must be a loopback address
+    kubernetes_auth: bool = False
     #: the actuator's API budget (`--kube-api-qps`, `--kube-api-burst`)
     qps: float = DEFAULT_QPS
     burst: int = DEFAULT_BURST
@@ -82,6 +88,8 @@ async def run_controller(
     unknown = set(config.components) - set(COMPONENTS)
     if unknown:
         raise ValueError(f"unknown components {sorted(unknown)}; choose from {COMPONENTS}")
+    if config.http_port is not None:
+        check_exposure(config.http_host, authenticated=config.kubernetes_auth)
     async with connect(
         config.kubeconfig, origin=config.kubeconfig_origin, client=CONTROLLER
     ) as kube:
@@ -92,12 +100,13 @@ async def run_controller(
             component = _build(name, kube, config)
             health.components[name] = component
             health.tasks[name] = asyncio.create_task(component.run(), name=name)
-        runner, port = await _serve_health(health, config)
+        runner, port = await _serve_health(health, config, kube)
         log.info(
             "controller started",
             components=list(config.components),
             http_host=config.http_host if port is not None else None,
             http_port=port,
+            http_access=_who_may_call(config) if port is not None else None,
         )
         if on_started is not None:
             on_started(health, port)
@@ -167,12 +176,31 @@ async def _until_stopped_or_failed(health: Health, stop: asyncio.Event | None) -
             raise RuntimeError(f"component {task.get_name()} failed") from task.exception()
 
 
+def check_exposure(host: str, *, authenticated: bool) -> None:
+    """Refuse to serve /metrics to other machines without authentication (ValueError):
+    an authenticating proxy in the pod (kube-rbac-proxy) reaches it on the loopback."""
+    if authenticated or is_loopback(host):
+        return
+    raise ValueError(
+        f"--http-host {host or '0.0.0.0'} would serve the controller's /metrics to any machine"
+        " that can reach it, unauthenticated: pass --kubernetes-auth (Kubernetes tokens and"
+        " RBAC; /healthz and /readyz stay open), or keep the default --http-host 127.0.0.1"
+    )
+
+
+def _who_may_call(config: ControllerConfig) -> str:
+    if config.kubernetes_auth:
+        return f"Kubernetes tokens and RBAC, reviewed by {config.kubeconfig_origin}"
+    return "no authentication: this machine only"
+
+
 async def _serve_health(
-    health: Health, config: ControllerConfig
+    health: Health, config: ControllerConfig, kube: Kube
 ) -> tuple[web.AppRunner | None, int | None]:
     if config.http_port is None:
         return None, None
-    runner = web.AppRunner(health_app(health), access_log=None)
+    authenticator = KubernetesAuth(kube) if config.kubernetes_auth else None
+    runner = web.AppRunner(health_app(health, authenticator=authenticator), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, config.http_host, config.http_port)
     await site.start()

@@ -5,6 +5,10 @@ Healthy: every component task is still running. Ready: every component says it i
 component's counters, as Prometheus counters named `lavalog_<component>_<counter>`,
 then the Volcano metrics a component keeps (`volcano_metrics`, the decider's), in
 Volcano's own names.
+
+Who may call them: the probes always (the kubelet's carry no token); `/metrics`, with an
+authenticator (`lavalog run --kubernetes-auth`), a caller whose Kubernetes token RBAC lets
+`get` the path, as the projections' `/metrics` (the middleware of controller/auth).
 """
 
 from __future__ import annotations
@@ -18,6 +22,11 @@ from aiohttp import web
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
+
+from lavalog.controller.auth.middleware import Access, Authenticator, auth_middleware
+
+#: who may call each path (anything else: a valid token, then a 404)
+ACCESS = {"/healthz": Access.PROBE, "/readyz": Access.PROBE, "/metrics": Access.METRICS}
 
 
 class Component(Protocol):
@@ -100,7 +109,8 @@ def _counters(counters: Any) -> Mapping[str, int]:
     return dict(counters)
 
 
-def health_app(health: Health) -> web.Application:
+def health_app(health: Health, *, authenticator: Authenticator | None = None) -> web.Application:
+    """The three paths; with an `authenticator`, /metrics only for a caller it lets get it."""
     registry = CollectorRegistry()
     registry.register(_Counters(health))
 
@@ -123,8 +133,12 @@ def health_app(health: Health) -> web.Application:
         body = generate_latest(registry) + volcano.encode()
         return web.Response(body=body, content_type="text/plain")
 
-    app = web.Application()
+    app = web.Application(middlewares=[auth_middleware(authenticator, access_of=_access_of)])
     app.add_routes(
         [web.get("/healthz", healthz), web.get("/readyz", readyz), web.get("/metrics", metrics)]
     )
     return app
+
+
+def _access_of(request: web.Request) -> Access:
+    return ACCESS.get(request.path, Access.READ)

@@ -43,6 +43,20 @@ class PodRef(msgspec.Struct, frozen=True, kw_only=True):
     uid: str = ""
 
 
+class PodFailure(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """How the pod behind a PodFailed or PodEvicted went, beside its exit code: enough to
+    say in one line what happened to it. Empty parts are left out of the log."""
+
+    #: the container whose exit code the event carries (podFailurePolicy's choice)
+    container: str = ""
+    #: Kubernetes' reason: the pod's (Evicted...), else that container's (OOMKilled...)
+    reason: str = ""
+    node: str = ""
+    #: the reason of the pod's `DisruptionTarget=True` condition: Kubernetes ended a pod
+    #: that did nothing wrong (PreemptionByScheduler, EvictionByEvictionAPI, ...)
+    disruption: str = ""
+
+
 class ActionDecided(Decision, frozen=True, kw_only=True, tag="ActionDecided"):
     """The action taken on an event, the event that triggered it and the policy that chose it."""
 
@@ -55,6 +69,13 @@ class ActionDecided(Decision, frozen=True, kw_only=True, tag="ActionDecided"):
     policy: PolicyRef | None = None
     #: set when a delayed action (policy timeout) is carried out now
     timer_id: str = ""
+    #: how the pod failed or was evicted (PodFailed, PodEvicted); unset otherwise and in
+    #: logs written before it was recorded
+    failure: PodFailure | msgspec.UnsetType = msgspec.UNSET
+    #: True when the restart counts no retry: its pod was disrupted and the Job's
+    #: `lavalog.io/uncounted-disruptions` (an extension) covers the disruption; unset
+    #: otherwise
+    uncounted: bool | msgspec.UnsetType = msgspec.UNSET
 
 
 class PhaseChanged(Decision, frozen=True, kw_only=True, tag="PhaseChanged"):
@@ -174,6 +195,8 @@ class TimerScheduled(Decision, frozen=True, kw_only=True, tag="TimerScheduled"):
     #: set when the restart backoff extension delayed the action (part of `fire_at`);
     #: unset, and so absent from the log, otherwise
     backoff: Backoff | msgspec.UnsetType = msgspec.UNSET
+    #: as in `ActionDecided`: the action carried out when the timer fires says it too
+    failure: PodFailure | msgspec.UnsetType = msgspec.UNSET
 
 
 class TimerCancelled(Decision, frozen=True, kw_only=True, tag="TimerCancelled"):

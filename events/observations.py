@@ -23,6 +23,10 @@ EXTENSION_PREFIX = "lavalog.io/"
 #: Volcano's `--max-requeue-num` default: a job whose creates are refused is requeued this
 #: many times before it is terminated
 MAX_REQUEUE_NUM = 15
+#: the most of a container's termination message kept, in bytes of UTF-8 (its end is
+#: kept): the kubelet's own cap on what a container may leave at its
+#: terminationMessagePath (kubecontainer.MaxContainerTerminationMessageLength)
+MAX_TERMINATION_MESSAGE = 4096
 
 
 class Observation(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
@@ -57,6 +61,21 @@ class JobDeleted(Observation, frozen=True, kw_only=True, tag="JobDeleted"):
     """The Job object is gone; Kubernetes garbage-collects what it owned."""
 
 
+class ContainerEnd(msgspec.Struct, frozen=True, kw_only=True):
+    """How one container of a pod ended: its `state.terminated`, as the kubelet wrote it."""
+
+    name: str
+    exit_code: int
+    #: the runtime's reason: Completed, Error, OOMKilled, ContainerCannotRun...
+    reason: str = ""
+    #: its termination message, the last words it left: what it wrote to its
+    #: terminationMessagePath or, with `terminationMessagePolicy: FallbackToLogsOnError`,
+    #: the tail of its log; at most MAX_TERMINATION_MESSAGE bytes, the end kept
+    message: str = ""
+    #: an init container (`initContainerStatuses`)
+    init: bool = False
+
+
 class PodObserved(Observation, frozen=True, kw_only=True, tag="PodObserved"):
     """A pod controlled by the job changed in a way that matters to its lifecycle."""
 
@@ -67,12 +86,28 @@ class PodObserved(Observation, frozen=True, kw_only=True, tag="PodObserved"):
     #: `volcano.sh/job-version` of the pod: the job version it was created for
     job_version: int
     phase: str
-    #: exit code of the first terminated container of a failed pod
+    #: exit code of a failed pod, as Kubernetes' podFailurePolicy takes it: the first
+    #: terminated regular container whose code is not 0, else the first such init
+    #: container (`container` names it); None when every code is 0 or none terminated.
+    #: Logs written before `container` was published hold the first terminated
+    #: container's code instead (Volcano reads `containerStatuses[0]`'s)
     exit_code: int | None = None
-    #: Kubernetes' reason: Evicted, OOMKilled, NodeLost, Error, Completed...
+    #: Kubernetes' reason: the pod's (Evicted, NodeLost...), else that container's
+    #: (OOMKilled, Error, Completed...)
     reason: str = ""
+    #: the pod's message, else that container's termination message (capped as in
+    #: `ContainerEnd`)
     message: str = ""
     node: str = ""
+    #: the container whose exit code `exit_code` is; unset when there is none
+    container: str | msgspec.UnsetType = msgspec.UNSET
+    #: every container that has terminated, regular ones then init ones, in the pod's
+    #: status order; unset while none has
+    containers: tuple[ContainerEnd, ...] | msgspec.UnsetType = msgspec.UNSET
+    #: the reason of the pod's `DisruptionTarget=True` condition (PreemptionByScheduler,
+    #: EvictionByEvictionAPI, DeletionByTaintManager, TerminationByKubelet...): Kubernetes
+    #: is ending a pod that did nothing wrong; unset when it has no such condition
+    disruption: str | msgspec.UnsetType = msgspec.UNSET
     #: highest restart count among the pod's regular containers
     restart_count: int = 0
     #: restart counts of all its containers, init containers included, added up (what
@@ -101,6 +136,12 @@ class PodDeleted(Observation, frozen=True, kw_only=True, tag="PodDeleted"):
     phase: str
     exit_code: int | None = None
     reason: str = ""
+    #: as in `PodObserved`, from the pod's last state (a pod deleted as its containers
+    #: end may never have been seen failed); unset when empty
+    node: str | msgspec.UnsetType = msgspec.UNSET
+    container: str | msgspec.UnsetType = msgspec.UNSET
+    containers: tuple[ContainerEnd, ...] | msgspec.UnsetType = msgspec.UNSET
+    disruption: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class PodsListed(Observation, frozen=True, kw_only=True, tag="PodsListed"):

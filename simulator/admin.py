@@ -7,6 +7,7 @@ routes are thin wrappers so that out-of-process tests and `lavalog demo` can use
     POST /sim/pods/{namespace}/{name}/preempt   vc-scheduler evicts it (?reason=reclaim)
     POST /sim/pods/{namespace}/{name}/node-pressure   its kubelet evicts it (?resource=)
     POST /sim/pods/{namespace}/{name}/crash     its containers exit (?exitCode=1)
+    POST /sim/pods/{namespace}/{name}/oom       the OOM killer ends one (?container=NAME)
     POST /sim/nodes/{name}/lose                 node loss: NotReady, pods fail NodeLost
                                                 (?failPods=false: they run on, unreported)
     POST /sim/nodes/{name}/restore              the node comes back
@@ -77,6 +78,12 @@ class Admin:
         if not self.kubelet.crash(namespace, name, exit_code):
             raise bad_request(f"pod {namespace}/{name} is not running on any node")
 
+    def oom_kill(self, namespace: str, name: str, container: str) -> None:
+        """The kernel's OOM killer ends one running container of the pod (exit code 137,
+        reason OOMKilled), as when it outgrows its memory limit."""
+        if not self.kubelet.oom_kill(namespace, name, container):
+            raise bad_request(f"container {container} of pod {namespace}/{name} is not running")
+
     def lose_node(self, name: str, *, fail_pods: bool = True) -> None:
         """The node stops answering (see `Kubelet.lose_node` for `fail_pods`)."""
         self.kubelet.lose_node(name, fail_pods=fail_pods)
@@ -129,6 +136,7 @@ class Admin:
             web.post("/sim/pods/{namespace}/{name}/preempt", self._preempt),
             web.post("/sim/pods/{namespace}/{name}/node-pressure", self._pressure),
             web.post("/sim/pods/{namespace}/{name}/crash", self._crash),
+            web.post("/sim/pods/{namespace}/{name}/oom", self._oom),
             web.post("/sim/nodes/{name}/lose", self._lose),
             web.post("/sim/nodes/{name}/restore", self._restore),
             web.post("/sim/watches/drop", self._drop),
@@ -158,6 +166,11 @@ class Admin:
     async def _crash(self, request: web.Request) -> web.Response:
         info = request.match_info
         self.crash(info["namespace"], info["name"], int(request.query.get("exitCode", "1")))
+        return _ok()
+
+    async def _oom(self, request: web.Request) -> web.Response:
+        info = request.match_info
+        self.oom_kill(info["namespace"], info["name"], request.query.get("container", ""))
         return _ok()
 
     async def _lose(self, request: web.Request) -> web.Response:

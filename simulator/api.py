@@ -143,7 +143,7 @@ class KubeApi:
         self,
         objects: Objects,
         *,
-        logs: Callable[[Obj], str],
+        logs: Callable[[Obj, str], str],
         bookmark_interval: float = 1.0,
         calls: Counter[str],
         writes: WriteLog | None = None,
@@ -431,7 +431,8 @@ class KubeApi:
         namespace, name = target.namespace or "", target.name or ""
         if target.subresource == "log" and request.method == "GET":
             pod = self.objects.get(registry.POD, namespace, name)
-            return web.Response(text=self.logs(pod), content_type="text/plain")
+            container = _log_container(pod, request.query.get("container", ""))
+            return web.Response(text=self.logs(pod, container), content_type="text/plain")
         if target.subresource == "eviction" and request.method == "POST":
             body = await _body(request)
             options = (body.get("deleteOptions") if isinstance(body, dict) else None) or {}
@@ -462,3 +463,25 @@ async def _body(request: web.Request, *, optional: bool = False) -> Any:
         return decode(raw)
     except msgspec.DecodeError as exc:
         raise bad_request(f"the request body is not valid JSON: {exc}") from exc
+
+
+def _log_container(pod: Obj, container: str) -> str:
+    """The container whose log `GET pods/NAME/log` reads (the registry's `LogLocation`):
+    the one named, which must be the pod's, else its only container."""
+    spec = pod.get("spec", {})
+    name = pod["metadata"]["name"]
+    names = [str(c["name"]) for c in spec.get("containers", [])]
+    inits = [str(c["name"]) for c in spec.get("initContainers", [])]
+    if container:
+        if container not in names + inits:
+            raise bad_request(f"container {container} is not valid for pod {name}")
+        return container
+    if len(names) == 1:
+        return names[0]
+    if not names:
+        raise bad_request(f"a container name must be specified for pod {name}")
+    problem = f"a container name must be specified for pod {name}, choose one of: "
+    problem += f"[{' '.join(names)}]"
+    if inits:
+        problem += f" or one of the init containers: [{' '.join(inits)}]"
+    raise bad_request(problem)

@@ -1,7 +1,9 @@
 """What a simulated container does, read from its `command` and `args`.
 
 `sleep N`, `exit N`, `true`, `false`, `echo ...` and sequences joined by `;`, `&&` or
-`||` (directly or under `sh -c "..."`) behave as in a shell. An executable path
+`||` (directly or under `sh -c "..."`) behave as in a shell, and so does a shell's
+output redirection (`echo text > FILE`, `>>` to append): the container's files are kept
+for its kubelet, which reads its termination message from one. An executable path
 (`/app/train`, `./run.sh`, also as a script: `sh ./run.sh`) or no command at all (the
 image's entrypoint) runs for the cluster's default time and succeeds; any other word (or
 script name: `sh fake.sh`) is not found, as in a shell: exit
@@ -25,12 +27,25 @@ _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 NOT_FOUND = 127
 
 
+_REDIRECTS = frozenset({">", ">>"})
+
+
+@dataclass(frozen=True, slots=True)
+class Redirect:
+    """A shell's `> FILE` (or `>> FILE`, `append`): the command's output goes to FILE."""
+
+    path: str
+    append: bool = False
+
+
 @dataclass(frozen=True, slots=True)
 class Step:
     """One simple command and the connector that joins it to the previous one."""
 
     connector: str  # ";" for the first step
     argv: tuple[str, ...]
+    #: where a shell sends its output, if it was redirected
+    redirect: Redirect | None = None
 
 
 Program = tuple[Step, ...]
@@ -47,20 +62,35 @@ def parse(command: Sequence[str] | None, args: Sequence[str] | None) -> Program:
 
 
 def parse_script(script: str) -> Program:
-    lexer = shlex.shlex(script.replace("\n", ";"), posix=True, punctuation_chars=";&|")
+    lexer = shlex.shlex(script.replace("\n", ";"), posix=True, punctuation_chars=";&|>")
     lexer.whitespace_split = True
     steps: list[Step] = []
     connector, current = ";", list[str]()
     for token in lexer:
         if token in _CONNECTORS:
             if current:
-                steps.append(Step(connector, tuple(current)))
+                steps.append(_step_of(connector, current))
             connector, current = token, []
         else:
             current.append(token)
     if current:
-        steps.append(Step(connector, tuple(current)))
+        steps.append(_step_of(connector, current))
     return tuple(steps) or (Step(";", ("true",)),)
+
+
+def _step_of(connector: str, words: list[str]) -> Step:
+    """A simple command, its redirection (the last `>`/`>>` and the word after it) taken
+    out of its words."""
+    argv: list[str] = []
+    redirect = None
+    tokens = iter(words)
+    for word in tokens:
+        if word in _REDIRECTS:
+            path = next(tokens, "")
+            redirect = Redirect(path, append=word == ">>") if path else redirect
+        else:
+            argv.append(word)
+    return Step(connector, tuple(argv), redirect)
 
 
 def _duration(text: str) -> float:
@@ -104,19 +134,34 @@ async def run(
     sleep: Callable[[float], Awaitable[None]],
     log: Callable[[str], None],
     default_seconds: float,
+    files: dict[str, str] | None = None,
 ) -> int:
-    """Run `program` on simulated time; return its exit code."""
+    """Run `program` on simulated time; return its exit code. `files`: the container's
+    files (path -> content), which redirected output is written to."""
     status = 0
+    files = {} if files is None else files
     try:
         for step in program:
             if (step.connector == "&&" and status != 0) or (step.connector == "||" and status == 0):
                 continue
+            out = log if step.redirect is None else _writer(files, step.redirect)
             status = await _step(
-                step.argv, status, sleep=sleep, log=log, default_seconds=default_seconds
+                step.argv, status, sleep=sleep, log=log, out=out, default_seconds=default_seconds
             )
     except Exit as done:
         return done.code
     return status
+
+
+def _writer(files: dict[str, str], redirect: Redirect) -> Callable[[str], None]:
+    """Where a redirected command's lines go: its file, emptied first unless appended to."""
+    if not redirect.append or redirect.path not in files:
+        files[redirect.path] = ""
+
+    def write(line: str) -> None:
+        files[redirect.path] += line + "\n"
+
+    return write
 
 
 async def _step(
@@ -125,8 +170,10 @@ async def _step(
     *,
     sleep: Callable[[float], Awaitable[None]],
     log: Callable[[str], None],
+    out: Callable[[str], None],
     default_seconds: float,
 ) -> int:
+    """One command; `out` takes its output, `log` a shell's complaints (stderr)."""
     name = os.path.basename(argv[0]) if argv else ""
     if name == "sleep":
         try:
@@ -145,7 +192,7 @@ async def _step(
     if name == "false":
         return 1
     if name == "echo":
-        log(" ".join(argv[1:]))
+        out(" ".join(argv[1:]))
         return 0
     if name in _SHELLS:
         return await _script(argv, sleep=sleep, log=log, default_seconds=default_seconds)

@@ -29,6 +29,7 @@ def _pod(obj: Obj) -> None:
     for container in spec.get("initContainers", []) + spec.get("containers", []):
         container.setdefault("imagePullPolicy", "IfNotPresent")
         container.setdefault("terminationMessagePath", "/dev/termination-log")
+        container.setdefault("terminationMessagePolicy", "File")
         resources = container.setdefault("resources", {})
         if resources.get("limits"):
             resources["requests"] = defaulted_requests(resources)

@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from lavalog.simulator import commands, pod_status, registry
+from lavalog.simulator import commands, pod_status, registry, termination
 from lavalog.simulator.disruption import DisruptionReason, disruption
 from lavalog.simulator.errors import ApiError
 from lavalog.simulator.objects import Objects
@@ -36,6 +36,10 @@ from lavalog.simulator.store import Change, Obj, clone
 LOG_LINES = 1000
 KILLED = 137
 MAX_BACKOFF = 300.0
+#: the runtime's reason for a container the kernel's OOM killer ended
+OOM_KILLED = "OOMKilled"
+#: the runtime's reason for a container that exited, by whether its code was 0
+_EXITED = {True: "Completed", False: "Error"}
 
 
 #: a node's Ready condition, (reason, message) by reachability: posted by its kubelet,
@@ -88,7 +92,8 @@ class Kubelet:
         self.start_delay = start_delay
         self._nodes: dict[str, _Node] = {}
         self._runs: dict[str, _PodRun] = {}
-        self._logs: dict[str, deque[str]] = {}
+        #: per pod uid: (container, line), oldest first
+        self._logs: dict[str, deque[tuple[str, str]]] = {}
         self._running = False
         self.events = EventRecorder(objects, "kubelet")
         self.node_controller = EventRecorder(objects, "node-controller")
@@ -149,6 +154,15 @@ class Kubelet:
             if (run.namespace, run.name) == (namespace, name):
                 run.crash(exit_code)
                 return True
+        return False
+
+    def oom_kill(self, namespace: str, name: str, container: str) -> bool:
+        """The kernel's OOM killer ends one running container of a pod (what a container
+        that outgrows its memory limit meets): exit code 137, reason OOMKilled. False
+        when that container runs nowhere."""
+        for run in self._runs.values():
+            if (run.namespace, run.name) == (namespace, name):
+                return run.oom_kill(container)
         return False
 
     def evict(self, namespace: str, name: str, resource: str) -> bool:
@@ -219,9 +233,13 @@ class Kubelet:
 
     # pods ------------------------------------------------------------------------------
 
-    def logs(self, pod: Obj) -> str:
-        lines = self._logs.get(pod["metadata"]["uid"], ())
-        return "".join(line + "\n" for line in lines)
+    def logs(self, pod: Obj, container: str = "") -> str:
+        """The pod's log (one container's, when named), as `kubectl logs` reads it."""
+        return "".join(line + "\n" for line in self.log_lines(pod["metadata"]["uid"], container))
+
+    def log_lines(self, uid: str, container: str = "") -> list[str]:
+        lines = self._logs.get(uid, ())
+        return [line for name, line in lines if not container or name == container]
 
     def start(self) -> None:
         self._running = True
@@ -263,8 +281,8 @@ class Kubelet:
         if self._runs.get(run.uid) is run and run.node.alive:  # else reported once back
             del self._runs[run.uid]
 
-    def _log(self, uid: str, line: str) -> None:
-        self._logs.setdefault(uid, deque(maxlen=LOG_LINES)).append(line)
+    def _log(self, uid: str, container: str, line: str) -> None:
+        self._logs.setdefault(uid, deque(maxlen=LOG_LINES)).append((container, line))
 
 
 class _PodRun:
@@ -284,6 +302,8 @@ class _PodRun:
         #: exit code forced on the running containers by `crash`
         self._crash_code: int | None = None
         self._crashed = asyncio.Event()
+        #: per running container: set when the OOM killer ends it (`oom_kill`)
+        self._oom: dict[str, asyncio.Event] = {}
         self._killer: asyncio.Task[None] | None = None
         #: whether the pod's sandbox exists (PodReadyToStartContainers)
         self._sandbox = False
@@ -297,6 +317,14 @@ class _PodRun:
         """Make the containers running now exit at once with `exit_code` (a crash, an OOM)."""
         self._crash_code = exit_code
         self._crashed.set()
+
+    def oom_kill(self, container: str) -> bool:
+        """The OOM killer ends `container` now; False when it is not running."""
+        killed = self._oom.get(container)
+        if killed is None:
+            return False
+        killed.set()
+        return True
 
     def evict(self, message: str) -> None:
         """Node-pressure eviction (eviction manager `evictPod`, hard threshold): a
@@ -368,8 +396,10 @@ class _PodRun:
         if inits:
             status["initContainerStatuses"] = [_waiting(c, "PodInitializing") for c in inits]
         waiting = "PodInitializing" if inits else "ContainerCreating"
+        # sorted by name, as the kubelet sorts them (`kubetypes.SortedContainerStatuses`)
         status["containerStatuses"] = [
-            _waiting(c, waiting) for c in self.spec.get("containers", [])
+            _waiting(c, waiting)
+            for c in sorted(self.spec.get("containers", []), key=lambda c: str(c["name"]))
         ]
         self._settle()
         await self._sleep(self.kubelet.start_delay)
@@ -407,19 +437,23 @@ class _PodRun:
             watchers = [
                 asyncio.create_task(self._probe(name, where, p, stop=stop, up=up)) for p in probes
             ]
+            files: dict[str, str] = {}
             try:
-                code = await self._execute(program, stop)
+                code, reason = await self._execute(program, stop, name, files)
             finally:
                 for watcher in watchers:
                     watcher.cancel()
             finished = self.clock.timestamp()
             terminated = {
                 "exitCode": code,
-                "reason": "Completed" if code == 0 else "Error",
+                "reason": reason,
                 "startedAt": started,
                 "finishedAt": finished,
                 "containerID": _container_id(self.uid, name, restarts),
             }
+            message = self._termination_message(container, code, reason, files)
+            if message:
+                terminated["message"] = message
             again = not self._terminating.is_set() and (
                 (policy == "Always" and not init) or (policy != "Never" and code != 0)
             )
@@ -454,19 +488,25 @@ class _PodRun:
             if self._terminating.is_set():
                 return code == 0
 
-    async def _execute(self, program: commands.Program, stop: asyncio.Event) -> int:
+    async def _execute(
+        self, program: commands.Program, stop: asyncio.Event, name: str, files: dict[str, str]
+    ) -> tuple[int, str]:
         """Run a container's program until it exits, the pod is killed, it crashes
-        (`crash`) or the kubelet stops it (`stop`: a failed liveness or startup probe)."""
+        (`crash`), the OOM killer ends it (`oom_kill`) or the kubelet stops it (`stop`: a
+        failed liveness or startup probe); its exit code and the runtime's reason. What it
+        writes to files is left in `files`."""
         uid = self.uid
+        oom = self._oom[name] = asyncio.Event()
         run = asyncio.create_task(
             commands.run(
                 program,
                 sleep=self.clock.sleep,
-                log=lambda line: self.kubelet._log(uid, line),
+                log=lambda line: self.kubelet._log(uid, name, line),
                 default_seconds=self.kubelet.default_run_seconds,
+                files=files,
             )
         )
-        others = [asyncio.create_task(e.wait()) for e in (self._killed, self._crashed, stop)]
+        others = [asyncio.create_task(e.wait()) for e in (self._killed, self._crashed, stop, oom)]
         try:
             await asyncio.wait({run, *others}, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -474,13 +514,31 @@ class _PodRun:
                 waiter.cancel()
             if not run.done():
                 run.cancel()
+            del self._oom[name]
         if run.done() and not run.cancelled():
-            return run.result()
+            code = run.result()
+            return code, _EXITED[code == 0]
+        if oom.is_set() and not self._killed.is_set():
+            return KILLED, OOM_KILLED
         if self._crash_code is not None and not self._killed.is_set() and not stop.is_set():
             code, self._crash_code = self._crash_code, None
             self._crashed.clear()
-            return code
-        return KILLED
+            return code, _EXITED[code == 0]
+        return KILLED, _EXITED[False]
+
+    def _termination_message(
+        self, container: Obj, code: int, reason: str, files: dict[str, str]
+    ) -> str:
+        """Its termination message (`termination`), cut to its share of the pod's."""
+        message = termination.termination_message(
+            container,
+            exit_code=code,
+            reason=reason,
+            files=files,
+            log=self.kubelet.log_lines(self.uid, container["name"]),
+        )
+        every = len(self.spec.get("containers", [])) + len(self.spec.get("initContainers", []))
+        return termination.pod_share(message, every)
 
     async def _probe(
         self, name: str, where: str, probe: Probe, *, stop: asyncio.Event, up: asyncio.Event

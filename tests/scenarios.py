@@ -21,6 +21,7 @@ from lavalog.events.decisions import AnyDecision, PhaseChanged, PodRef
 from lavalog.events.observations import (
     AnyObservation,
     CommandIssued,
+    ContainerEnd,
     JobDeleted,
     JobObserved,
     PodDeleted,
@@ -142,17 +143,26 @@ class JobScript:
         scheduled: float | None = None,
         started: float | None = None,
         finished: float | None = None,
+        container: str = "",
+        containers: tuple[ContainerEnd, ...] = (),
+        message: str = "",
+        disruption: str = "",
     ) -> Self:
         """A pod of the job is seen in `phase` (a new incarnation after `pod_deleted`);
         `uid` names this incarnation's uid instead of the generated one. `restarts`: its
         container's, `init_restarts`: its init containers'; `ready`: its containers
-        report ready (while Running)."""
+        report ready (while Running). `container`: whose exit code `exit_code` is;
+        `containers`: the ended ones; `disruption`: its DisruptionTarget reason."""
         return self.observe(
             PodObserved,
             **self._pod_identity(task, index, version, uid),
             phase=phase,
             exit_code=exit_code,
             reason=reason,
+            message=message,
+            container=container or msgspec.UNSET,
+            containers=containers or msgspec.UNSET,
+            disruption=disruption or msgspec.UNSET,
             restart_count=restarts,
             total_restarts=restarts + init_restarts,
             containers_ready=phase == "Running" and ready,
@@ -178,9 +188,18 @@ class JobScript:
         phase: str = "Running",
         version: int = 0,
         uid: str | None = None,
+        disruption: str = "",
+        containers: tuple[ContainerEnd, ...] = (),
     ) -> Self:
-        """The pod is gone; the next `pod` of that name is a new incarnation."""
-        self.observe(PodDeleted, **self._pod_identity(task, index, version, uid), phase=phase)
+        """The pod is gone (`disruption`: the DisruptionTarget reason it had, `containers`:
+        its ended containers); the next `pod` of that name is a new incarnation."""
+        self.observe(
+            PodDeleted,
+            **self._pod_identity(task, index, version, uid),
+            phase=phase,
+            disruption=disruption or msgspec.UNSET,
+            containers=containers or msgspec.UNSET,
+        )
         return self.new_incarnation(task, index)
 
     def new_incarnation(self, task: str, index: int) -> Self:

@@ -23,6 +23,8 @@ from lavalog.cli.errors import KAFKA_FAILURES, kafka_failure
 from lavalog.cli.kafka_options import add_kafka_arguments, kafka_settings
 from lavalog.cli.progress import ProgressBar
 from lavalog.cli.read_options import UsageError, add_state_dir, location
+from lavalog.controller.auth.kubernetes import KubernetesAuth
+from lavalog.controller.auth.middleware import Authenticator
 from lavalog.controller.kafka import KafkaSettings
 from lavalog.controller.kafka.probe import check_connection
 from lavalog.controller.kafka.security import connection_options
@@ -30,8 +32,7 @@ from lavalog.controller.kube import KUBECONFIG_HELP, KubeConfigError, choose_kub
 from lavalog.controller.logs import add_logging_arguments, configure_logging
 from lavalog.controller.version import version
 from lavalog.projections.service.app import ServeError, check_exposure, serve
-from lavalog.projections.service.http.auth import Authenticator, SharedToken, TokenFile
-from lavalog.projections.service.http.kube_auth import KubernetesAuth
+from lavalog.projections.service.http.auth import SharedToken, TokenFile
 from lavalog.projections.service.live import MAX_STREAMS
 from lavalog.projections.service.rebuild import BATCH, rebuild
 from lavalog.projections.service.runner import Source

@@ -11,7 +11,13 @@ import sys
 from lavalog.cli.errors import KAFKA_FAILURES, kafka_failure
 from lavalog.cli.kafka_options import add_kafka_arguments, kafka_settings
 from lavalog.controller.actuator.service.ratelimit import DEFAULT_BURST, DEFAULT_QPS
-from lavalog.controller.app import COMPONENTS, ControllerConfig, default_identity, run_controller
+from lavalog.controller.app import (
+    COMPONENTS,
+    ControllerConfig,
+    check_exposure,
+    default_identity,
+    run_controller,
+)
 from lavalog.controller.kube import KUBECONFIG_HELP, KubeConfigError, choose_kubeconfig
 from lavalog.controller.logs import add_logging_arguments, configure_logging
 from lavalog.controller.task_stacks import log_task_stacks_on_sigusr1
@@ -40,13 +46,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--http-host",
         default=env("LAVALOG_HTTP_HOST", "127.0.0.1"),
         help="address of /healthz, /readyz and /metrics: this machine only by default; "
-        "0.0.0.0 (every interface) in a pod, for the kubelet's probes and Prometheus",
+        "0.0.0.0 (every interface, with --kubernetes-auth only) in a pod, for the kubelet's "
+        "probes and Prometheus",
     )
     parser.add_argument(
         "--http-port",
         type=int,
         default=int(env("LAVALOG_HTTP_PORT", "8080")),
         help="port of /healthz, /readyz and /metrics",
+    )
+    parser.add_argument(
+        "--kubernetes-auth",
+        action=argparse.BooleanOptionalAction,
+        default=env("LAVALOG_KUBERNETES_AUTH", "").strip().lower() in ("1", "true", "yes"),
+        help="answer /metrics only to a caller whose Kubernetes bearer token (TokenReview) "
+        "RBAC lets get /metrics (SubjectAccessReview), as the projections do; /healthz and "
+        "/readyz stay open. Without it --http-host must be a loopback address (env "
+        "LAVALOG_KUBERNETES_AUTH=true; the manifests pass it)",
     )
     parser.add_argument(
         "--identity",
@@ -95,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
         kafka = kafka_settings(args)
         if not (args.kube_api_qps > 0 and args.kube_api_burst > 0):
             raise ValueError("--kube-api-qps and --kube-api-burst must be above 0")
+        check_exposure(args.http_host, authenticated=args.kubernetes_auth)
     except ValueError as exc:
         print(f"lavalog run: {exc}", file=sys.stderr)
         return 2
@@ -108,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
         components=tuple(c.strip() for c in args.components.split(",") if c.strip()),
         http_host=args.http_host,
         http_port=args.http_port,
+        kubernetes_auth=args.kubernetes_auth,
         lease_namespace=args.lease_namespace,
         qps=args.kube_api_qps,
         burst=args.kube_api_burst,

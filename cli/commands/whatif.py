@@ -148,9 +148,14 @@ def render(report: WhatIf) -> str:
         f"{report.recorded_restarts} restart(s); the alternative is {report.alternative_phase}"
         f" there after {report.alternative_restarts}, and unknown beyond"
     )
+    if report.recorded_why:
+        lines.append(f"  recorded, why: {report.recorded_why}")
+    if report.alternative_why:
+        lines.append(f"  alternative, why: {report.alternative_why}")
     for known in report.known_after:
+        container = f" in {known.container}" if known.container else ""
         lines.append(
             f"known from the old run: {known.pod} failed at {known.time:.1f} "
-            f"(exit {known.exit_code}, {known.reason or 'no reason'})"
+            f"(exit {known.exit_code}{container}, {known.reason or 'no reason'})"
         )
     return "\n".join(lines)

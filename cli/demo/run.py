@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from lavalog.cli.demo.display import JobRow, job_row, render_rows
-from lavalog.cli.demo.stories import STORIES, Crash, check
+from lavalog.cli.demo.stories import STORIES, Crash, Fault, OomKill, Preempt, check
 from lavalog.controller.app import ControllerConfig, run_controller
 from lavalog.controller.broker import DevelopmentBroker
 from lavalog.controller.kafka import KafkaSettings
@@ -104,9 +104,9 @@ async def demo(
             async with connect(str(cluster.kubeconfig_path)) as kube:
                 await _submit(kube)
                 faults = {
-                    story.name: asyncio.create_task(_crash_when_running(cluster, story.crash))
+                    story.name: asyncio.create_task(_inject(cluster, story.faults))
                     for story in STORIES
-                    if story.crash is not None
+                    if story.faults
                 }
                 try:
                     finished = await _watch(kube, stop, ui, once=once, give_up_after=give_up_after)
@@ -158,34 +158,51 @@ async def _submit(kube: Kube) -> None:
             say(f"submitted {name:<17} ({path.name})")
 
 
-async def _crash_when_running(cluster: SimulatedCluster, crash: Crash) -> str:
-    """Crash the story's pod once, `crash.after` simulated seconds into its first run;
-    an empty string when the crash was delivered, else why not.
+async def _inject(cluster: SimulatedCluster, faults: tuple[Fault, ...]) -> str:
+    """Inject a story's faults one after another, each `after` simulated seconds into the
+    next run of its pod (a pod of that name none of the faults before hit); an empty
+    string when all were delivered, else why one was not.
 
-    Each story waits for its own pod, concurrently with the others. It wakes on every
-    write to the cluster (no polling delay: one turn of the event loop) and times the
-    crash on the cluster's clock, the one the pod's program runs on. The program runs
-    many times longer than `after` (a test keeps it so), so the crash lands while it
+    Each story waits for its own pods, concurrently with the others. It wakes on every
+    write to the cluster (no polling delay: one turn of the event loop) and times each
+    fault on the cluster's clock, the one the pod's program runs on. The program runs
+    many times longer than `after` (a test keeps it so), so the fault lands while it
     runs at any time scale where the controller itself keeps up (tried up to 1000).
     """
     store = cluster.objects.store
-    while (pod := _running(cluster, crash.pod)) is None:
-        await store.wait()
-    uid = pod["metadata"]["uid"]
-    await cluster.clock.sleep(crash.after)
-    now = _running(cluster, crash.pod)
-    if now is None or now["metadata"]["uid"] != uid:
-        return f"{crash.pod} stopped running before its crash, {crash.after:g} s in"
-    try:
-        cluster.admin.crash(NAMESPACE, crash.pod, crash.exit_code)
-    except ApiError as error:
-        return f"{crash.pod} could not be crashed: {error}"
+    hit: set[str] = set()
+    for fault in faults:
+        while (pod := _running(cluster, fault.pod, hit)) is None:
+            await store.wait()
+        uid = pod["metadata"]["uid"]
+        hit.add(uid)
+        await cluster.clock.sleep(fault.after)
+        now = _running(cluster, fault.pod, hit - {uid})
+        if now is None or now["metadata"]["uid"] != uid:
+            return f"{fault.pod} stopped running before its fault, {fault.after:g} s in"
+        try:
+            _deliver(cluster, fault)
+        except ApiError as error:
+            return f"{fault.pod}: {type(fault).__name__} not delivered: {error}"
     return ""
 
 
-def _running(cluster: SimulatedCluster, name: str) -> dict[str, Any] | None:
+def _deliver(cluster: SimulatedCluster, fault: Fault) -> None:
+    admin = cluster.admin
+    if isinstance(fault, Crash):
+        admin.crash(NAMESPACE, fault.pod, fault.exit_code)
+    elif isinstance(fault, Preempt):
+        admin.preempt(NAMESPACE, fault.pod)
+    elif isinstance(fault, OomKill):
+        admin.oom_kill(NAMESPACE, fault.pod, fault.container)
+
+
+def _running(cluster: SimulatedCluster, name: str, hit: set[str]) -> dict[str, Any] | None:
+    """The pod `name` if it runs and is not one of the uids `hit` already."""
     pod = cluster.objects.find(registry.POD, NAMESPACE, name)
-    return pod if pod is not None and pod.get("status", {}).get("phase") == "Running" else None
+    if pod is None or pod["metadata"]["uid"] in hit or pod["metadata"].get("deletionTimestamp"):
+        return None
+    return pod if pod.get("status", {}).get("phase") == "Running" else None
 
 
 async def _watch(

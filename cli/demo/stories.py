@@ -15,44 +15,70 @@ import msgspec
 
 from lavalog.cli.demo.display import JobRow
 from lavalog.events.durations import format_duration
+from lavalog.projections.core.records import DecisionMark
 from lavalog.projections.core.timeline import AttemptView, Timeline
 
 
-class Crash(msgspec.Struct, frozen=True, kw_only=True):
-    """A story's fault: `pod`'s containers exit with `exit_code`, once, `after` simulated
-    seconds into the pod's first run. The pod's own program runs far longer than
-    `after`, so the crash lands while it runs whatever the time scale."""
+class Fault(msgspec.Struct, frozen=True, kw_only=True):
+    """What befalls `pod`, once, `after` simulated seconds into one of its runs. The pod's
+    own program runs far longer than `after`, so the fault lands while it runs whatever
+    the time scale."""
 
     pod: str
-    exit_code: int
     after: float = 5.0
+
+
+class Crash(Fault, frozen=True, kw_only=True):
+    """The pod's containers exit with `exit_code`."""
+
+    exit_code: int
+
+
+class Preempt(Fault, frozen=True, kw_only=True):
+    """vc-scheduler evicts the pod to preempt it for another (`DisruptionTarget`
+    PreemptionByScheduler, then a delete)."""
+
+
+class OomKill(Fault, frozen=True, kw_only=True):
+    """The kernel's OOM killer ends the pod's `container` (exit code 137, OOMKilled)."""
+
+    container: str
 
 
 class Decided(msgspec.Struct, frozen=True):
     """An action the controller must decide on `trigger` (from a pod that exited with
-    `exit_code`, when one is given), after a timer of `waited` seconds when one is given
-    (a restart backoff)."""
+    `exit_code`, when one is given, in `container`, when one is given), after a timer of
+    `waited` seconds when one is given (a restart backoff); `uncounted`: a restart that
+    uses no retry."""
 
     action: str
     trigger: str
     exit_code: int | None = None
     waited: float | None = None
+    container: str = ""
+    uncounted: bool = False
 
     def __str__(self) -> str:
-        code = f" (exit {self.exit_code})" if self.exit_code is not None else ""
+        where = f" in {self.container}" if self.container else ""
+        code = f" (exit {self.exit_code}{where})" if self.exit_code is not None else ""
         wait = f" after {format_duration(self.waited)}" if self.waited is not None else ""
-        return f"{self.trigger}{code} → {self.action}{wait}"
+        free = " (not counted)" if self.uncounted else ""
+        return f"{self.trigger}{code} → {self.action}{wait}{free}"
 
 
 class Ending(msgspec.Struct, frozen=True, kw_only=True):
     """How a job ends: its phase (and the reason, when it matters), its retry count and
-    version, and exactly the actions decided on the way, in order."""
+    version, and exactly the actions decided on the way, in order; what its status said
+    on the way (`says`: phrases of its phase messages) and what a failed container's
+    last words say (`last_words`: phrases its timeline keeps)."""
 
     phase: str
     reason: str = ""
     retries: int = 0
     version: int = 0
     decisions: tuple[Decided, ...] = ()
+    says: tuple[str, ...] = ()
+    last_words: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         phase = self.phase + (f" ({self.reason})" if self.reason else "")
@@ -66,7 +92,9 @@ class Story(msgspec.Struct, frozen=True, kw_only=True):
     jobs: tuple[str, ...]
     what_happens: str
     ending: Ending
-    crash: Crash | None = None
+    #: injected one after another, each in the next run of its pod (a pod of that name
+    #: the faults before it did not hit)
+    faults: tuple[Crash | Preempt | OomKill, ...] = ()
     #: the jobs cannot all run at once (each needs the whole cluster's GPUs): each one's
     #: pods must start only after every pod of the job before it finished, never a mix
     one_at_a_time: bool = False
@@ -83,7 +111,7 @@ STORIES: tuple[Story, ...] = (
             "ps/worker job; worker 1 crashes once (injected); only the workers restart, and"
             " the job completes when they do"
         ),
-        crash=Crash(pod="tensorflow-dist-worker-1", exit_code=1),
+        faults=(Crash(pod="tensorflow-dist-worker-1", exit_code=1),),
         ending=Ending(
             phase="Completed",
             retries=1,
@@ -100,7 +128,7 @@ STORIES: tuple[Story, ...] = (
             "the MPI launcher exits with code 3 once (injected); its `exitCode: 3` policy"
             " restarts the whole job, which then completes"
         ),
-        crash=Crash(pod="mpi-allreduce-mpimaster-0", exit_code=3),
+        faults=(Crash(pod="mpi-allreduce-mpimaster-0", exit_code=3),),
         ending=Ending(
             phase="Completed",
             retries=1,
@@ -163,7 +191,7 @@ STORIES: tuple[Story, ...] = (
             " `exitCode: 137` widened by an exit-code set (`lavalog.io/exit-codes.0: \"In"
             " 137,143\"`, a lavalog extension) restarts the whole job, which then completes"
         ),
-        crash=Crash(pod="preempted-train-worker-0", exit_code=143),
+        faults=(Crash(pod="preempted-train-worker-0", exit_code=143),),
         ending=Ending(
             phase="Completed",
             retries=1,
@@ -172,6 +200,39 @@ STORIES: tuple[Story, ...] = (
                 Decided("RestartJob", "PodFailed", exit_code=143),
                 Decided("CompleteJob", "TaskCompleted"),
             ),
+        ),
+    ),
+    Story(
+        jobs=("sidecar-train",),
+        what_happens=(
+            "a trainer beside a log-shipping sidecar; preempted once (injected): with"
+            " `lavalog.io/uncounted-disruptions` (a lavalog extension) the restart uses no"
+            " retry; then the trainer is OOMKilled (injected) and the sidecar exits 0: the"
+            " `exitCode: 137` policy sees the trainer's code (Volcano reads the first"
+            " container's, the sidecar's 0) and restarts the job; its status names the"
+            " container, exit code, reason, node and retries left, its timeline keeps the"
+            " trainer's last words; the third run completes"
+        ),
+        faults=(
+            Preempt(pod="sidecar-train-train-0"),
+            OomKill(pod="sidecar-train-train-0", container="trainer"),
+        ),
+        ending=Ending(
+            phase="Completed",
+            retries=1,
+            version=3,
+            decisions=(
+                Decided("RestartJob", "PodEvicted", uncounted=True),
+                Decided("RestartJob", "PodFailed", exit_code=137, container="trainer"),
+                Decided("CompleteJob", "TaskCompleted"),
+            ),
+            says=(
+                "disrupted by PreemptionByScheduler, matched job policy #1; not counted as a"
+                " retry (lavalog.io/uncounted-disruptions): 1 retry left",
+                "container trainer (exit code 137, OOMKilled) on node-",
+                "matched job policy #0; no retries left (retryCount 1, maxRetry 2)",
+            ),
+            last_words=("loading shard 7",),
         ),
     ),
 )
@@ -231,23 +292,37 @@ def _timeline_problems(end: Ending, timeline: Timeline) -> list[str]:
     )
     decided = [mark for mark in timeline.decisions if mark.type == "ActionDecided"]
     waited = _waits(timeline)
-    matches = len(decided) == len(end.decisions) and all(
-        (mark.action, mark.trigger, waited.get(mark.timer_id))
-        == (want.action, want.trigger, want.waited)
+    seen = [_decided(mark, waited.get(mark.timer_id)) for mark in decided]
+    matches = len(seen) == len(end.decisions) and all(
+        (mark.action, mark.trigger, mark.waited, mark.uncounted)
+        == (want.action, want.trigger, want.waited, want.uncounted)
         and (want.exit_code is None or mark.exit_code == want.exit_code)
-        for mark, want in zip(decided, end.decisions, strict=False)
+        and (not want.container or mark.container == want.container)
+        for mark, want in zip(seen, end.decisions, strict=False)
     )
     if not matches:
-        seen = [
-            str(Decided(m.action, m.trigger, m.exit_code, waited.get(m.timer_id)))
-            for m in decided
-        ]
+        shown = [str(d) for d in seen]
         want = [str(d) for d in end.decisions]
-        problems.append(f"decisions {seen or 'none'}, expected {want or 'none'}")
+        problems.append(f"decisions {shown or 'none'}, expected {want or 'none'}")
+    for phrase in end.says:
+        if not any(phrase in phase.message for phase in timeline.phases):
+            problems.append(f"its status never said {phrase!r}")
+    words = [c.message for a in _attempts(timeline) for c in a.containers if c.exit_code]
+    for phrase in end.last_words:
+        if not any(phrase in message for message in words):
+            problems.append(f"no failed container's last words say {phrase!r}")
     alive = [a.name for a in _attempts(timeline) if a.finished is None and a.deleted is None]
     if alive:
         problems.append(f"pods not ended: {', '.join(alive)}")
     return problems
+
+
+def _decided(mark: DecisionMark, waited: float | None) -> Decided:
+    """An action on the timeline, as a story tells it."""
+    container = mark.failure.container if mark.failure is not None else ""
+    return Decided(
+        mark.action, mark.trigger, mark.exit_code, waited, container, uncounted=mark.uncounted
+    )
 
 
 def _waits(timeline: Timeline) -> dict[str, float]:

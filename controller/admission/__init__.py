@@ -17,6 +17,7 @@ import msgspec
 
 from lavalog.controller.admission.decoding import decode_spec
 from lavalog.controller.admission.defaults import with_defaults
+from lavalog.controller.admission.disruptions import UncountedDisruptions, uncounted_disruptions
 from lavalog.controller.admission.exit_codes import ExitCodeSet, exit_code_sets
 from lavalog.controller.admission.restart_backoff import RestartBackoff, restart_backoff
 from lavalog.controller.admission.rules import check_new_job
@@ -34,6 +35,8 @@ class Admitted(msgspec.Struct, frozen=True):
     exit_codes: dict[str, ExitCodeSet] = {}
     #: lavalog's restart backoff (an extension), None without its annotation
     restart_backoff: RestartBackoff | None = None
+    #: lavalog's uncounted disruptions (an extension), None without its annotation
+    uncounted_disruptions: UncountedDisruptions | None = None
 
 
 class Rejected(msgspec.Struct, frozen=True):
@@ -74,7 +77,10 @@ def _with_extensions(
 ) -> Admitted | Rejected:
     sets, set_problems = exit_code_sets(spec, annotations)
     backoff, backoff_problems = restart_backoff(annotations)
-    problems = [*problems, *set_problems, *backoff_problems]
+    disruptions, disruption_problems = uncounted_disruptions(annotations)
+    problems = [*problems, *set_problems, *backoff_problems, *disruption_problems]
     if problems:
         return Rejected(tuple(problems))
-    return Admitted(spec, exit_codes=sets, restart_backoff=backoff)
+    return Admitted(
+        spec, exit_codes=sets, restart_backoff=backoff, uncounted_disruptions=disruptions
+    )

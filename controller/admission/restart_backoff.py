@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 import msgspec
 
-from lavalog.controller.admission.annotations import annotation, annotation_error
+from lavalog.controller.admission.annotations import annotation, read_annotation
 from lavalog.controller.delays import exponential
 from lavalog.events.durations import parse_duration
 from lavalog.events.volcano.api import Action, FieldError
@@ -66,13 +66,7 @@ def restart_backoff(
     annotations: Mapping[str, str],
 ) -> tuple[RestartBackoff | None, list[FieldError]]:
     """The backoff the annotations give (None without the annotation), and its problem."""
-    text = annotations.get(ANNOTATION)
-    if text is None:
-        return None, []
-    parsed = parse_backoff(text)
-    if isinstance(parsed, str):
-        return None, [annotation_error(ANNOTATION, parsed)]
-    return parsed, []
+    return read_annotation(annotations, ANNOTATION, parse_backoff)
 
 
 def _positive_duration(name: str, text: str) -> float | str:

@@ -80,11 +80,12 @@ def _delayable(event: ActionDecided | TimerScheduled) -> dict[str, Any]:
         "exit_code": event.exit_code,
         "policy": policy_label(event.policy),
         "timer_id": event.timer_id,
+        "failure": event.failure or None,
     }
 
 
 def _action_decided(history: JobHistory, event: ActionDecided) -> None:
-    _mark(history, event, **_delayable(event))
+    _mark(history, event, **_delayable(event), uncounted=event.uncounted is True)
 
 
 def _timer_scheduled(history: JobHistory, event: TimerScheduled) -> None:

@@ -65,6 +65,9 @@ def _pod_observed(history: JobHistory, event: PodObserved) -> None:
     attempt.node = event.node or attempt.node
     attempt.reason = event.reason or attempt.reason
     attempt.message = event.message or attempt.message
+    attempt.container = event.container or attempt.container
+    attempt.containers = event.containers or attempt.containers
+    attempt.disruption = event.disruption or attempt.disruption
     if event.exit_code is not None:
         attempt.exit_code = event.exit_code
     clock = attempt.pod_clock
@@ -92,6 +95,10 @@ def _pod_deleted(history: JobHistory, event: PodDeleted) -> None:
     attempt.deleted = event.time
     attempt.phase = event.phase or attempt.phase
     attempt.reason = event.reason or attempt.reason
+    attempt.node = event.node or attempt.node
+    attempt.container = event.container or attempt.container
+    attempt.containers = event.containers or attempt.containers
+    attempt.disruption = event.disruption or attempt.disruption
     if event.exit_code is not None:
         attempt.exit_code = event.exit_code
 

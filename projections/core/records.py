@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import msgspec
 
-from lavalog.events.decisions import PodRef
+from lavalog.events.decisions import PodFailure, PodRef
+from lavalog.events.observations import ContainerEnd
 from lavalog.projections.core.wire import Time
 
 
@@ -52,7 +53,15 @@ class PodAttempt(msgspec.Struct, kw_only=True, gc=False):
     deleted: Time | None = None
     exit_code: int | None = None
     reason: str = ""
+    #: the pod's message, else its failed container's termination message
     message: str = ""
+    #: the container whose exit code `exit_code` is (Kubernetes' podFailurePolicy's)
+    container: str = ""
+    #: every container that ended, with its exit code, reason and termination message
+    #: (its last words), as last seen
+    containers: tuple[ContainerEnd, ...] = ()
+    #: the reason of the pod's `DisruptionTarget=True` condition, if Kubernetes disrupted it
+    disruption: str = ""
     restart_count: int = 0
     pod_clock: PodClock = msgspec.field(default_factory=PodClock)
 
@@ -96,6 +105,10 @@ class DecisionMark(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     policy: str = ""
     timer_id: str = ""
     fire_at: Time | None = None
+    #: how the pod of a PodFailed or PodEvicted went (container, reason, node, disruption)
+    failure: PodFailure | None = None
+    #: the restart counted no retry (lavalog.io/uncounted-disruptions)
+    uncounted: bool = False
 
 
 class PodKill(msgspec.Struct, frozen=True, kw_only=True, gc=False):

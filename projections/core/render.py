@@ -19,6 +19,7 @@ from lavalog.events.decisions import (
     JobDelete,
     JobRejected,
     PhaseChanged,
+    PodFailure,
     PodsCreate,
     PodsKill,
     PodsReplace,
@@ -30,6 +31,8 @@ from lavalog.events.observations import AnyObservation
 from lavalog.events.timestamps import to_rfc3339
 from lavalog.projections.core.timeline import AttemptView, PhaseView, Timeline
 from lavalog.projections.core.wire import time_text
+
+_NO_FAILURE = PodFailure()
 
 
 def _at(time: float | None, origin: float) -> str:
@@ -57,6 +60,8 @@ def render_timeline(timeline: Timeline, *, incarnations: int = 1, wide: bool = F
         f"submitted {to_rfc3339(origin)}"
         + (f"  deleted {_at(t.deleted, origin)}" if t.deleted else ""),
     ]
+    if t.message:
+        lines.append(f"why {t.reason}: {t.message}")
     steps = list(zip((None, *t.phases), t.phases, strict=False))  # (before, phase)
     bumps = [
         f"{phase.version} at {phase.action or phase.reason} {_at(phase.start, origin)}"
@@ -77,6 +82,7 @@ def render_timeline(timeline: Timeline, *, incarnations: int = 1, wide: bool = F
     if t.decisions:
         lines += ["", "decisions"]
     for mark in t.decisions:
+        failure = mark.failure or _NO_FAILURE
         detail = " ".join(
             part
             for part in (
@@ -85,7 +91,12 @@ def render_timeline(timeline: Timeline, *, incarnations: int = 1, wide: bool = F
                 f"on {mark.trigger}" if mark.trigger else "",
                 f"({mark.policy})" if mark.policy else "",
                 f"pod {mark.pod}" if mark.pod else "",
+                f"container {failure.container}" if failure.container else "",
                 f"exit code {mark.exit_code}" if mark.exit_code is not None else "",
+                failure.reason,
+                f"node {failure.node}" if failure.node else "",
+                f"disrupted by {failure.disruption}" if failure.disruption else "",
+                "(not counted as a retry)" if mark.uncounted else "",
                 mark.reason,
             )
             if part
@@ -100,9 +111,35 @@ def render_timeline(timeline: Timeline, *, incarnations: int = 1, wide: bool = F
                 lines.append(f"  {label:<16} (no pod yet)")
             for n, attempt in enumerate(index.attempts):
                 lines.append(f"  {label if n == 0 else '':<16} {_attempt(attempt, origin)}")
+                lines += [f"  {'':<16}   {line}" for line in _ends(attempt, wide=wide)]
                 if wide:
                     lines.append(f"  {'':<16}   {_attempt_detail(attempt)}")
     return "\n".join(lines)
+
+
+#: the lines of a container's last words shown without `-o wide` (its end)
+LAST_WORDS_LINES = 5
+
+
+def _ends(a: AttemptView, *, wide: bool) -> list[str]:
+    """Under an attempt: how each container ended, when it has several, and the last
+    words (termination message) of each that failed."""
+    lines = []
+    if len(a.containers) > 1:
+        ends = ", ".join(
+            f"{c.name}{' (init)' if c.init else ''} exit {c.exit_code} {c.reason}".rstrip()
+            for c in a.containers
+        )
+        lines.append(f"containers: {ends}")
+    for container in a.containers:
+        words = container.message.rstrip("\n").splitlines()
+        if container.exit_code == 0 or not words:
+            continue
+        shown = words if wide else words[-LAST_WORDS_LINES:]
+        cut = "" if len(shown) == len(words) else f" (last {len(shown)} of {len(words)} lines)"
+        lines.append(f"last words of {container.name}{cut}:")
+        lines += [f"  | {line}" for line in shown]
+    return lines
 
 
 def _revision_change(before: PhaseView | None, phase: PhaseView) -> str:
@@ -128,6 +165,10 @@ def _attempt(a: AttemptView, origin: float) -> str:
         text += f" exit {a.exit_code}"
     if a.reason:
         text += f" {a.reason}"
+    if a.container:
+        text += f" in {a.container}"
+    if a.disruption:
+        text += f" disrupted by {a.disruption}"
     if a.end_action:
         text += f" (ended by {a.end_action})"
     return text + f"  [{a.uid}]"

@@ -14,6 +14,7 @@ from enum import StrEnum
 
 import msgspec
 
+from lavalog.events.observations import ContainerEnd
 from lavalog.events.volcano.api import PodPhase
 from lavalog.projections.core.headline import JobHeadline, headline
 from lavalog.projections.core.history import JobHistory
@@ -69,7 +70,13 @@ class AttemptView(msgspec.Struct, frozen=True, kw_only=True):
     deleted: Time | None
     exit_code: int | None
     reason: str
+    #: the pod's message, else its failed container's termination message (last words)
     message: str
+    #: the container whose exit code `exit_code` is, and every container that ended
+    container: str
+    containers: tuple[ContainerEnd, ...]
+    #: the `DisruptionTarget` reason, when Kubernetes disrupted the pod
+    disruption: str
     restart_count: int
     #: seconds from started to finished (or deleted), both on the log's clock
     ran: float | None
@@ -112,6 +119,10 @@ class PhaseView(PhaseInterval, frozen=True, kw_only=True):
 class Timeline(JobHeadline, frozen=True, kw_only=True):
     """Everything known about one job incarnation, ready to show."""
 
+    #: why the job is in its phase, in one line: the message it entered it with (what
+    #: the Job's `status.state.message` says: the pod, container, exit code and reason,
+    #: node, policy and retries left of a restart or failure)
+    message: str
     generation: int
     events: int
     phases: tuple[PhaseView, ...]
@@ -130,6 +141,7 @@ def build_timeline(history: JobHistory, *, incarnation: int = 1) -> Timeline:
         history,
         Timeline,
         incarnation=incarnation,
+        message=history.phases[-1].message if history.phases else "",
         generation=history.generation,
         events=history.events,
         phases=_phase_views(history, actions),
@@ -170,14 +182,16 @@ def _phase_views(history: JobHistory, actions: dict[str, DecisionMark]) -> tuple
 
 
 def outcome(attempt: PodAttempt, *, killed_at: float | None) -> Outcome:
-    """The outcome of an attempt: eviction first, then our kill if the pod was still
+    """The outcome of an attempt: eviction first (an eviction's reason, or Kubernetes
+    marked the pod `DisruptionTarget`: preempted, evicted, deleted for a taint), then
+    our kill if the pod was still
     running when we decided it (a killed container exits 137 and its pod turns Failed:
     that failure is ours, not the pod's), then the pod's own verdict.
 
     `killed_at` is the time of the kill decision, compared with `finished` on one
     clock, the log's: the kill that follows a pod's own failure leaves it failed.
     """
-    if attempt.reason in EVICTION_REASONS:
+    if attempt.reason in EVICTION_REASONS or attempt.disruption:
         return Outcome.EVICTED
     if killed_at is not None and (attempt.finished is None or killed_at < attempt.finished):
         return Outcome.KILLED
@@ -254,6 +268,9 @@ def _attempt_views(history: JobHistory, actions: dict[str, DecisionMark]) -> lis
                 exit_code=attempt.exit_code,
                 reason=attempt.reason,
                 message=attempt.message,
+                container=attempt.container,
+                containers=attempt.containers,
+                disruption=attempt.disruption,
                 restart_count=attempt.restart_count,
                 ran=_ran(attempt),
                 pod_clock=msgspec.structs.replace(attempt.pod_clock),  # the fold mutates its own

@@ -60,6 +60,8 @@ class KnownAfter(msgspec.Struct, frozen=True, kw_only=True):
     time: Time
     exit_code: int | None
     reason: str
+    #: the container whose exit code it is
+    container: str = ""
 
 
 class WhatIf(msgspec.Struct, frozen=True, kw_only=True):
@@ -80,6 +82,10 @@ class WhatIf(msgspec.Struct, frozen=True, kw_only=True):
     #: record ended (the mean recorded attempt), spent
     pod_seconds_saved: float = 0.0
     pod_seconds_spent: float = 0.0
+    #: why each run is in its phase there: the reason and message of its last phase
+    #: change (what the Job's status says), e.g. a restart that counted no retry
+    recorded_why: str = ""
+    alternative_why: str = ""
 
     @property
     def identical(self) -> bool:
@@ -214,7 +220,7 @@ def whatif(events: Iterable[LogEvent], replay: Replay, change: SpecChange) -> Wh
                     alternative=tuple(d["type"] for d in alternative),
                 )
             )
-        if recorded != alternative:
+        if _acts(recorded) != _acts(alternative):
             divergence = original.id
             break
     after: list[AnyObservation] = []
@@ -222,8 +228,10 @@ def whatif(events: Iterable[LogEvent], replay: Replay, change: SpecChange) -> Wh
         index = next(i for i, o in enumerate(observations) if o.id == divergence)
         after = observations[index + 1 :]
     saved = spent = 0.0
-    alternative_phase = _last_phase(alternative_all)
-    recorded_phase = _last_phase(d for ds in recorded_by_cause.values() for d in ds)
+    alternative_phase, alternative_why = _last_phase_and_why(alternative_all)
+    recorded_phase, recorded_why = _last_phase_and_why(
+        d for ds in recorded_by_cause.values() for d in ds
+    )
     if divergence is not None:
         runs = _pod_runs(observations)
         at = next(o.time for o in observations if o.id == divergence)
@@ -247,6 +255,8 @@ def whatif(events: Iterable[LogEvent], replay: Replay, change: SpecChange) -> Wh
         known_after=_next_failures(after),
         pod_seconds_saved=saved,
         pod_seconds_spent=spent,
+        recorded_why=recorded_why,
+        alternative_why=alternative_why,
     )
 
 
@@ -271,19 +281,41 @@ def _changed(observation: JobObserved, change: SpecChange) -> JobObserved:
     )
 
 
+def _acts(decisions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Decisions as what they do, without the words that say why: a status message
+    names the spec's own numbers (`maxRetry is 5`), so another spec words the same act
+    differently, which is no divergence."""
+    acts = []
+    for decision in decisions:
+        if decision["type"] == "PhaseChanged":
+            decision = {**decision, "message": ""}
+        elif decision["type"] == "StatusWrite":
+            status = decision["status"]
+            state = {**status.get("state", {}), "message": ""}
+            decision = {**decision, "status": {**status, "state": state}}
+        acts.append(decision)
+    return acts
+
+
 def _fact(observation: AnyObservation) -> str:
     if isinstance(observation, PodObserved):
         code = "" if observation.exit_code is None else f" exit {observation.exit_code}"
-        return f"{type(observation).__name__} {observation.pod} {observation.phase}{code}"
+        container = f" in {observation.container}" if observation.container else ""
+        disrupted = f" disrupted by {observation.disruption}" if observation.disruption else ""
+        fact = f"{type(observation).__name__} {observation.pod} {observation.phase}"
+        return fact + code + container + disrupted
     return type(observation).__name__
 
 
-def _last_phase(decisions: Iterable[dict[str, Any]]) -> str:
-    phase = ""
+def _last_phase_and_why(decisions: Iterable[dict[str, Any]]) -> tuple[str, str]:
+    """The phase of the last phase change, and its reason and message."""
+    phase = why = ""
     for decision in sorted(decisions, key=lambda d: (d["time"], d["id"])):
         if decision["type"] == "PhaseChanged":
             phase = str(decision["phase"])
-    return phase
+            reason, message = decision.get("reason", ""), decision.get("message", "")
+            why = f"{reason}: {message}" if message else str(reason)
+    return phase, why
 
 
 def _restarts(decisions: Iterable[dict[str, Any]]) -> int:
@@ -308,6 +340,7 @@ def _next_failures(after: list[AnyObservation]) -> tuple[KnownAfter, ...]:
                 time=observation.time,
                 exit_code=observation.exit_code,
                 reason=observation.reason,
+                container=observation.container or "",
             )
     return tuple(first.values())
 

@@ -18,19 +18,15 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import ipaddress
 from collections.abc import Callable
 
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
+from lavalog.controller.auth.middleware import Access, Authenticator, auth_middleware, is_loopback
 from lavalog.projections.service.http import api
 from lavalog.projections.service.http import web as ui
-from lavalog.projections.service.http.auth import (
-    Authenticator,
-    auth_middleware,
-)
-from lavalog.projections.service.http.openapi import Access
+from lavalog.projections.service.http.auth import SIGN_IN
 from lavalog.projections.service.live import LiveHub
 from lavalog.projections.service.replica import Replica
 from lavalog.projections.service.runner import Source
@@ -74,15 +70,6 @@ def check_exposure(host: str, *, authenticated: bool) -> None:
     )
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def create_app(
     *,
     queries: Queries,
@@ -93,7 +80,9 @@ def create_app(
 ) -> web.Application:
     """The API and the UI; with an `authenticator`, each request's token decides what it
     may read (projections/service/http/auth.py)."""
-    middlewares: list[Middleware] = [auth_middleware(authenticator, access_of=_access_of)]
+    middlewares: list[Middleware] = [
+        auth_middleware(authenticator, access_of=_access_of, sign_in=SIGN_IN)
+    ]
     app = web.Application(middlewares=middlewares)
     app[_ACCESS] = {route.path: route.access for route in api.ROUTES}
     api.add_routes(app, api.Api(queries=queries, hub=hub, status=status), version=version)

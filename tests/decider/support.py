@@ -76,14 +76,21 @@ def given(
     retry_count: int = 0,
     version: int = 0,
     podgroup_phase: str = "Running",
+    annotations: dict[str, str] | None = None,
 ) -> JobState:
-    """A job in `phase` with these pods, its PodGroup admitted by the scheduler."""
-    admitted_spec = admitted(spec or worker_spec())
+    """A job in `phase` with these pods, its PodGroup admitted by the scheduler, and
+    lavalog's extension `annotations` if given."""
+    result = admit_job(spec or worker_spec(), annotations)
+    assert isinstance(result, Admitted), result
+    admitted_spec = result.spec
     return JobState(
         key=KEY,
         uid=UID,
         generation=1,
         spec=admitted_spec,
+        exit_codes=result.exit_codes,
+        restart_backoff=result.restart_backoff,
+        uncounted_disruptions=result.uncounted_disruptions,
         replicas=Replicas.of(admitted_spec),
         phase=phase,
         version=version,

@@ -14,9 +14,10 @@ import yaml
 
 from lavalog.cli.demo.display import JobRow
 from lavalog.cli.demo.run import JOBS_DIR
-from lavalog.cli.demo.stories import STORIES, Story, check, readme_table
+from lavalog.cli.demo.stories import STORIES, Fault, OomKill, Story, check, readme_table
 from lavalog.controller.decider.core import replay
 from lavalog.events.codec import LogEvent
+from lavalog.events.observations import ContainerEnd
 from lavalog.projections.core.fold import new_history, record
 from lavalog.projections.core.timeline import Timeline, build_timeline
 from lavalog.simulator import commands
@@ -52,22 +53,29 @@ def test_every_manifest_is_in_exactly_one_story():
     assert all(manifest(job)["metadata"]["name"] == job for job in jobs)
 
 
-@pytest.mark.parametrize("s", [s for s in STORIES if s.crash is not None], ids=lambda s: s.name)
-def test_a_crash_hits_a_pod_of_its_job_long_before_the_pod_would_end(s: Story):
-    assert s.crash is not None
+@pytest.mark.parametrize(
+    ("s", "fault"),
+    [(s, fault) for s in STORIES for fault in s.faults],
+    ids=lambda x: x.name if isinstance(x, Story) else type(x).__name__,
+)
+def test_a_fault_hits_a_pod_of_its_job_long_before_the_pod_would_end(s: Story, fault: Fault):
     (job,) = s.jobs
     tasks = {task["name"]: task for task in manifest(job)["spec"]["tasks"]}
-    task_name, _, index = s.crash.pod.removeprefix(f"{job}-").rpartition("-")
+    task_name, _, index = fault.pod.removeprefix(f"{job}-").rpartition("-")
     assert task_name in tasks and int(index) < tasks[task_name]["replicas"]
-    container = tasks[task_name]["template"]["spec"]["containers"][0]
-    program = commands.parse(container.get("command"), container.get("args"))
-    runs_for = sum(
-        sum(float(arg) for arg in step.argv[1:]) for step in program if step.argv[0] == "sleep"
-    )
-    # the crash lands while the program runs even when observing the pod start lags by
-    # most of the program's run time (simulated seconds)
-    assert runs_for >= 5 * s.crash.after, f"{s.crash.pod} runs {runs_for} s"
-    assert not math.isinf(runs_for)
+    containers = tasks[task_name]["template"]["spec"]["containers"]
+    if isinstance(fault, OomKill):
+        containers = [c for c in containers if c["name"] == fault.container]
+        assert containers, f"{fault.pod} has no container {fault.container}"
+    for container in containers:
+        program = commands.parse(container.get("command"), container.get("args"))
+        runs_for = sum(
+            sum(float(arg) for arg in step.argv[1:]) for step in program if step.argv[0] == "sleep"
+        )
+        # the fault lands while the program runs even when observing the pod start lags
+        # by most of the program's run time (simulated seconds)
+        assert runs_for >= 5 * fault.after, f"{fault.pod} {container['name']} runs {runs_for} s"
+        assert not math.isinf(runs_for)
 
 
 # --- the check --------------------------------------------------------------------------
@@ -252,3 +260,47 @@ def test_the_preempted_story_needs_the_exit_code_set():
     ) in problems
     # its pods, deleted, are made again: Pending until they run (state/running.go)
     assert "preempted-train: phase Pending, expected Completed" in problems
+
+
+def sidecar_job(*, extensions: bool, podfailurepolicy_exit_code: bool = True) -> JobScript:
+    """sidecar-train on a cluster: preempted in its first run, its trainer OOMKilled in the
+    second (the sidecar exits 0), the third completes. Without the annotation the
+    preemption counts; with Volcano's exit code (the sidecar's 0) the policy misses."""
+    job = manifest("sidecar-train")
+    annotations = job["metadata"]["annotations"] if extensions else None
+    script = JobScript("sidecar-train", job["spec"]).submit(annotations=annotations)
+    script.podgroup("Inqueue")
+    preempted = "PreemptionByScheduler"
+    script.pod("train", 0, "Running", version=0)
+    script.pod("train", 0, "Running", version=0, deleting=True, disruption=preempted)
+    script.pod_deleted("train", 0, version=0, disruption=preempted)
+    script.pod("train", 0, "Running", version=1)
+    last_words = "epoch 1/3\nepoch 2/3: loading shard 7\n"
+    ends = (
+        ContainerEnd(name="agent", exit_code=0, reason="Completed"),
+        ContainerEnd(name="trainer", exit_code=137, reason="OOMKilled", message=last_words),
+    )
+    failed: dict[str, Any] = (
+        {"exit_code": 137, "container": "trainer", "reason": "OOMKilled"}
+        if podfailurepolicy_exit_code
+        else {"exit_code": 0, "reason": "Completed"}  # Volcano's containerStatuses[0]
+    )
+    script.pod("train", 0, "Failed", version=1, containers=ends, message=last_words, **failed)
+    script.pod_deleted("train", 0, version=1)
+    script.pod("train", 0, "Running", version=2).pod("train", 0, "Succeeded", version=2)
+    script.pod_deleted("train", 0, version=2)
+    return script
+
+
+def test_the_sidecar_story_needs_the_failed_containers_code_and_uncounted_disruptions():
+    s = story("sidecar-train")
+    played = timeline_of(sidecar_job(extensions=True))
+    assert check(s, {"sidecar-train": played}, {"sidecar-train": status_of(played)}) == []
+
+    counted = timeline_of(sidecar_job(extensions=False))
+    problems = check(s, {"sidecar-train": counted}, {"sidecar-train": status_of(counted)})
+    assert "sidecar-train: phase Failed, expected Completed" in problems
+
+    volcanos = timeline_of(sidecar_job(extensions=True, podfailurepolicy_exit_code=False))
+    problems = check(s, {"sidecar-train": volcanos}, {"sidecar-train": status_of(volcanos)})
+    assert "sidecar-train: phase Failed, expected Completed" in problems

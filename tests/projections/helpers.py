@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from lavalog.controller.decider.core import replay
 from lavalog.events.codec import LogEvent, read_jsonl, write_jsonl
 from lavalog.events.decisions import (
     ActionDecided,
@@ -16,7 +17,7 @@ from lavalog.events.decisions import (
     PodsKill,
     PolicyRef,
 )
-from lavalog.events.observations import JobObserved, Observation
+from lavalog.events.observations import ContainerEnd, JobObserved, Observation
 from lavalog.projections.service.store.database import Location
 from lavalog.projections.service.store.locations import location_of
 from lavalog.projections.service.store.postgres import PostgresLocation
@@ -271,3 +272,48 @@ def decided_examples() -> list[LogEvent]:
         for observation, decisions in replay(observations)
         for event in (observation, *decisions)
     ]
+
+
+#: the last words of `sidecar_job`'s OOMKilled trainer: eight lines, its log's tail
+LAST_WORDS = "\n".join(f"step {n}" for n in range(1, 8)) + "\nCUDA out of memory\n"
+
+
+def sidecar_job(key: str = "default/sidecar", start: float = 1_000.0) -> list[LogEvent]:
+    """A trainer beside a sidecar (`agent`), decided by the real decider: preempted once
+    (uncounted, `lavalog.io/uncounted-disruptions`), then the trainer OOMKilled while the
+    agent exits 0, and the policy on 137 restarts the job; it is Restarting at the end."""
+    namespace, name = key.split("/")
+    containers = [{"name": "agent", "image": "agent"}, {"name": "trainer", "image": "trainer"}]
+    spec = {
+        "maxRetry": 3,
+        "policies": [
+            {"exitCode": 137, "action": "RestartJob"},
+            {"event": "PodEvicted", "action": "RestartJob"},
+        ],
+        "tasks": [{"name": "train", "replicas": 1, "template": {"spec": {"containers": containers}}}],
+    }
+    preempted = "PreemptionByScheduler"
+    script = JobScript(name, spec, namespace=namespace, start=start).submit(
+        annotations={"lavalog.io/uncounted-disruptions": preempted}
+    )
+    script.podgroup("Inqueue").pod("train", 0, "Pending").pod("train", 0, "Running", node="n1")
+    script.pod("train", 0, "Running", deleting=True, node="n1", disruption=preempted)
+    script.pod_deleted("train", 0, disruption=preempted)
+    script.pod("train", 0, "Pending", version=1).pod("train", 0, "Running", version=1, node="n2")
+    ends = (
+        ContainerEnd(name="agent", exit_code=0, reason="Completed"),
+        ContainerEnd(name="trainer", exit_code=137, reason="OOMKilled", message=LAST_WORDS),
+    )
+    script.pod(
+        "train",
+        0,
+        "Failed",
+        version=1,
+        node="n2",
+        exit_code=137,
+        reason="OOMKilled",
+        container="trainer",
+        containers=ends,
+        message=LAST_WORDS,
+    )
+    return [e for o, ds in replay(script.events) for e in (o, *ds)]

@@ -89,3 +89,32 @@ async def test_command_interpretation(
 
 async def test_sleep_infinity() -> None:
     assert (await run(["sleep", "infinity"]))[1] == math.inf
+
+
+@pytest.mark.parametrize(
+    ("script", "files", "log"),
+    [
+        pytest.param("echo CUDA OOM > /dev/termination-log", {"/dev/termination-log": "CUDA OOM\n"}, [], id="redirect"),
+        pytest.param("echo a > /f; echo b >> /f; echo c", {"/f": "a\nb\n"}, ["c"], id="append"),
+        pytest.param("echo a > /f; echo b > /f", {"/f": "b\n"}, [], id="truncate"),
+        pytest.param("true > /f", {"/f": ""}, [], id="empty-file"),
+        pytest.param("trian > /f", {"/f": ""}, ["sh: trian: not found"], id="complaints-stay-in-the-log"),
+        pytest.param("echo a>/f", {"/f": "a\n"}, [], id="no-spaces"),
+    ],
+)
+async def test_a_shell_redirects_output_to_the_containers_files(
+    script: str, files: dict[str, str], log: list[str]
+) -> None:
+    written: dict[str, str] = {}
+    logged: list[str] = []
+
+    async def sleep(seconds: float) -> None:
+        pass
+
+    program = commands.parse(["sh", "-c", script], None)
+    await commands.run(program, sleep=sleep, log=logged.append, default_seconds=0, files=written)
+    assert (written, logged) == (files, log)
+
+
+async def test_without_a_shell_a_redirection_is_an_argument() -> None:
+    assert (await run(["echo", "a", ">", "/f"]))[2] == ["a > /f"]

@@ -12,7 +12,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from lavalog.simulator import registry
 from lavalog.simulator.server import SimulatedCluster
-from tests.simulator.kube import core_api, eventually, running_pod
+from tests.simulator.kube import core_api, eventually, pod, running_pod
 
 
 async def wait_phase(api: ApiClient, name: str, *phases: str) -> Any:
@@ -222,3 +222,83 @@ async def test_node_loss_fails_its_pods_with_node_lost(
     sim_cluster.admin.restore_node("node-1")
     node = await core.read_node("node-1")
     assert next(c for c in node.status.conditions if c.type == "Ready").status == "True"
+
+
+async def test_the_oom_killer_ends_one_container_and_its_log_tail_is_its_last_words(
+    sim_cluster: SimulatedCluster, kube_api: ApiClient
+) -> None:
+    """A sidecar beside a trainer the OOM killer ends: the trainer is OOMKilled (137) with
+    the tail of its log for a message (FallbackToLogsOnError), the pod runs on until the
+    sidecar exits 0, and the statuses are sorted by name, as the kubelet sorts them."""
+    core = core_api(kube_api)
+    containers = [
+        {
+            "name": "trainer",
+            "image": "trainer",
+            "command": ["sh", "-c", "echo loading shard 7; sleep 1000"],
+            "terminationMessagePolicy": "FallbackToLogsOnError",
+        },
+        {"name": "agent", "image": "agent", "command": ["sleep", "40"]},
+    ]
+    await core.create_namespaced_pod(
+        "default",
+        pod("oom", schedulerName="default-scheduler", restartPolicy="Never", containers=containers),
+    )
+    running = await wait_phase(kube_api, "oom", "Running")
+    assert [s.name for s in running.status.container_statuses] == ["agent", "trainer"]
+
+    async def trainer_running() -> bool:
+        got = await core.read_namespaced_pod("oom", "default")
+        return any(
+            s.name == "trainer" and s.state.running for s in got.status.container_statuses or []
+        )
+
+    await eventually(trainer_running)
+    sim_cluster.admin.oom_kill("default", "oom", "trainer")
+
+    async def trainer_ended() -> bool:
+        got = await core.read_namespaced_pod("oom", "default")
+        return bool(got.status.container_statuses[1].state.terminated)
+
+    await eventually(trainer_ended)
+    got = await core.read_namespaced_pod("oom", "default")
+    assert got.status.phase == "Running"  # the sidecar runs on
+    trainer = got.status.container_statuses[1].state.terminated
+    assert (trainer.exit_code, trainer.reason, trainer.message) == (
+        137,
+        "OOMKilled",
+        "loading shard 7\n",
+    )
+    failed = await wait_phase(kube_api, "oom", "Failed")
+    agent = failed.status.container_statuses[0].state.terminated
+    assert (agent.exit_code, agent.reason, agent.message) == (0, "Completed", None)
+
+    assert await core.read_namespaced_pod_log("oom", "default", container="trainer") == (
+        "loading shard 7\n"
+    )
+    try:
+        await core.read_namespaced_pod_log("oom", "default")
+    except ApiException as exc:
+        assert exc.status == 400
+        assert "a container name must be specified for pod oom, choose one of: [trainer agent]" in (
+            str(exc.body)
+        )
+    else:
+        raise AssertionError("a two-container pod's log needs a container name")
+
+
+async def test_a_container_leaves_its_termination_message_in_its_file(
+    kube_api: ApiClient,
+) -> None:
+    script = "echo shard 7 is corrupt > /dev/termination-log; echo done; exit 3"
+    await core_api(kube_api).create_namespaced_pod(
+        "default", running_pod("said", ["sh", "-c", script], restartPolicy="Never")
+    )
+    failed = await wait_phase(kube_api, "said", "Failed")
+    terminated = failed.status.container_statuses[0].state.terminated
+    assert (terminated.exit_code, terminated.message) == (3, "shard 7 is corrupt\n")
+    spec = failed.spec.containers[0]
+    assert (spec.termination_message_path, spec.termination_message_policy) == (
+        "/dev/termination-log",
+        "File",
+    )

@@ -28,17 +28,30 @@ def running(started: str = STARTED) -> dict[str, Any]:
 
 
 def terminated(
-    code: int, reason: str, *, started: str = STARTED, finished: str = FINISHED
+    code: int,
+    reason: str,
+    *,
+    started: str = STARTED,
+    finished: str = FINISHED,
+    message: str = "",
 ) -> dict[str, Any]:
-    return {
-        "terminated": {
-            "exitCode": code,
-            "reason": reason,
-            "startedAt": started,
-            "finishedAt": finished,
-            "containerID": "containerd://0123",
-        }
+    state: dict[str, Any] = {
+        "exitCode": code,
+        "reason": reason,
+        "startedAt": started,
+        "finishedAt": finished,
+        "containerID": "containerd://0123",
     }
+    if message:
+        state["message"] = message
+    return {"terminated": state}
+
+
+def with_condition(pod: dict[str, Any], condition: dict[str, Any]) -> dict[str, Any]:
+    """`pod` with one more status condition (as another component patches it)."""
+    status = pod["status"]
+    conditions = [*status["conditions"], {**condition, "lastTransitionTime": FINISHED}]
+    return {**pod, "status": {**status, "conditions": conditions}}
 
 
 def container(

@@ -71,6 +71,8 @@ class Notice:
 
 def _action(decision: ActionDecided) -> tuple[Notice, ...]:
     cause = describe_cause(cause_of(decision), EVENT)
+    if decision.uncounted is True:  # lavalog.io/uncounted-disruptions
+        cause += "; not counted as a retry"
     if decision.trigger == FAILED_CREATE:  # Volcano's handleJobError at maxRequeueNum
         message = f"Job failed on action {Action.SYNC_JOB} for retry limit reached"
         return (Notice(NORMAL, EXECUTE_ACTION, f"{message} ({cause}; job was {decision.phase})"),)

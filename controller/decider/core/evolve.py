@@ -100,6 +100,7 @@ def _job_observed(state: JobState, event: JobObserved) -> JobState:
             replicas=Replicas.of(result.spec),
             exit_codes=result.exit_codes,
             restart_backoff=result.restart_backoff,
+            uncounted_disruptions=result.uncounted_disruptions,
             rejected=(),
             deleting=event.deleting,
         )
@@ -155,6 +156,8 @@ def _pod_observed(state: JobState, event: PodObserved) -> JobState:
         deleting=event.deleting or killed,
         killed=killed,
         replacement_version=known.replacement_version if same and known is not None else None,
+        node=event.node,
+        disruption=event.disruption or "",
     )
     return replace(state, pods={**state.pods, event.pod: record})
 

@@ -11,10 +11,12 @@ it changed since.
 
 from __future__ import annotations
 
+import msgspec
 from msgspec.structs import replace
 
 from lavalog.controller.decider.core import requeue
 from lavalog.controller.decider.core.counts import job_status
+from lavalog.controller.decider.core.disruptions import uncounted
 from lavalog.controller.decider.core.evolve import is_stale
 from lavalog.controller.decider.core.gang import report_unschedulable
 from lavalog.controller.decider.core.phases import HANDLERS
@@ -131,6 +133,7 @@ def _act(step: Step, trigger: Trigger) -> None:
         schedule_delayed(step, trigger, resolution)
         resolution = SYNC
     request = ActionRequest(action=resolution.action, trigger=trigger, policy=resolution.policy)
+    step.acted = request
     if request.action != Action.SYNC_JOB:
         step.emit(
             ActionDecided,
@@ -142,6 +145,8 @@ def _act(step: Step, trigger: Trigger) -> None:
             exit_code=trigger.exit_code,
             policy=request.policy,
             timer_id=trigger.timer_id,
+            failure=trigger.failure or msgspec.UNSET,
+            uncounted=uncounted(state, request.action, trigger) or msgspec.UNSET,
         )
     _execute(step, request)
 

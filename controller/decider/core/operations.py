@@ -34,14 +34,20 @@ TARGET_KILLS = frozenset({Action.RESTART_TASK, Action.RESTART_POD, Action.RESTAR
 
 
 def kill_job(
-    step: Step, retain: frozenset[str], update: UpdateStatus | None, *, reason: str
+    step: Step,
+    retain: frozenset[str],
+    update: UpdateStatus | None,
+    *,
+    reason: str,
+    last_run_kept: bool = True,
 ) -> None:
-    """Delete every pod not in a `retain` phase (on the last retry keep finished pods), and
-    the plugins' objects, which the job's next run, if any, creates afresh."""
+    """Delete every pod not in a `retain` phase (on the last retry keep finished pods,
+    unless `last_run_kept` is False: a restart that counts no retry is never the last),
+    and the plugins' objects, which the job's next run, if any, creates afresh."""
     state = step.state
     if state.deleting:
         return
-    if state.retry_count >= step.spec.max_retry - 1:
+    if last_run_kept and state.retry_count >= step.spec.max_retry - 1:
         retain = RETAIN_SOFT
     victims = [pod for pod in state.pods.values() if not pod.deleting and pod.phase not in retain]
     _kill(step, victims, reason=reason)

@@ -20,7 +20,15 @@ class ActionRequest(msgspec.Struct, frozen=True):
         trigger = self.trigger
         delayed = bool(trigger.timer_id)
         return describe_cause(
-            Cause(trigger.event, trigger.pod, trigger.task, trigger.exit_code, self.policy, delayed)
+            Cause(
+                trigger.event,
+                trigger.pod,
+                trigger.task,
+                trigger.exit_code,
+                self.policy,
+                delayed,
+                trigger.failure,
+            )
         )
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 from msgspec.structs import replace
 
 from lavalog.controller.admission.restart_backoff import RESTART_ACTIONS
+from lavalog.controller.decider.core.disruptions import counts_retry
 from lavalog.controller.decider.core.policies import Resolution
 from lavalog.controller.decider.core.state import JobState
 from lavalog.controller.decider.core.transitions import ACTIVE_PHASES
@@ -38,7 +39,7 @@ def with_restart_backoff(state: JobState, trigger: Trigger, resolution: Resoluti
         or trigger.action
         or resolution.action not in RESTART_ACTIONS
         or state.phase not in ACTIVE_PHASES
-        or state.retry_count + 1 >= state.spec.max_retry
+        or (state.retry_count + 1 >= state.spec.max_retry and counts_retry(state, trigger))
     ):
         return resolution
     delay = backoff.delay(state.retry_count)

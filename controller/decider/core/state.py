@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import msgspec
 
+from lavalog.controller.admission.disruptions import UncountedDisruptions
 from lavalog.controller.admission.exit_codes import ExitCodeSet
 from lavalog.controller.admission.restart_backoff import RestartBackoff
 from lavalog.events.decisions import TimerScheduled
@@ -38,6 +39,9 @@ class PodRecord(msgspec.Struct, frozen=True):
     #: the job version the actuator creates this pod again at once it is gone (PodsReplace);
     #: None when no replacement was asked for
     replacement_version: int | None = None
+    node: str = ""
+    #: the reason of its `DisruptionTarget=True` condition, once it has one
+    disruption: str = ""
 
     @property
     def observed(self) -> bool:
@@ -93,6 +97,8 @@ class JobState(msgspec.Struct, frozen=True):
     exit_codes: dict[str, ExitCodeSet] = {}
     #: lavalog's restart backoff for the admitted spec (an extension); usually None
     restart_backoff: RestartBackoff | None = None
+    #: lavalog's uncounted disruptions for the admitted spec (an extension); usually None
+    uncounted_disruptions: UncountedDisruptions | None = None
     #: admission errors of the latest generation, if it was rejected
     rejected: tuple[FieldError, ...] = ()
     deleting: bool = False

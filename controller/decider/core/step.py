@@ -13,6 +13,7 @@ import msgspec
 
 from lavalog.controller.decider.core.counts import PodCounts, count_pods
 from lavalog.controller.decider.core.evolve import evolve
+from lavalog.controller.decider.core.request import ActionRequest
 from lavalog.controller.decider.core.state import JobState, PodRecord, incarnation_state
 from lavalog.events.decisions import AnyDecision
 from lavalog.events.observations import AnyObservation, JobObserved
@@ -28,6 +29,7 @@ class Step:
         "_counted",
         "_counts",
         "_observed",
+        "acted",
         "before",
         "decisions",
         "killed_targets",
@@ -47,6 +49,9 @@ class Step:
         self._counts = PodCounts()
         #: a RestartTask/RestartPod/RestartPartition killed pods (see `replacement`)
         self.killed_targets = False
+        #: the request this step acts on (its action, or a sync, on what happened), for
+        #: saying why in a phase change its follow-up syncs make (`why`)
+        self.acted: ActionRequest | None = None
 
     def counts(self) -> PodCounts:
         """Pod counts of the working state (counted again only when its pods changed)."""

@@ -45,6 +45,7 @@ def schedule_delayed(step: Step, trigger: Trigger, resolution: Resolution) -> No
         exit_code=trigger.exit_code,
         policy=resolution.policy,
         backoff=resolution.backoff or msgspec.UNSET,
+        failure=trigger.failure or msgspec.UNSET,
     )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import msgspec
 
 from lavalog.controller.decider.core.state import JobState, PodRecord
-from lavalog.events.decisions import PolicyRef, TimerScheduled
+from lavalog.events.decisions import PodFailure, PolicyRef, TimerScheduled
 from lavalog.events.observations import (
     AnyObservation,
     CommandIssued,
@@ -37,9 +37,13 @@ class Trigger(msgspec.Struct, frozen=True):
     action: str = ""
     policy: PolicyRef | None = None
     timer_id: str = ""
+    #: how the pod of a PodFailed or PodEvicted went (container, reason, node, disruption)
+    failure: PodFailure | None = None
 
 
 OUT_OF_SYNC = Trigger(event=Event.OUT_OF_SYNC)
+#: the events whose trigger says how the pod went (a failure, or an eviction)
+POD_ENDS = frozenset({Event.POD_FAILED, Event.POD_EVICTED})
 
 
 def derive_trigger(before: JobState, after: JobState, observation: AnyObservation) -> Trigger:
@@ -74,14 +78,35 @@ def timer_trigger(timer: TimerScheduled) -> Trigger:
         action=timer.action,
         policy=timer.policy,
         timer_id=timer.timer_id,
+        failure=timer.failure or None,
     )
 
 
 def _pod_changed(old: PodRecord | None, job: JobState, pod: PodObserved) -> Trigger:
     event, exit_code = _pod_event(old, job, pod)
+    failure = None
+    if event in POD_ENDS:
+        failure = _failure(
+            container=pod.container or "",
+            reason=pod.reason,
+            node=pod.node,
+            disruption=pod.disruption or "",
+        )
     return Trigger(
-        event=event, task=pod.task, pod=pod.pod, exit_code=exit_code, job_version=pod.job_version
+        event=event,
+        task=pod.task,
+        pod=pod.pod,
+        exit_code=exit_code,
+        job_version=pod.job_version,
+        failure=failure,
     )
+
+
+def _failure(*, container: str, reason: str, node: str, disruption: str) -> PodFailure | None:
+    """The parts known of how a pod went; None when nothing is (a log written before)."""
+    if not (container or reason or node or disruption):
+        return None
+    return PodFailure(container=container, reason=reason, node=node, disruption=disruption)
 
 
 def _pod_event(
@@ -114,10 +139,18 @@ def _pod_event(
 
 
 def _pod_gone(old: PodRecord | None, pod: PodDeleted) -> Trigger:
-    event = Event.POD_EVICTED
     if old is None or old.killed or old.deleting:
-        event = Event.OUT_OF_SYNC  # ours, or its eviction was already reported
-    return Trigger(event=event, task=pod.task, pod=pod.pod, job_version=pod.job_version)
+        # ours, or its eviction was already reported
+        return Trigger(
+            event=Event.OUT_OF_SYNC, task=pod.task, pod=pod.pod, job_version=pod.job_version
+        )
+    failure = _failure(
+        container=pod.container or "",
+        reason=pod.reason,
+        node=pod.node or old.node,
+        disruption=pod.disruption or old.disruption,
+    )
+    return _evicted(pod.task, pod.pod, pod.job_version, failure)
 
 
 def _pods_vanished(before: JobState, after: JobState) -> Trigger:
@@ -125,10 +158,15 @@ def _pods_vanished(before: JobState, after: JobState) -> Trigger:
     for name in sorted(set(before.pods) - set(after.pods)):
         pod = before.pods[name]
         if not (pod.killed or pod.deleting):
-            return Trigger(
-                event=Event.POD_EVICTED, task=pod.task, pod=pod.name, job_version=pod.version
-            )
+            failure = _failure(container="", reason="", node=pod.node, disruption=pod.disruption)
+            return _evicted(pod.task, pod.name, pod.version, failure)
     return OUT_OF_SYNC
+
+
+def _evicted(task: str, pod: str, job_version: int, failure: PodFailure | None) -> Trigger:
+    return Trigger(
+        event=Event.POD_EVICTED, task=task, pod=pod, job_version=job_version, failure=failure
+    )
 
 
 def _task_completed(job: JobState, task_name: str) -> bool:

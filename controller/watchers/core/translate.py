@@ -25,7 +25,7 @@ a change of leader) has the same id and consumers drop it:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from typing import Generic, NamedTuple, TypeVar
 
@@ -41,12 +41,15 @@ from lavalog.controller.watchers.core.objects import (
     OwnerReference,
     Pod,
     PodGroup,
+    PodStatus,
     Terminated,
 )
 from lavalog.events.observations import (
     EXTENSION_PREFIX,
+    MAX_TERMINATION_MESSAGE,
     AnyObservation,
     CommandIssued,
+    ContainerEnd,
     JobDeleted,
     JobObserved,
     PodDeleted,
@@ -59,6 +62,9 @@ from lavalog.events.topics import job_key
 from lavalog.events.volcano import labels
 from lavalog.events.volcano.api import API_VERSION, GROUP, KIND
 from lavalog.events.volcano.podgroups import UNSCHEDULABLE, newest_true
+
+#: the pod condition Kubernetes writes on a pod it disrupts (k8s.io/api/core/v1)
+DISRUPTION_TARGET = "DisruptionTarget"
 
 _TERMINAL = ("Succeeded", "Failed")
 
@@ -108,12 +114,80 @@ def _label(meta: ObjectMeta, name: str) -> str:
     return meta.labels.get(name) or meta.annotations.get(name) or ""
 
 
+def _failed_container(status: PodStatus) -> ContainerStatus | None:
+    """The container whose exit code is the pod's, as Kubernetes' podFailurePolicy finds
+    it (`matchOnExitCodes`): the first terminated regular container whose code is not 0,
+    else the first such init container. Volcano reads `containerStatuses[0]`, which the
+    kubelet sorts by name: in a pod with a sidecar that is often a container that
+    exited 0 (volcano#5452)."""
+    for containers in (status.container_statuses, status.init_container_statuses):
+        for container in containers:
+            terminated = container.state.terminated
+            if terminated is not None and terminated.exit_code != 0:
+                return container
+    return None
+
+
 def _first_terminated(containers: tuple[ContainerStatus, ...]) -> Terminated | None:
-    """The first container that terminated: Volcano takes its exit code for the pod's."""
+    """The first container that terminated: whose reason a pod that ended without a
+    failed container (one that succeeded) reports."""
     for container in containers:
         if container.state.terminated is not None:
             return container.state.terminated
     return None
+
+
+def last_words(message: str) -> str:
+    """A termination message cut to its last MAX_TERMINATION_MESSAGE bytes (what the
+    kubelet itself keeps of a file, `tail.ReadAtMost`), on a character boundary."""
+    data = message.encode()
+    if len(data) <= MAX_TERMINATION_MESSAGE:
+        return message
+    return data[-MAX_TERMINATION_MESSAGE:].decode(errors="ignore")
+
+
+def _terminated_containers(status: PodStatus) -> Iterator[tuple[str, Terminated, bool]]:
+    """Every terminated container's name, end and whether it is an init container:
+    regular ones, then init ones."""
+    for containers, init in (
+        (status.container_statuses, False),
+        (status.init_container_statuses, True),
+    ):
+        for container in containers:
+            if container.state.terminated is not None:
+                yield container.name, container.state.terminated, init
+
+
+def _container_ends(status: PodStatus) -> tuple[ContainerEnd, ...]:
+    return tuple(
+        ContainerEnd(
+            name=name,
+            exit_code=terminated.exit_code,
+            reason=terminated.reason,
+            message=last_words(terminated.message),
+            init=init,
+        )
+        for name, terminated, init in _terminated_containers(status)
+    )
+
+
+def _ends(status: PodStatus) -> tuple[tuple[str, int, str], ...]:
+    """What matters of the terminated containers: a container ending is news even while
+    its pod runs on (a sidecar, or a main container beside one)."""
+    return tuple(
+        (name, terminated.exit_code, terminated.reason)
+        for name, terminated, _ in _terminated_containers(status)
+    )
+
+
+def _disruption(status: PodStatus) -> str:
+    """The reason of a `DisruptionTarget=True` condition: who is ending the pod though it
+    did nothing wrong. Kubernetes writes it just before the deletion it announces (or, the
+    kubelet, with the pod's failure), so it is published with that change, not alone."""
+    for condition in status.conditions:
+        if condition.type == DISRUPTION_TARGET and condition.status == "True":
+            return condition.reason
+    return ""
 
 
 def _time(text: str | None) -> float | None:
@@ -166,21 +240,25 @@ class PodFacts(NamedTuple):
     #: so readiness is news only while the pod runs
     containers_ready: bool
     deleting: bool
+    #: each terminated container's name, exit code and reason
+    ends: tuple[tuple[str, int, str], ...]
 
 
-def _pod_facts(pod: Pod, terminated: Terminated | None) -> PodFacts:
+def _pod_facts(pod: Pod, ended: _Ended) -> PodFacts:
     status = pod.status
     containers = status.container_statuses
+    failed = ended.failed.state.terminated if ended.failed is not None else None
     return PodFacts(
         phase=status.phase,
-        exit_code=terminated.exit_code if terminated and status.phase == "Failed" else None,
-        reason=status.reason or (terminated.reason if terminated else ""),
+        exit_code=failed.exit_code if failed is not None else None,
+        reason=status.reason or (ended.terminated.reason if ended.terminated else ""),
         node=pod.spec.node_name,
         restart_count=max((c.restart_count for c in containers), default=0),
         total_restarts=sum(c.restart_count for c in status.init_container_statuses)
         + sum(c.restart_count for c in containers),
         containers_ready=status.phase == "Running" and all(c.ready for c in containers),
         deleting=pod.metadata.deletion_timestamp is not None,
+        ends=_ends(status),
     )
 
 
@@ -193,15 +271,29 @@ def _ready_since(pod: Pod) -> str | None:
     return None
 
 
-def _terminated(pod: Pod) -> Terminated | None:
-    """The container whose end is the pod's, for a pod that has ended."""
-    if pod.status.phase not in _TERMINAL:
-        return None
-    return _first_terminated(pod.status.container_statuses)
+class _Ended(NamedTuple):
+    """For a pod that has ended: the container whose end is the pod's (its reason), and
+    for a failed pod the one whose exit code is the pod's."""
+
+    terminated: Terminated | None = None
+    failed: ContainerStatus | None = None
+
+
+_RUNNING_ON = _Ended()
+
+
+def _ended(pod: Pod) -> _Ended:
+    status = pod.status
+    if status.phase not in _TERMINAL:
+        return _RUNNING_ON
+    failed = _failed_container(status) if status.phase == "Failed" else None
+    if failed is not None:
+        return _Ended(failed.state.terminated, failed)
+    return _Ended(_first_terminated(status.container_statuses))
 
 
 def pod_summary(pod: Pod) -> PodFacts | None:
-    return _pod_facts(pod, _terminated(pod)) if _pod_identity(pod) else None
+    return _pod_facts(pod, _ended(pod)) if _pod_identity(pod) else None
 
 
 def observe_pod(pod: Pod, time: float) -> PodObserved | None:
@@ -209,8 +301,9 @@ def observe_pod(pod: Pod, time: float) -> PodObserved | None:
     if who is None:
         return None
     status = pod.status
-    terminated = _terminated(pod)
-    facts = _pod_facts(pod, terminated)
+    ended = _ended(pod)
+    terminated = ended.terminated
+    facts = _pod_facts(pod, ended)
     named = (facts, _ready_since(pod)) if facts.phase == "Running" else facts
     digest = hashlib.blake2b(repr(named).encode(), digest_size=6).hexdigest()
     return PodObserved(
@@ -226,8 +319,11 @@ def observe_pod(pod: Pod, time: float) -> PodObserved | None:
         phase=facts.phase,
         exit_code=facts.exit_code,
         reason=facts.reason,
-        message=status.message or (terminated.message if terminated else ""),
+        message=status.message or (last_words(terminated.message) if terminated else ""),
         node=facts.node,
+        container=ended.failed.name if ended.failed is not None else msgspec.UNSET,
+        containers=_container_ends(status) if facts.ends else msgspec.UNSET,
+        disruption=_disruption(status) or msgspec.UNSET,
         restart_count=facts.restart_count,
         total_restarts=facts.total_restarts,
         containers_ready=facts.containers_ready,
@@ -256,6 +352,10 @@ def pod_deleted(pod: Pod, time: float) -> PodDeleted | None:
         phase=seen.phase,
         exit_code=seen.exit_code,
         reason=seen.reason,
+        node=seen.node or msgspec.UNSET,
+        container=seen.container,
+        containers=seen.containers,
+        disruption=seen.disruption,
     )
 
 

@@ -18,6 +18,7 @@ from aiohttp import web
 from aiohttp.http_exceptions import BadHttpMessage
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
+from lavalog.controller.auth.middleware import Access, ReviewUnavailable, Viewer, viewer_of
 from lavalog.events.codec import encode
 from lavalog.events.timestamps import from_rfc3339
 from lavalog.events.topics import job_key, split_job_key
@@ -26,14 +27,9 @@ from lavalog.projections.core.summary import JobSummary
 from lavalog.projections.core.timeline import Timeline
 from lavalog.projections.core.whatif import WhatIf, whatif_from_sets
 from lavalog.projections.core.wire import Time, to_wire
-from lavalog.projections.service.http.auth import (
-    ReviewUnavailable,
-    Viewer,
-    forbidden_namespace,
-    viewer_of,
-)
+from lavalog.projections.service.http.auth import forbidden_namespace
 from lavalog.projections.service.http.metrics import registry_for
-from lavalog.projections.service.http.openapi import Access, Error, Handler, Param, Route, document
+from lavalog.projections.service.http.openapi import Error, Handler, Param, Route, document
 from lavalog.projections.service.live import LiveHub, StreamFilter, TooManyStreams
 from lavalog.projections.service.store.queries import (
     MAX_PAGE,

@@ -8,7 +8,6 @@ field the answer does not have.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
+from lavalog.controller.auth.middleware import Access
 from lavalog.projections.core.wire import TIME_SCHEMA
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -30,18 +30,6 @@ class Param:
     name: str
     description: str
     schema: dict[str, Any] = field(default_factory=lambda: {"type": "string"})
-
-
-class Access(enum.Enum):
-    """Who may call a route (auth.py beside this module)."""
-
-    #: the kubelet's probes: always answered, no token asked for
-    PROBE = "probe"
-    #: Prometheus: open with the shared token; with Kubernetes authentication, a token
-    #: whose user RBAC lets `get` the path (a `nonResourceURLs` rule)
-    METRICS = "metrics"
-    #: everything else: a valid token; job data only of the namespaces the caller may read
-    READ = "read"
 
 
 @dataclass(frozen=True)

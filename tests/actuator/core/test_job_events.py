@@ -12,6 +12,7 @@ from lavalog.events.decisions import (
     JobRejected,
     PhaseChanged,
     PluginResourcesEnsure,
+    PodFailure,
     PodGroupCreate,
     PodGroupPending,
     PodsCreate,
@@ -85,6 +86,32 @@ def test_an_action_is_volcanos_execute_action_with_lavalogs_detail_after() -> No
     )
     job_policy = action(policy=PolicyRef(level="job", index=2))
     assert "matched job policy 2" in job_events.notices(job_policy)[0].message
+
+
+def test_an_action_on_a_pod_failure_says_how_the_pod_failed() -> None:
+    """Which container, its reason, the node, who disrupted it, and that a restart on a
+    disruption counted no retry (lavalog.io/uncounted-disruptions)."""
+    oom = action(
+        trigger="PodFailed",
+        task="train",
+        pod="train-0",
+        exit_code=137,
+        policy=PolicyRef(level="job", index=0),
+        failure=PodFailure(container="trainer", reason="OOMKilled", node="node-2"),
+    )
+    assert job_events.notices(oom)[0].message == (
+        "Start to execute action RestartJob (on PodFailed, pod train-0, task train, container"
+        " trainer, exit code 137, OOMKilled, node node-2; matched job policy 0; job was Running)"
+    )
+    preempted = action(
+        pod="train-0",
+        failure=PodFailure(node="node-1", disruption="PreemptionByScheduler"),
+        uncounted=True,
+    )
+    assert job_events.notices(preempted)[0].message == (
+        "Start to execute action RestartJob (on PodEvicted, pod train-0, node node-1,"
+        " disruption PreemptionByScheduler; not counted as a retry; job was Running)"
+    )
 
 
 def test_a_command_is_volcanos_command_issued_then_execute_action() -> None:

@@ -7,21 +7,20 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from aiohttp import web
 
 from lavalog.cli.main import main
 from lavalog.controller.decider.core import replay
 from lavalog.events.codec import LogEvent
 from lavalog.projections.core.fold import new_history, record
 from lavalog.projections.core.timeline import build_timeline
-from lavalog.projections.service.app import create_app, url_of
-from lavalog.projections.service.live import LiveHub
 from lavalog.projections.service.sources.file import read_file
-from lavalog.projections.service.store.queries import Queries
 from lavalog.projections.service.store.writer import Store, load
 from tests.projections.helpers import write_events
-from tests.projections.service.test_api import Status
-from tests.projections.service.test_browser import browser_page, chromium  # noqa: F401 (a fixture)
+from tests.projections.service.test_browser import (  # noqa: F401 (a fixture)
+    browser_page,
+    chromium,
+    serving,
+)
 from tests.scenarios import JobScript
 
 CONTAINER = {"containers": [{"name": "main", "image": "busybox"}]}
@@ -76,8 +75,8 @@ def test_lavalog_timeline_prints_the_cause(capsys, tmp_path):
     out = capsys.readouterr().out
     assert code == 0
     assert (
-        f"TimerScheduled RestartJob on PodFailed (job#0) pod bo-worker-0 exit code 1 {DELAYED}"
-        in out
+        "TimerScheduled RestartJob on PodFailed (job#0) pod bo-worker-0 exit code 1 node node-0"
+        f" {DELAYED}" in out
     )
 
 
@@ -85,16 +84,8 @@ def test_lavalog_timeline_prints_the_cause(capsys, tmp_path):
 async def served(tmp_path: Path) -> AsyncIterator[str]:
     store = Store(tmp_path / "s.sqlite")
     load(store, read_file(write_events(tmp_path / "log.jsonl", backed_off_twice())))
-    queries = Queries(store.location)
-    runner = web.AppRunner(create_app(queries=queries, hub=LiveHub(), status=Status()))
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        yield url_of(runner, "127.0.0.1")
-    finally:
-        await runner.cleanup()
-        queries.close()
+    async with serving(store) as url:
+        yield url
 
 
 @pytest.mark.browser

@@ -86,6 +86,21 @@ async def browser_page(chromium: Path) -> AsyncIterator[Any]:
     assert refused == []
 
 
+@asynccontextmanager
+async def serving(store: Store, hub: LiveHub | None = None) -> AsyncIterator[str]:
+    """The API and UI over `store` on a free port of 127.0.0.1, their URL."""
+    queries = Queries(store.location)
+    runner = web.AppRunner(create_app(queries=queries, hub=hub or LiveHub(), status=Status()))
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        yield url_of(runner, "127.0.0.1")
+    finally:
+        await runner.cleanup()
+        queries.close()
+
+
 @pytest.fixture
 async def served(tmp_path) -> AsyncIterator[tuple[str, Store, LiveHub, list[Sourced]]]:
     """The recorded examples and the first 40 s of tf-mnist, served on a free port; the rest
@@ -95,17 +110,9 @@ async def served(tmp_path) -> AsyncIterator[tuple[str, Store, LiveHub, list[Sour
     store = Store(tmp_path / "s.sqlite")
     load(store, read_file(write_events(tmp_path / "log.jsonl", decided_examples() + story[:split])))
     hub = LiveHub()
-    queries = Queries(store.location)
-    runner = web.AppRunner(create_app(queries=queries, hub=hub, status=Status()))
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
     rest = list(read_file(write_events(tmp_path / "rest.jsonl", story[split:])))
-    try:
-        yield url_of(runner, "127.0.0.1"), store, hub, rest
-    finally:
-        await runner.cleanup()
-        queries.close()
+    async with serving(store, hub) as url:
+        yield url, store, hub, rest
 
 
 async def test_job_list_and_gantt_render_and_follow_the_stream(chromium, served):

@@ -19,16 +19,16 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from lavalog.cli.main import main
+from lavalog.controller.auth.kubernetes import CACHE_SECONDS, KubernetesAuth
 from lavalog.controller.kube import connect
 from lavalog.projections.service.app import create_app
-from lavalog.projections.service.http.kube_auth import CACHE_SECONDS, KubernetesAuth, TimedCache
 from lavalog.projections.service.live import LiveHub
 from lavalog.projections.service.sources.file import read_file
 from lavalog.projections.service.store.queries import Queries
 from lavalog.projections.service.store.writer import Store, load
 from lavalog.simulator import registry
 from lavalog.simulator.server import SimulatedCluster
-from tests.projections.helpers import failing_job, write_events
+from tests.projections.helpers import LAST_WORDS, failing_job, sidecar_job, write_events
 from tests.projections.service.test_api import Status, many_jobs
 from tests.simulator.test_kubectl import kubectl_path
 from tests.simulator.test_reviews import binding
@@ -212,6 +212,48 @@ async def test_the_stream_carries_only_the_readable_namespaces(
     response.close()
 
 
+async def test_last_words_reach_only_those_who_may_read_the_job(
+    served: Served, store: Store, tmp_path: Path
+) -> None:
+    """A failed container's termination message (its last words) is served with the job's
+    timeline and events, to those RBAC lets get the job, and to nobody else: not in the
+    list, the counts, a what-if or the stream, whatever they ask for."""
+    client, hub = served.client, served.hub
+    stream = await client.get("/api/v1/stream", headers=ALICE)
+    assert await stream.content.readline() == b": stream open\n"
+    later = sidecar_job(key="team-b/oom", start=9_000.0)
+    later += failing_job(key="team-a/after", uid="u-after", start=9_100.0).log
+    hub.publish(
+        await asyncio.to_thread(
+            store.apply, list(read_file(write_events(tmp_path / "l.jsonl", later)))
+        )
+    )
+    said = LAST_WORDS.splitlines()[-1]
+    heard = b""
+    while b'"key":"team-a/after"' not in heard:  # what alice may read, after the secret
+        heard += await asyncio.wait_for(stream.content.readline(), 10)
+    stream.close()
+    assert said.encode() not in heard
+
+    bodies = [
+        await (await client.request(method, path, headers=ALICE, json=body)).text()
+        for method, path, body in (
+            ("GET", "/api/v1/jobs?limit=1000", None),
+            ("GET", "/api/v1/stats", None),
+            ("GET", "/api/v1/jobs/team-b/oom", None),
+            ("GET", "/api/v1/jobs/team-b/oom/events", None),
+            ("POST", "/api/v1/jobs/team-b/oom/whatif", {"set": ["spec.maxRetry=5"]}),
+        )
+    ]
+    assert not [body for body in bodies if said in body]
+
+    timeline = await (await client.get("/api/v1/jobs/team-b/oom", headers=AUDITOR)).json()
+    attempts = [a for i in timeline["timeline"]["tasks"][0]["indexes"] for a in i["attempts"]]
+    assert [c["message"] for c in attempts[-1]["containers"]] == ["", LAST_WORDS]
+    events = await (await client.get("/api/v1/jobs/team-b/oom/events", headers=AUDITOR)).text()
+    assert said in events
+
+
 async def test_metrics_need_a_grant_of_their_path(
     served: Served,
 ) -> None:
@@ -294,44 +336,3 @@ async def test_kubectl_create_token_and_the_cli_read_one_namespace(
     out, err = capsys.readouterr()
     assert code == 3 and out == ""
     assert 'User "system:serviceaccount:team-a:reader" cannot get resource "jobs"' in err
-
-
-async def test_concurrent_token_reviews_of_one_token_share_one_request() -> None:
-    cache: TimedCache[str, int] = TimedCache(ttl=10.0, entries=10)
-    calls = 0
-    release = asyncio.Event()
-
-    async def review() -> int:
-        nonlocal calls
-        calls += 1
-        await release.wait()
-        return calls
-
-    waiting = [asyncio.create_task(cache.get("token", review)) for _ in range(5)]
-    await asyncio.sleep(0)
-    release.set()
-    assert await asyncio.gather(*waiting) == [1] * 5 and calls == 1
-
-
-async def test_a_failed_review_is_not_kept_and_old_answers_expire() -> None:
-    now = [0.0]
-    cache: TimedCache[str, str] = TimedCache(ttl=10.0, entries=2, clock=lambda: now[0])
-
-    async def failing() -> str:
-        raise RuntimeError("down")
-
-    with pytest.raises(RuntimeError):
-        await cache.get("a", failing)
-
-    async def answer() -> str:
-        return f"at {now[0]}"
-
-    assert await cache.get("a", answer) == "at 0.0"
-    now[0] = 9.9
-    assert await cache.get("a", answer) == "at 0.0"
-    now[0] = 10.0
-    assert await cache.get("a", answer) == "at 10.0"
-    for key in ("b", "c"):
-        await cache.get(key, answer)
-    now[0] = 10.5
-    assert await cache.get("a", answer) == "at 10.5"  # the oldest went when c came

@@ -11,7 +11,9 @@ from lavalog.controller.watchers.core import translate
 from lavalog.controller.watchers.core.objects import Command, Job, KubeObject, Pod, PodGroup
 from lavalog.controller.watchers.core.translate import Translator
 from lavalog.events.observations import (
+    MAX_TERMINATION_MESSAGE,
     CommandIssued,
+    ContainerEnd,
     JobDeleted,
     JobObserved,
     PodDeleted,
@@ -48,7 +50,10 @@ POD_CASES = [
     pytest.param(m.pod(containers=[m.container(m.running(), restarts=2, last=m.terminated(1, "Error", started=EARLIER))]), "Running", None, "", "node-1", 2, False, id="restarted-in-place"),
     pytest.param(m.pod(containers=[m.container(m.running(), name="a", restarts=1), m.container(m.running(), name="b", restarts=4)]), "Running", None, "", "node-1", 4, False, id="highest-restart-count"),
     pytest.param(m.pod(phase="Succeeded", containers=[m.container(m.terminated(0, "Completed"))]), "Succeeded", None, "Completed", "node-1", 0, False, id="succeeded"),
-    pytest.param(m.pod(phase="Failed", containers=[m.container(m.terminated(0, "Completed"), name="sidecar"), m.container(m.terminated(2, "Error"))]), "Failed", 0, "Completed", "node-1", 0, False, id="first-terminated-container-counts"),
+    pytest.param(m.pod(phase="Failed", containers=[m.container(m.terminated(0, "Completed"), name="agent"), m.container(m.terminated(137, "OOMKilled"), name="trainer")]), "Failed", 137, "OOMKilled", "node-1", 0, False, id="sidecar-exited-0-first"),
+    pytest.param(m.pod(phase="Failed", containers=[m.container(m.terminated(0, "Completed"))], init_containers=[m.container(m.terminated(2, "Error"), name="setup")]), "Failed", 2, "Error", "node-1", 0, False, id="init-container-after-regular"),
+    pytest.param(m.pod(phase="Failed", containers=[m.container(m.terminated(1, "Error"), name="a"), m.container(m.terminated(3, "Error"), name="b")], init_containers=[m.container(m.terminated(4, "Error"), name="setup")]), "Failed", 1, "Error", "node-1", 0, False, id="first-non-zero-regular"),
+    pytest.param(m.pod(phase="Failed", containers=[m.container(m.terminated(0, "Completed"))]), "Failed", None, "Completed", "node-1", 0, False, id="every-code-0"),
 ]
 # fmt: on
 
@@ -110,6 +115,102 @@ def test_pod_times() -> None:
     pending = observe_pod(m.pod(phase="Pending", node="", containers=None))
     assert pending is not None
     assert (pending.scheduled, pending.started, pending.finished) == (None, None, None)
+
+
+def test_which_container_failed() -> None:
+    """Kubernetes' podFailurePolicy's container: regular containers first, then init
+    ones, skipping exit code 0; every terminated container is kept with its reason and
+    its termination message, init containers marked."""
+    seen = observe_pod(
+        m.pod(
+            phase="Failed",
+            containers=[
+                m.container(m.terminated(0, "Completed", message="shipped 120 lines"), name="agent"),
+                m.container(m.terminated(137, "OOMKilled", message="CUDA OOM"), name="trainer"),
+            ],
+            init_containers=[m.container(m.terminated(0, "Completed"), name="setup")],
+        )
+    )
+    assert seen is not None
+    assert (seen.exit_code, seen.container, seen.reason, seen.message) == (
+        137,
+        "trainer",
+        "OOMKilled",
+        "CUDA OOM",
+    )
+    assert seen.containers == (
+        ContainerEnd(name="agent", exit_code=0, reason="Completed", message="shipped 120 lines"),
+        ContainerEnd(name="trainer", exit_code=137, reason="OOMKilled", message="CUDA OOM"),
+        ContainerEnd(name="setup", exit_code=0, reason="Completed", init=True),
+    )
+
+
+def test_nothing_new_is_written_for_a_running_pod() -> None:
+    """Without an ended container or a disruption, the log carries no new field."""
+    seen = observe_pod(m.pod(containers=[m.container(m.running())]))
+    assert seen is not None
+    body = msgspec.json.decode(msgspec.json.encode(seen))
+    assert not {"container", "containers", "disruption"} & set(body)
+
+
+def test_a_container_ending_beside_a_running_one_is_news() -> None:
+    translator = Translator(translate.PODS)
+    both = m.pod(containers=[m.container(m.running(), name="a"), m.container(m.running(), name="b")])
+    one_ended = m.pod(
+        containers=[
+            m.container(m.running(), name="a"),
+            m.container(m.terminated(137, "OOMKilled"), name="b"),
+        ]
+    )
+    assert translator.changed(decode(Pod, both), 1.0) is not None
+    seen = translator.changed(decode(Pod, one_ended), 2.0)
+    assert isinstance(seen, PodObserved)
+    assert (seen.phase, seen.exit_code) == ("Running", None)
+    assert seen.containers == (ContainerEnd(name="b", exit_code=137, reason="OOMKilled"),)
+
+
+def test_last_words_keep_the_end_within_the_kubelets_cap() -> None:
+    tail = "é" * 10 + "x" * (MAX_TERMINATION_MESSAGE - 3)
+    seen = observe_pod(
+        m.pod(
+            phase="Failed",
+            containers=[m.container(m.terminated(1, "Error", message="head " + tail))],
+        )
+    )
+    assert seen is not None
+    [end] = seen.containers or ()
+    assert len(end.message.encode()) <= MAX_TERMINATION_MESSAGE
+    assert end.message.endswith("x" * (MAX_TERMINATION_MESSAGE - 3))
+    assert end.message.startswith("é")  # not half a character
+    assert seen.message == end.message
+
+
+@pytest.mark.parametrize(
+    "reason",
+    ["PreemptionByScheduler", "EvictionByEvictionAPI", "DeletionByTaintManager", "TerminationByKubelet"],
+)
+def test_disruption_target(reason: str) -> None:
+    """The `DisruptionTarget=True` condition's reason rides with the change it announces
+    (the deletion, or the kubelet's failing the pod), and with the pod's disappearance."""
+    translator = Translator(translate.PODS)
+    running = m.pod(containers=[m.container(m.running())])
+    condition = {"type": "DisruptionTarget", "status": "True", "reason": reason}
+    marked = m.with_condition(running, condition)
+    translator.changed(decode(Pod, running), 1.0)
+    assert translator.changed(decode(Pod, marked), 2.0) is None  # news only with the deletion
+    deleting = m.with_condition(m.pod(deleting=True, containers=[m.container(m.running())]), condition)
+    seen = translator.changed(decode(Pod, deleting), 3.0)
+    assert isinstance(seen, PodObserved)
+    assert (seen.deleting, seen.disruption) == (True, reason)
+    gone = translate.pod_deleted(decode(Pod, marked), 4.0)
+    assert gone is not None
+    assert (gone.disruption, gone.node) == (reason, "node-1")
+    not_true = m.with_condition(
+        running, {"type": "DisruptionTarget", "status": "False", "reason": reason}
+    )
+    quiet = observe_pod(not_true)
+    assert quiet is not None
+    assert quiet.disruption is msgspec.UNSET
 
 
 def test_failed_pod_message() -> None:
@@ -267,6 +368,9 @@ def test_a_deleted_pod() -> None:
         phase="Failed",
         exit_code=3,
         reason="Error",
+        node="node-1",
+        container="main",
+        containers=(ContainerEnd(name="main", exit_code=3, reason="Error"),),
     )
     # forgotten: the same state seen again (a new incarnation would have a new uid) is news
     assert translator.changed(last, 3.0) is not None

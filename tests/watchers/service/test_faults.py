@@ -91,6 +91,7 @@ def published(seen: list[AnyObservation]) -> Facts:
                 o.total_restarts,
                 o.containers_ready,
                 o.deleting,
+                tuple((c.name, c.exit_code, c.reason) for c in o.containers or ()),
             )
             facts.setdefault(o.pod, []).append(fact)
         elif isinstance(o, PodDeleted):

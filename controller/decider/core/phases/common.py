@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from lavalog.controller.admission.restart_backoff import RESTART_ACTIONS
 from lavalog.controller.decider.core.counts import PodCounts
+from lavalog.controller.decider.core.disruptions import counts_retry
 from lavalog.controller.decider.core.operations import (
     RETAIN_NONE,
     RETAIN_SOFT,
@@ -15,6 +17,7 @@ from lavalog.controller.decider.core.operations import (
 from lavalog.controller.decider.core.request import ActionRequest
 from lavalog.controller.decider.core.step import Step
 from lavalog.controller.decider.core.transitions import Transition
+from lavalog.controller.decider.core.why import released_message, restart_message
 from lavalog.events.volcano.api import Action, JobPhase
 
 #: whole-job kills: which finished pods survive, and the phase the job enters
@@ -29,28 +32,32 @@ _JOB_KILLS: dict[str, tuple[frozenset[str], JobPhase]] = {
 def enter(
     phase: JobPhase, request: ActionRequest, *, count_retry: bool, bump_version: bool
 ) -> UpdateStatus:
-    """A status callback that always moves the job to `phase` because of `request`."""
-    transition = Transition(
-        phase,
-        reason=request.action,
-        message=request.describe(),
-        count_retry=count_retry,
-        bump_version=bump_version,
-    )
+    """A status callback that always moves the job to `phase` because of `request` (a
+    restart says what it leaves of the retries)."""
 
     def update(step: Step, counts: PodCounts) -> Transition:
-        return transition
+        restart = request.action in RESTART_ACTIONS
+        return Transition(
+            phase,
+            reason=request.action,
+            message=restart_message(step.state, request, counted=count_retry)
+            if restart
+            else request.describe(),
+            count_retry=count_retry,
+            bump_version=bump_version,
+        )
 
     return update
 
 
 def when_released(phase: JobPhase) -> UpdateStatus:
-    """Enter `phase` once no pod is pending, running or terminating any more."""
+    """Enter `phase` once no pod is pending, running or terminating any more, saying what
+    stopped the job."""
 
     def update(step: Step, counts: PodCounts) -> Transition | None:
         if counts.alive:
             return None
-        return Transition(phase, reason="PodsReleased", message="every pod has finished or gone")
+        return Transition(phase, reason="PodsReleased", message=released_message(step.state))
 
     return update
 
@@ -61,20 +68,22 @@ def start_kill(step: Step, request: ActionRequest) -> bool:
     Restarts count a retry; only whole-job kills start a new job version, as in Volcano
     (RestartTask/RestartPod keep the version, so the other tasks' events stay current).
     """
+    counted = counts_retry(step.state, request.trigger)
     if request.action in TARGET_KILLS:
         if not request.trigger.task:
             return False  # e.g. `*: RestartTask` on Unknown: no task to restart, only sync
         if request.action == Action.RESTART_PARTITION and not partition_pods(step, request):
             return False  # no partition to restart (Volcano skips it too), only sync
-        restart = enter(JobPhase.RESTARTING, request, count_retry=True, bump_version=False)
+        restart = enter(JobPhase.RESTARTING, request, count_retry=counted, bump_version=False)
         kill_target(step, request, restart)
         return True
     kill = _JOB_KILLS.get(request.action)
     if kill is None:
         return False
     retain, phase = kill
-    update = enter(phase, request, count_retry=phase == JobPhase.RESTARTING, bump_version=True)
-    kill_job(step, retain, update, reason=request.action)
+    counted = counted and phase == JobPhase.RESTARTING
+    update = enter(phase, request, count_retry=counted, bump_version=True)
+    kill_job(step, retain, update, reason=request.action, last_run_kept=counted)
     return True
 
 

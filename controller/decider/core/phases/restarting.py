@@ -10,6 +10,7 @@ from lavalog.controller.decider.core.request import ActionRequest
 from lavalog.controller.decider.core.state import JobState
 from lavalog.controller.decider.core.step import Step
 from lavalog.controller.decider.core.transitions import Transition
+from lavalog.controller.decider.core.why import exhausted_message
 from lavalog.events.volcano.api import Action, JobPhase, JobSpec, PodPhase
 
 #: a user or policy may still stop a restarting job (Volcano would restart it anyway)
@@ -52,7 +53,7 @@ def _update(step: Step, counts: PodCounts) -> Transition | None:
         return Transition(
             JobPhase.FAILED,
             reason="RetriesExhausted",
-            message=f"the job ran {state.retry_count} times; maxRetry is {spec.max_retry}",
+            message=exhausted_message(state, step.acted),
         )
     if _gang_can_start(state, spec, counts.terminating):
         return Transition(

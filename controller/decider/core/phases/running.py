@@ -10,6 +10,7 @@ from lavalog.controller.decider.core.request import ActionRequest
 from lavalog.controller.decider.core.restart_backoff import restart_pending
 from lavalog.controller.decider.core.step import Step
 from lavalog.controller.decider.core.transitions import Transition
+from lavalog.controller.decider.core.why import with_pod_end
 from lavalog.events.volcano.api import JobPhase, PodPhase
 
 
@@ -63,9 +64,10 @@ def _finished(step: Step, counts: PodCounts, replicas: int) -> Transition:
                 return Transition(
                     JobPhase.FAILED,
                     reason="TaskMinAvailableNotMet",
-                    message=(
+                    message=with_pod_end(
                         f"task {task.name}: {phases.get(PodPhase.SUCCEEDED, 0)} pods succeeded, "
-                        f"minAvailable is {task.min_available}"
+                        f"minAvailable is {task.min_available}",
+                        step.acted,
                     ),
                 )
     outcome = f"{counts.succeeded} of {replicas} pods succeeded"
@@ -73,12 +75,12 @@ def _finished(step: Step, counts: PodCounts, replicas: int) -> Transition:
         return Transition(
             JobPhase.FAILED,
             reason="MinSuccessNotMet",
-            message=f"{outcome}, minSuccess is {spec.min_success}",
+            message=with_pod_end(f"{outcome}, minSuccess is {spec.min_success}", step.acted),
         )
     if counts.succeeded >= spec.min_available:
         return Transition(JobPhase.COMPLETED, reason="Completed", message=outcome)
     return Transition(
         JobPhase.FAILED,
         reason="MinAvailableNotMet",
-        message=f"{outcome}, minAvailable is {spec.min_available}",
+        message=with_pod_end(f"{outcome}, minAvailable is {spec.min_available}", step.acted),
     )

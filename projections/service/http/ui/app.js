@@ -145,10 +145,26 @@ function attemptText(a, t0) {
   if (pod.created != null || pod.started != null || pod.finished != null) {
     lines.push(`pod's own clock: created ${when(pod.created)}  started ${when(pod.started)}  finished ${when(pod.finished)}`);
   }
-  if (a.exit_code != null || a.reason) lines.push(`exit code ${a.exit_code ?? "—"}  ${a.reason}`);
+  if (a.exit_code != null || a.reason) {
+    lines.push(`exit code ${a.exit_code ?? "—"}  ${a.reason}${a.container ? `  in container ${a.container}` : ""}`);
+  }
+  if (a.disruption) lines.push(`disrupted by ${a.disruption}`);
+  for (const c of a.containers) lines.push(`  ${c.name}${c.init ? " (init)" : ""}: exit ${c.exit_code} ${c.reason}`);
+  const words = lastWords(a);
+  if (words.length) lines.push(`last words of ${words[0].name}: ${words[0].message.trimEnd().split("\n").slice(-3).join(" | ")}`);
   if (a.ended_by) lines.push(`ended by ${a.ended_by} (${a.end_action || a.end_reason})`);
   if (a.replaced_by) lines.push(`replaced by ${a.replaced_by}`);
   return lines.join("\n");
+}
+
+// The containers of an attempt that failed and left last words (termination messages).
+const lastWords = (a) => a.containers.filter((c) => c.exit_code !== 0 && c.message);
+
+// How the pod behind a decision went: container, reason, node, who disrupted it.
+function failureParts(d) {
+  const f = d.failure || {};
+  return [f.container ? `container ${f.container}` : "", f.reason || "", f.node ? `node ${f.node}` : "",
+    f.disruption ? `disrupted by ${f.disruption}` : "", d.uncounted ? "not counted as a retry" : ""].filter(Boolean);
 }
 
 function decisionText(d, t0) {
@@ -157,6 +173,7 @@ function decisionText(d, t0) {
   if (d.policy) parts.push(`policy ${d.policy}`);
   if (d.exit_code != null) parts.push(`exit code ${d.exit_code}`);
   if (d.pod) parts.push(`pod ${d.pod}`);
+  parts.push(...failureParts(d));
   if (d.reason) parts.push(d.reason);  // a restart backoff's "delayed 4s by restart backoff (restart 2)"
   if (d.fire_at != null) parts.push(`due +${seconds(d.fire_at - t0)}`);
   return `+${seconds(d.time - t0)}  ${parts.join(", ")}\n${when(d.time)}  ${d.id}`;
@@ -270,6 +287,24 @@ function legend(t) {
     el("span", {}, el("i", { class: "mark" }), "decision"));
 }
 
+// The pod attempts that failed or were disrupted: how each container ended, and its last
+// words, kept after the pod is gone.
+function podEnds(t, t0) {
+  const ended = t.tasks.flatMap((task) => task.indexes.flatMap((ix) => ix.attempts))
+    .filter((a) => a.outcome === "failed" || a.outcome === "evicted");
+  if (!ended.length) return "";
+  const rows = ended.map((a) => el("tr", { class: "pod-end", "data-uid": a.uid },
+    el("td", { text: `+${seconds((a.finished ?? a.deleted ?? a.created) - t0)}` }),
+    el("td", { text: a.name }), el("td", { text: a.node || "—" }), el("td", { text: a.outcome }),
+    el("td", { text: a.containers.map((c) => `${c.name}${c.init ? " (init)" : ""} exit ${c.exit_code} ${c.reason}`).join(", ")
+      || [a.exit_code != null ? `exit ${a.exit_code}` : "", a.reason].filter(Boolean).join(" ") || "—" }),
+    el("td", { text: a.disruption || "" }),
+    el("td", {}, ...lastWords(a).map((c) => el("div", {}, el("span", { class: "muted", text: `${c.name}:` }),
+      el("pre", { class: "last-words", text: c.message.trimEnd() }))))));
+  return el("div", { id: "pod-ends" }, el("h3", { text: "Pod failures and disruptions" }),
+    el("table", {}, el("tr", {}, ...["At", "Pod", "Node", "Outcome", "Containers", "Disrupted by", "Last words"].map((h) => el("th", { text: h }))), ...rows));
+}
+
 async function jobPage(key, params) {
   let live = false;
   const render = async () => {
@@ -293,16 +328,19 @@ async function jobPage(key, params) {
     for (const d of t.decisions) {
       decisions.append(el("tr", {}, el("td", { text: `+${seconds(d.time - t0)}` }), el("td", { text: when(d.time) }),
         el("td", { text: d.type }), el("td", { text: d.action }), el("td", { text: d.trigger }), el("td", { text: d.policy }),
-        el("td", { text: [d.pod, d.reason, d.exit_code != null ? `exit ${d.exit_code}` : ""].filter(Boolean).join(" ") })));
+        el("td", { text: [d.pod, d.reason, d.exit_code != null ? `exit ${d.exit_code}` : "", ...failureParts(d)].filter(Boolean).join(" ") })));
     }
+    const why = t.message ? el("p", { id: "why", class: "why" }, el("b", { text: `${t.reason}: ` }), t.message) : "";
     view.replaceChildren(
       el("p", {}, el("a", { href: "#/", text: "← jobs" })),
       el("h2", {}, `${t.key} `, badge(t.phase)),
-      facts, el("div", { class: "panel" }, legend(t), gantt(t)),
+      why, facts, el("div", { class: "panel" }, legend(t), gantt(t)),
+      podEnds(t, t0),
       el("h3", { text: "Decisions" }),
       t.decisions.length ? decisions : el("p", { class: "muted empty", text: "No decisions: the controller has taken no action (restart, abort, complete...) on this job." }),
       el("p", {}, el("a", { href: `/api/v1/jobs/${key}/events`, text: "raw events (audit trail)" }), " · ",
         el("a", { id: "whatif-link", href: `#/jobs/${key}/whatif`, text: "what if… (replay under another policy)" })));
+    for (const words of view.querySelectorAll("pre.last-words")) words.scrollTop = words.scrollHeight;  // the end first
   };
   follow(`job=${encodeURIComponent(key)}`, render);
   // a running job's bars grow with the log's clock, which other jobs' events move on
@@ -343,8 +381,10 @@ function whatIfView(w) {
     ? `Identical: the change decides nothing differently (${w.recorded_phase}).`
     : `Diverges at ${w.divergence}: recorded, the job ends ${w.recorded_phase} after ${w.recorded_restarts} restart(s); ` +
       `the alternative is ${w.alternative_phase} there after ${w.alternative_restarts}, and unknown beyond.`;
-  const known = w.known_after.map((k) => el("li", { text: `${k.pod} failed at +${seconds(k.time - t0)} (exit ${k.exit_code}, ${k.reason || "no reason"}) in the recorded run` }));
-  return [el("p", { id: "whatif-verdict", text: verdict }), table,
+  const known = w.known_after.map((k) => el("li", { text: `${k.pod} failed at +${seconds(k.time - t0)} (exit ${k.exit_code}${k.container ? ` in ${k.container}` : ""}, ${k.reason || "no reason"}) in the recorded run` }));
+  const whys = [["recorded", w.recorded_why], ["alternative", w.alternative_why]].filter(([, why]) => why && w.divergence != null)
+    .map(([run, why]) => el("li", { text: `${run}: ${why}` }));
+  return [el("p", { id: "whatif-verdict", text: verdict }), whys.length ? el("ul", { id: "whatif-why" }, ...whys) : "", table,
     known.length ? el("div", {}, el("h3", { text: "Known from the recorded run after the divergence" }), el("ul", {}, ...known)) : "",
     el("p", { class: "muted", text: `baseline: ${w.baseline} decisions; pod time saved ${seconds(w.pod_seconds_saved)}, spent ${seconds(w.pod_seconds_spent)} (estimates)` })];
 }

@@ -1,8 +1,10 @@
-"""Kubernetes authentication and authorization of API callers, delegated to the API server.
+"""Kubernetes authentication and authorization of HTTP callers, delegated to the API server.
 
-As Kubernetes' aggregated API servers and kube-rbac-proxy do: a caller's bearer token
-goes to a TokenReview (`authentication.k8s.io/v1`), which says whom it is; each access
-goes to a SubjectAccessReview (`authorization.k8s.io/v1`) for that user, which RBAC
+The authenticator of `--kubernetes-auth`, for the controller's `/metrics` and the
+projections' API alike. As Kubernetes' aggregated API servers, kube-rbac-proxy and
+controller-runtime's `filters.WithAuthenticationAndAuthorization` do: a caller's bearer
+token goes to a TokenReview (`authentication.k8s.io/v1`), which says whom it is; each
+access goes to a SubjectAccessReview (`authorization.k8s.io/v1`) for that user, which RBAC
 answers. A caller reads the jobs of a namespace when RBAC lets them `get`
 `jobs.batch.volcano.sh` there (of every namespace, when it lets them cluster-wide), and
 `/metrics` when it lets them `get` that path (a `nonResourceURLs` rule).
@@ -13,7 +15,8 @@ pkg/authentication/token/cache; `NewDelegatingAuthorizationOptions`: allowed and
 10 s): a page load, its API calls and its stream ask once. Concurrent questions with the
 same key share one review (`getOrWait`); a review that failed is not cached. Tokens are
 keyed by their SHA-256, never kept as such. The service account needs to create both
-reviews (the ClusterRole `system:auth-delegator`, bound in deploy/base/rbac.yaml).
+reviews (the ClusterRole `system:auth-delegator`, bound to both of lavalog's service
+accounts in deploy/base/rbac.yaml).
 """
 
 from __future__ import annotations
@@ -27,9 +30,8 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
+from lavalog.controller.auth.middleware import Access, ReviewUnavailable, Viewer
 from lavalog.controller.kube import Kube, KubeError, is_transient
-from lavalog.projections.service.http.auth import ReviewUnavailable, Viewer
-from lavalog.projections.service.http.openapi import Access
 
 TOKEN_REVIEWS = "/apis/authentication.k8s.io/v1/tokenreviews"
 ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/subjectaccessreviews"

@@ -170,7 +170,7 @@ class StatusWrite(Decision, frozen=True, kw_only=True, tag="StatusWrite"):
     status: JobStatus
 
 
-class Backoff(msgspec.Struct, frozen=True, kw_only=True):
+class RestartBackoffDelay(msgspec.Struct, frozen=True, kw_only=True):
     """Why a restart waits longer: lavalog's restart backoff (an extension) added `delay`
     seconds to it, the job's `restart`-th restart (1 for the first)."""
 
@@ -194,7 +194,7 @@ class TimerScheduled(Decision, frozen=True, kw_only=True, tag="TimerScheduled"):
     policy: PolicyRef | None = None
     #: set when the restart backoff extension delayed the action (part of `fire_at`);
     #: unset, and so absent from the log, otherwise
-    backoff: Backoff | msgspec.UnsetType = msgspec.UNSET
+    backoff: RestartBackoffDelay | msgspec.UnsetType = msgspec.UNSET
     #: as in `ActionDecided`: the action carried out when the timer fires says it too
     failure: PodFailure | msgspec.UnsetType = msgspec.UNSET
 

@@ -27,7 +27,7 @@ from lavalog.controller.decider.core.policies import Resolution
 from lavalog.controller.decider.core.state import JobState
 from lavalog.controller.decider.core.transitions import ACTIVE_PHASES
 from lavalog.controller.decider.core.triggers import Trigger
-from lavalog.events.decisions import Backoff
+from lavalog.events.decisions import RestartBackoffDelay
 
 
 def with_restart_backoff(state: JobState, trigger: Trigger, resolution: Resolution) -> Resolution:
@@ -46,10 +46,10 @@ def with_restart_backoff(state: JobState, trigger: Trigger, resolution: Resoluti
     return replace(
         resolution,
         delay=resolution.delay + delay,
-        backoff=Backoff(delay=delay, restart=state.retry_count + 1),
+        backoff=RestartBackoffDelay(delay=delay, restart=state.retry_count + 1),
     )
 
 
 def restart_pending(state: JobState) -> bool:
     """A restart is waiting out its backoff: the pods it replaces do not decide the job."""
-    return any(isinstance(timer.backoff, Backoff) for timer in state.timers.values())
+    return any(isinstance(timer.backoff, RestartBackoffDelay) for timer in state.timers.values())

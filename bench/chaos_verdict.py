@@ -94,7 +94,10 @@ async def audit_all(
         if not report.ok:
             say(
                 f"audit {key}: "
-                + "; ".join(f"{d.kind} {d.id} {d.type}" for d in report.differences)
+                + "; ".join(
+                    f"{d.kind} {d.id} {d.type} ({', '.join(d.fields)})"
+                    for d in report.differences
+                )
             )
     return recorded, reproduced, len(events), consistent
 

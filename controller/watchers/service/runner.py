@@ -34,6 +34,7 @@ from lavalog.controller.watchers.core.inventory import PodInventory
 from lavalog.controller.watchers.core.objects import Command, Job, KubeObject, List
 from lavalog.controller.watchers.core.translate import Translation, Translator
 from lavalog.controller.watchers.service import unwatched, watch
+from lavalog.controller.watchers.core.lease import LeaseTiming
 from lavalog.controller.watchers.service.leader import LeaderElection, LeaseSettings
 from lavalog.controller.watchers.service.publisher import Publisher, open_publisher
 from lavalog.controller.watchers.service.watch import Mark, Resource, WatchSettings
@@ -72,7 +73,7 @@ class WatcherService:
         identity: str,
         lease_namespace: str = "default",
         lease_name: str = "lavalog-watchers",
-        lease_duration: float = 15.0,
+        lease: LeaseTiming = LeaseTiming(),
         watch_settings: WatchSettings | None = None,
     ) -> None:
         self._kube = kube
@@ -85,7 +86,7 @@ class WatcherService:
                 identity=identity,
                 namespace=lease_namespace,
                 name=lease_name,
-                duration=lease_duration,
+                timing=lease,
             ),
         )
         self._connected = False

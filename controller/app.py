@@ -71,7 +71,7 @@ class ControllerConfig:
     qps: float = 50.0
     burst: int = 100
     lease_namespace: str = "default"
-    lease: LeaseTiming = LeaseTiming()
+    lease: LeaseTiming = field(default_factory=LeaseTiming)
 
 
 async def run_controller(

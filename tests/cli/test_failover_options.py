@@ -30,7 +30,9 @@ def test_the_lease_flags_give_the_timing() -> None:
 def test_the_lease_variables_give_the_timing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LAVALOG_LEASE_DURATION", "4")
     monkeypatch.setenv("LAVALOG_LEASE_RENEW_DEADLINE", "3")
-    assert lease_timing(parse()) == LeaseTiming(duration=4.0, renew_deadline=3.0, retry_period=4 / 3)
+    assert lease_timing(parse()) == LeaseTiming(
+        duration=4.0, renew_deadline=3.0, retry_period=4 / 3
+    )
     # a flag wins over its variable
     assert lease_timing(parse("--lease-renew-deadline", "2")).renew_deadline == 2.0
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
@@ -49,7 +49,7 @@ class LeaseSettings:
     identity: str
     namespace: str = "default"
     name: str = "lavalog-watchers"
-    timing: LeaseTiming = LeaseTiming()
+    timing: LeaseTiming = field(default_factory=LeaseTiming)
 
 
 class LeaderElection:

@@ -31,10 +31,10 @@ from lavalog.controller.watchers.core import translate
 from lavalog.controller.watchers.core.backoff import Backoff
 from lavalog.controller.watchers.core.changes import Change, ChangeType
 from lavalog.controller.watchers.core.inventory import PodInventory
+from lavalog.controller.watchers.core.lease import LeaseTiming
 from lavalog.controller.watchers.core.objects import Command, Job, KubeObject, List
 from lavalog.controller.watchers.core.translate import Translation, Translator
 from lavalog.controller.watchers.service import unwatched, watch
-from lavalog.controller.watchers.core.lease import LeaseTiming
 from lavalog.controller.watchers.service.leader import LeaderElection, LeaseSettings
 from lavalog.controller.watchers.service.publisher import Publisher, open_publisher
 from lavalog.controller.watchers.service.watch import Mark, Resource, WatchSettings
@@ -73,7 +73,7 @@ class WatcherService:
         identity: str,
         lease_namespace: str = "default",
         lease_name: str = "lavalog-watchers",
-        lease: LeaseTiming = LeaseTiming(),
+        lease: LeaseTiming | None = None,
         watch_settings: WatchSettings | None = None,
     ) -> None:
         self._kube = kube
@@ -86,7 +86,7 @@ class WatcherService:
                 identity=identity,
                 namespace=lease_namespace,
                 name=lease_name,
-                timing=lease,
+                timing=lease or LeaseTiming(),
             ),
         )
         self._connected = False

@@ -38,9 +38,9 @@ def test_the_lease_variables_give_the_timing(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_the_group_flags_give_the_session_and_heartbeat() -> None:
-    args = parse("--kafka-session-timeout-ms", "6000", "--kafka-heartbeat-interval-ms", "2000")
+    args = parse("--kafka-session-timeout-ms", "9000", "--kafka-heartbeat-interval-ms", "3000")
     settings = kafka_settings(args)
-    assert (settings.session_timeout_ms, settings.heartbeat_interval_ms) == (6000, 2000)
+    assert (settings.session_timeout_ms, settings.heartbeat_interval_ms) == (9000, 3000)
 
 
 @pytest.mark.parametrize(
@@ -57,9 +57,9 @@ def test_the_group_flags_give_the_session_and_heartbeat() -> None:
             id="retry-too-slow",
         ),
         pytest.param(
-            ["--kafka-session-timeout-ms", "6000"],
-            "LAVALOG_HEARTBEAT_INTERVAL_MS (3000 ms) must be at most a third of "
-            "LAVALOG_SESSION_TIMEOUT_MS (6000 ms)",
+            ["--kafka-session-timeout-ms", "5000"],
+            "LAVALOG_HEARTBEAT_INTERVAL_MS (2000 ms) must be at most a third of "
+            "LAVALOG_SESSION_TIMEOUT_MS (5000 ms)",
             id="heartbeat-over-a-third",
         ),
     ],

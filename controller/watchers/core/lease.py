@@ -50,6 +50,9 @@ class Sighting:
 
 #: client-go's leaderelection.JitterFactor: a renewal deadline must leave room for a retry
 JITTER_FACTOR = 1.2
+#: balanced against the groups' default 6 s session: a replacement under a new identity
+#: finds its Lease and its partitions at about the same time (docs/benchmarks.md)
+DEFAULT_DURATION = 10.0
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -64,9 +67,9 @@ class LeaseTiming:
     each replica makes one Lease call per `retry_period`.
     """
 
-    duration: float = 15.0
-    renew_deadline: float = 10.0
-    retry_period: float = 5.0
+    duration: float = DEFAULT_DURATION
+    renew_deadline: float = DEFAULT_DURATION * 2 / 3
+    retry_period: float = DEFAULT_DURATION / 3
 
     def __post_init__(self) -> None:
         """The checks of client-go's NewLeaderElector, with the flags' names."""

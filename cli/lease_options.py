@@ -15,34 +15,43 @@ def add_lease_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
         "leader Lease",
         "A replacement under a new identity leads one lease duration (plus up to one retry "
-        "period) after the old leader's last renewal; each replica makes one Lease call per "
-        "retry period. A restart under the same identity takes the Lease back at once.",
+        "period) after it first sees the old leader's last renewal; each replica makes one "
+        "Lease call per retry period. A restart under the same identity takes the Lease back "
+        "at once (docs/install.md, Failover).",
     )
-    env = os.environ.get
-    group.add_argument(
+    for flag, variable, default, text in _OPTIONS:
+        group.add_argument(
+            flag,
+            type=float,
+            metavar="SECONDS",
+            default=os.environ.get(variable, default),
+            help=f"{text} (env {variable}" + (f", default {default})" if default else ")"),
+        )
+
+
+#: flag, its variable, its default (None: in proportion to the duration), what it does
+_OPTIONS = (
+    (
         "--lease-duration",
-        type=float,
-        metavar="SECONDS",
-        default=env("LAVALOG_LEASE_DURATION", str(_DEFAULT.duration)),
-        help="how long a claim lasts without renewal (env LAVALOG_LEASE_DURATION, "
-        f"default {_DEFAULT.duration:g})",
-    )
-    group.add_argument(
+        "LAVALOG_LEASE_DURATION",
+        f"{_DEFAULT.duration:g}",
+        "how long a claim lasts without renewal",
+    ),
+    (
         "--lease-renew-deadline",
-        type=float,
-        metavar="SECONDS",
-        default=env("LAVALOG_LEASE_RENEW_DEADLINE"),
-        help="the leader steps down when it could not renew for this long; shorter than the "
-        "duration (env LAVALOG_LEASE_RENEW_DEADLINE, default 2/3 of the duration)",
-    )
-    group.add_argument(
+        "LAVALOG_LEASE_RENEW_DEADLINE",
+        None,
+        "the leader steps down when it could not renew for this long; shorter than the "
+        "duration (default 2/3 of it)",
+    ),
+    (
         "--lease-retry-period",
-        type=float,
-        metavar="SECONDS",
-        default=env("LAVALOG_LEASE_RETRY_PERIOD"),
-        help="how often the leader renews and a standby tries; under the deadline / 1.2 "
-        "(env LAVALOG_LEASE_RETRY_PERIOD, default 1/3 of the duration)",
-    )
+        "LAVALOG_LEASE_RETRY_PERIOD",
+        None,
+        "how often the leader renews and a standby tries; under the deadline / 1.2 "
+        "(default 1/3 of the duration)",
+    ),
+)
 
 
 def lease_timing(args: argparse.Namespace) -> LeaseTiming:

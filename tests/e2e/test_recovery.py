@@ -50,6 +50,26 @@ class Timeline:
     carried_out: float | None = None
 
 
+def is_podgroup_of(change: Change, job_name: str) -> bool:
+    """Whether `change` creates the PodGroup of `job_name`: its first decision carried out."""
+    if change.resource is not registry.PODGROUP or change.type != "ADDED":
+        return False
+    owners = change.entry.obj["metadata"].get("ownerReferences") or ()
+    return any(owner["name"] == job_name for owner in owners)
+
+
+async def kill_after_a_renewal(
+    controller: LavalogRun, armed: asyncio.Event, killed: asyncio.Event
+) -> None:
+    """Start `controller` and, once it is ready, arm the store listener that kills it right
+    after its next Lease renewal (the claim then has its whole duration left)."""
+    await controller.start()
+    await controller.ready()
+    armed.set()
+    async with asyncio.timeout(30):
+        await killed.wait()
+
+
 async def test_a_restarted_controller_takes_its_lease_and_groups_back_without_waiting(
     kafka_broker: str, tmp_path: Path
 ) -> None:
@@ -74,19 +94,13 @@ async def test_a_restarted_controller_takes_its_lease_and_groups_back_without_wa
                     killed.set()
                 elif timeline.killed is not None and timeline.new_lease is None:
                     timeline.new_lease = obj
-            elif change.resource is registry.PODGROUP and change.type == "ADDED":
-                owners = obj["metadata"].get("ownerReferences") or ()
-                if any(o["name"] == "after-restart" for o in owners):
-                    timeline.carried_out = time.time()
-                    carried_out.set()
+            elif is_podgroup_of(change, "after-restart"):
+                timeline.carried_out = time.time()
+                carried_out.set()
 
         system.cluster.store.subscribe(watch)
         try:
-            await controller.start()
-            await controller.ready()
-            armed.set()
-            async with asyncio.timeout(30):
-                await killed.wait()
+            await kill_after_a_renewal(controller, armed, killed)
             await controller.restart()
             await system.submit(manifest)
             async with asyncio.timeout(60):
@@ -134,18 +148,12 @@ async def test_a_replacement_under_a_new_identity_takes_over_after_a_short_lease
                     killed.set()
                 elif obj["spec"]["holderIdentity"] == "new":
                     taken_over.set()
-            elif change.resource is registry.PODGROUP and change.type == "ADDED":
-                owners = obj["metadata"].get("ownerReferences") or ()
-                if any(o["name"] == "after-replacement" for o in owners):
-                    carried_out.set()
+            elif is_podgroup_of(change, "after-replacement"):
+                carried_out.set()
 
         system.cluster.store.subscribe(watch)
         try:
-            await old.start()
-            await old.ready()
-            armed.set()
-            async with asyncio.timeout(30):
-                await killed.wait()
+            await kill_after_a_renewal(old, armed, killed)
             last_claim = leases[-1]
             await new.start()
             await system.submit(manifest)

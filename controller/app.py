@@ -28,6 +28,7 @@ from lavalog.controller.health import Component, Health, health_app
 from lavalog.controller.kafka import KafkaSettings, ensure_topics
 from lavalog.controller.kafka.probe import check_connection
 from lavalog.controller.kube import CONTROLLER, Kube, connect
+from lavalog.controller.watchers.core.lease import LeaseTiming
 from lavalog.controller.watchers.service.runner import WatcherService
 
 log = structlog.get_logger("lavalog")
@@ -70,7 +71,7 @@ class ControllerConfig:
     qps: float = 50.0
     burst: int = 100
     lease_namespace: str = "default"
-    lease_duration: float = 15.0
+    lease: LeaseTiming = field(default_factory=LeaseTiming)
 
 
 async def run_controller(
@@ -128,7 +129,7 @@ def _build(name: str, kube: Kube, config: ControllerConfig) -> Service:
             namespace=config.namespace,
             identity=config.identity,
             lease_namespace=config.lease_namespace,
-            lease_duration=config.lease_duration,
+            lease=config.lease,
         )
     if name == "decider":
         return DeciderService(kafka=kafka)

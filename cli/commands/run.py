@@ -10,6 +10,7 @@ import sys
 
 from lavalog.cli.errors import KAFKA_FAILURES, kafka_failure
 from lavalog.cli.kafka_options import add_kafka_arguments, kafka_settings
+from lavalog.cli.lease_options import add_lease_arguments, lease_timing
 from lavalog.controller.app import (
     COMPONENTS,
     ControllerConfig,
@@ -74,6 +75,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=env("LAVALOG_LEASE_NAMESPACE", "default"),
         help="namespace of the leader Lease",
     )
+    add_lease_arguments(parser)
     add_kafka_arguments(parser)
     add_logging_arguments(parser)
 
@@ -82,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
     configure_logging(level=args.log_level, json=args.log_json)
     try:
         kafka = kafka_settings(args)
+        lease = lease_timing(args)
         check_exposure(args.http_host, authenticated=args.kubernetes_auth)
     except ValueError as exc:
         print(f"lavalog run: {exc}", file=sys.stderr)
@@ -98,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
         http_port=args.http_port,
         kubernetes_auth=args.kubernetes_auth,
         lease_namespace=args.lease_namespace,
+        lease=lease,
     )
     return asyncio.run(_main(config))
 

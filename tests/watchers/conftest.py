@@ -17,6 +17,7 @@ from aiokafka import TopicPartition
 from lavalog.controller.actuator.core.pods import build_pod
 from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
 from lavalog.controller.kube import Kube
+from lavalog.controller.watchers.core.lease import LeaseTiming
 from lavalog.controller.watchers.service.runner import WatcherService
 from lavalog.controller.watchers.service.watch import WatchSettings
 from lavalog.events import topics
@@ -88,7 +89,7 @@ def service(
         kube=kube,
         kafka=kafka,
         identity=identity,
-        lease_duration=lease_duration,
+        lease=LeaseTiming.scaled(lease_duration),
         watch_settings=FAST,
     )
 

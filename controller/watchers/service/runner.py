@@ -31,6 +31,7 @@ from lavalog.controller.watchers.core import translate
 from lavalog.controller.watchers.core.backoff import Backoff
 from lavalog.controller.watchers.core.changes import Change, ChangeType
 from lavalog.controller.watchers.core.inventory import PodInventory
+from lavalog.controller.watchers.core.lease import LeaseTiming
 from lavalog.controller.watchers.core.objects import Command, Job, KubeObject, List
 from lavalog.controller.watchers.core.translate import Translation, Translator
 from lavalog.controller.watchers.service import unwatched, watch
@@ -72,7 +73,7 @@ class WatcherService:
         identity: str,
         lease_namespace: str = "default",
         lease_name: str = "lavalog-watchers",
-        lease_duration: float = 15.0,
+        lease: LeaseTiming | None = None,
         watch_settings: WatchSettings | None = None,
     ) -> None:
         self._kube = kube
@@ -85,7 +86,7 @@ class WatcherService:
                 identity=identity,
                 namespace=lease_namespace,
                 name=lease_name,
-                duration=lease_duration,
+                timing=lease or LeaseTiming(),
             ),
         )
         self._connected = False

@@ -29,6 +29,7 @@ from lavalog.controller.health import Component, Health, health_app
 from lavalog.controller.kafka import KafkaSettings, ensure_topics
 from lavalog.controller.kafka.probe import check_connection
 from lavalog.controller.kube import CONTROLLER, Kube, connect
+from lavalog.controller.watchers.core.lease import LeaseTiming
 from lavalog.controller.watchers.service.runner import WatcherService
 from lavalog.events.observations import MAX_REQUEUE_NUM
 
@@ -75,7 +76,7 @@ class ControllerConfig:
     #: `--max-requeue-num`: refused creates in a row before a job is terminated
     max_requeues: int = MAX_REQUEUE_NUM
     lease_namespace: str = "default"
-    lease_duration: float = 15.0
+    lease: LeaseTiming = field(default_factory=LeaseTiming)
 
 
 async def run_controller(
@@ -133,7 +134,7 @@ def _build(name: str, kube: Kube, config: ControllerConfig) -> Service:
             namespace=config.namespace,
             identity=config.identity,
             lease_namespace=config.lease_namespace,
-            lease_duration=config.lease_duration,
+            lease=config.lease,
         )
     if name == "decider":
         return DeciderService(kafka=kafka)

@@ -10,6 +10,7 @@ import sys
 
 from lavalog.cli.errors import KAFKA_FAILURES, kafka_failure
 from lavalog.cli.kafka_options import add_kafka_arguments, kafka_settings
+from lavalog.cli.lease_options import add_lease_arguments, lease_timing
 from lavalog.controller.actuator.service.ratelimit import DEFAULT_BURST, DEFAULT_QPS
 from lavalog.controller.app import (
     COMPONENTS,
@@ -101,6 +102,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "ResourceQuota) is retried, 5 ms later doubling each time, and terminated after this "
         "many retries in a row; negative: never (Volcano's flag; default %(default)s)",
     )
+    add_lease_arguments(parser)
     add_kafka_arguments(parser)
     add_logging_arguments(parser)
 
@@ -111,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
         kafka = kafka_settings(args)
         if not (args.kube_api_qps > 0 and args.kube_api_burst > 0):
             raise ValueError("--kube-api-qps and --kube-api-burst must be above 0")
+        lease = lease_timing(args)
         check_exposure(args.http_host, authenticated=args.kubernetes_auth)
     except ValueError as exc:
         print(f"lavalog run: {exc}", file=sys.stderr)
@@ -130,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
         qps=args.kube_api_qps,
         burst=args.kube_api_burst,
         max_requeues=args.max_requeue_num,
+        lease=lease,
     )
     return asyncio.run(_main(config))
 

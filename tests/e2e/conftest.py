@@ -36,6 +36,7 @@ from lavalog.controller.app import ControllerConfig, run_controller
 from lavalog.controller.health import Health
 from lavalog.controller.kafka import KafkaSettings, ensure_topics
 from lavalog.controller.kube import MERGE_PATCH, Kube, KubeError, connect
+from lavalog.controller.watchers.core.lease import LeaseTiming
 from lavalog.events.observations import MAX_REQUEUE_NUM
 from lavalog.simulator import registry
 from lavalog.simulator.selectors import Selector, parse_labels
@@ -332,7 +333,7 @@ class System:
             kubeconfig=str(self.cluster.kubeconfig_path),
             identity=identity,
             http_port=None,
-            lease_duration=lease_duration,
+            lease=LeaseTiming.scaled(lease_duration),
             qps=1000.0,
             burst=2000,
             max_requeues=max_requeues,

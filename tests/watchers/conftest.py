@@ -18,6 +18,7 @@ from lavalog.controller.actuator.core.pods import build_pod
 from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
 from lavalog.controller.kube import Kube
 from lavalog.controller.retry import RetryDelays
+from lavalog.controller.watchers.core.lease import LeaseTiming
 from lavalog.controller.watchers.service.runner import WatcherService
 from lavalog.controller.watchers.service.watch import WatchSettings
 from lavalog.events import topics
@@ -91,7 +92,7 @@ def service(
         kube=kube,
         kafka=kafka,
         identity=identity,
-        lease_duration=lease_duration,
+        lease=LeaseTiming.scaled(lease_duration),
         watch_settings=FAST,
     )
 

@@ -32,6 +32,7 @@ from lavalog.controller.retry import retry
 from lavalog.controller.watchers.core import translate
 from lavalog.controller.watchers.core.changes import Change, ChangeType
 from lavalog.controller.watchers.core.inventory import PodInventory
+from lavalog.controller.watchers.core.lease import LeaseTiming
 from lavalog.controller.watchers.core.objects import Command, Job, KubeObject, List
 from lavalog.controller.watchers.core.translate import Translation, Translator
 from lavalog.controller.watchers.service import unwatched, watch
@@ -73,7 +74,7 @@ class WatcherService:
         identity: str,
         lease_namespace: str = "default",
         lease_name: str = "lavalog-watchers",
-        lease_duration: float = 15.0,
+        lease: LeaseTiming | None = None,
         watch_settings: WatchSettings | None = None,
     ) -> None:
         self._kube = kube
@@ -86,7 +87,7 @@ class WatcherService:
                 identity=identity,
                 namespace=lease_namespace,
                 name=lease_name,
-                duration=lease_duration,
+                timing=lease or LeaseTiming(),
             ),
         )
         self._connected = False

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import structlog
 from aiohttp import web
 
+from lavalog.controller.actuator.service.ratelimit import DEFAULT_BURST, DEFAULT_QPS
 from lavalog.controller.actuator.service.runner import ActuatorService
 from lavalog.controller.auth.kubernetes import KubernetesAuth
 from lavalog.controller.auth.middleware import is_loopback
@@ -30,6 +31,7 @@ from lavalog.controller.kafka.probe import check_connection
 from lavalog.controller.kube import CONTROLLER, Kube, connect
 from lavalog.controller.watchers.core.lease import LeaseTiming
 from lavalog.controller.watchers.service.runner import WatcherService
+from lavalog.events.observations import MAX_REQUEUE_NUM
 
 log = structlog.get_logger("lavalog")
 
@@ -68,8 +70,11 @@ class ControllerConfig:
     #: /metrics for a caller whose Kubernetes token RBAC lets get it (the probes stay open);
     #: without it, `http_host` must be a loopback address
     kubernetes_auth: bool = False
-    qps: float = 50.0
-    burst: int = 100
+    #: the actuator's API budget (`--kube-api-qps`, `--kube-api-burst`)
+    qps: float = DEFAULT_QPS
+    burst: int = DEFAULT_BURST
+    #: `--max-requeue-num`: refused creates in a row before a job is terminated
+    max_requeues: int = MAX_REQUEUE_NUM
     lease_namespace: str = "default"
     lease: LeaseTiming = field(default_factory=LeaseTiming)
 
@@ -133,7 +138,14 @@ def _build(name: str, kube: Kube, config: ControllerConfig) -> Service:
         )
     if name == "decider":
         return DeciderService(kafka=kafka)
-    return ActuatorService(kube=kube, kafka=kafka, qps=config.qps, burst=config.burst)
+    return ActuatorService(
+        kube=kube,
+        kafka=kafka,
+        qps=config.qps,
+        burst=config.burst,
+        namespace=config.namespace,
+        max_requeues=config.max_requeues,
+    )
 
 
 #: how long the components may take to stop cleanly (the actuator drains up to 30 s)

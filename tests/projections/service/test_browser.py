@@ -60,8 +60,10 @@ def chromium() -> Path:
 
 
 @asynccontextmanager
-async def browser_page(chromium: Path) -> AsyncIterator[Any]:
-    """A 1280x800 page of a headless Chromium, closed on exit. The server's
+async def browser_page(
+    chromium: Path, *, width: int = 1280, height: int = 800
+) -> AsyncIterator[Any]:
+    """A page of a headless Chromium (1280x800 unless asked), closed on exit. The server's
     Content-Security-Policy is in force: anything it refuses fails the test."""
     from playwright.async_api import async_playwright
 
@@ -71,7 +73,7 @@ async def browser_page(chromium: Path) -> AsyncIterator[Any]:
             executable_path=str(chromium), args=CHROMIUM_ARGS
         )
         try:
-            page = await browser.new_page(viewport={"width": 1280, "height": 800})
+            page = await browser.new_page(viewport={"width": width, "height": height})
             page.on(
                 "console",
                 lambda message: (

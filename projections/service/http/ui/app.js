@@ -689,5 +689,7 @@ function route() {
   return match ? jobPage(decodeURIComponent(match[1]), params) : jobList(params);
 }
 
+// the tooltip stays where it was put: it goes when the page moves under it
+window.addEventListener("scroll", () => { tip.hidden = true; }, { passive: true });
 window.addEventListener("hashchange", route);
 route();

@@ -125,11 +125,12 @@ class JobAnswer(msgspec.Struct, frozen=True, kw_only=True):
     #: the time of the newest event stored: "now" on the log's clock
     as_of: Time | None
     #: the Kubernetes Events the controller recorded on this incarnation of the Job (drawn
-    #: from the decisions that produced them: Kubernetes keeps them an hour)
-    kube_events: tuple[KubeEvent, ...]
+    #: from the decisions that produced them: Kubernetes keeps them an hour; a server
+    #: older than them sends none)
+    kube_events: tuple[KubeEvent, ...] = ()
     #: the caller may suspend, resume and restart the job (RBAC lets them create
     #: `commands.bus.volcano.sh` in its namespace; never without Kubernetes authentication)
-    may_command: bool
+    may_command: bool = False
 
 
 class SpecAnswer(msgspec.Struct, frozen=True, kw_only=True):

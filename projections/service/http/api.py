@@ -567,6 +567,9 @@ _FILTERS = (
     Param("q", "a substring of NAMESPACE/NAME"),
 )
 _INTEGER = {"type": "integer", "minimum": 0}
+_INCARNATION = Param(
+    "incarnation", "which job of that name, 1 = the first (default: the latest)", _INTEGER
+)
 
 #: every route of the API: registered from here and described from here
 #: (projections/service/http/openapi.py)
@@ -593,13 +596,7 @@ ROUTES: tuple[Route, ...] = (
         _job,
         "one job's timeline: phases, decisions and every pod attempt",
         JobAnswer,
-        params=(
-            Param(
-                "incarnation",
-                "which job of that name, 1 = the first (default: the latest)",
-                _INTEGER,
-            ),
-        ),
+        params=(_INCARNATION,),
         errors={400: Error, 404: Error},
     ),
     Route(
@@ -608,13 +605,7 @@ ROUTES: tuple[Route, ...] = (
         _job_spec,
         "the specs one job incarnation ran with, one per generation, as YAML",
         SpecAnswer,
-        params=(
-            Param(
-                "incarnation",
-                "which job of that name, 1 = the first (default: the latest)",
-                _INTEGER,
-            ),
-        ),
+        params=(_INCARNATION,),
         errors={400: Error, 404: Error},
     ),
     Route(

@@ -163,10 +163,13 @@ async def test_a_user_allowed_suspends_and_resumes_the_job_from_its_page(
             path=str(ARTIFACTS / "projections-commands-aborted.png"), full_page=True
         )
 
+        # from the keyboard: Enter on the button, the focus on the confirmation, Enter again
         resume = page.get_by_role("button", name="Resume")
         await expect(resume).to_be_enabled()
-        await resume.click()
-        await page.get_by_role("button", name="Resume job").click()
+        await resume.focus()
+        await page.keyboard.press("Enter")
+        await expect(page.get_by_role("button", name="Resume job")).to_be_focused()
+        await page.keyboard.press("Enter")
         await expect(page.locator("#command-status")).to_contain_text("created (ResumeJob)")
         await system.until_phase(NAME, ["Running"], 60)
         await expect(page.locator("h2 .badge")).to_have_text("Running", timeout=30_000)

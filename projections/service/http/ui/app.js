@@ -134,8 +134,6 @@ const table = (attrs, headers, rows) => el("table", attrs,
 const PHASES = ["Pending", "Running", "Restarting", "Completing", "Completed", "Aborting", "Aborted",
   "Terminating", "Terminated", "Failed"];
 const PAGE = 100;
-// the filters a list URL may carry (`#/?namespace=ml&phase=Failed,Aborted&queue=&q=`)
-const FILTERS = ["namespace", "queue", "phase", "q"];
 const STATS_EVERY = 15_000;  // ms between two refreshes of the filters' counts
 
 function jobList(params) {
@@ -174,9 +172,13 @@ function jobList(params) {
   };
   // The options of each filter, with their job counts: namespaces and queues of every job
   // the caller may read, phases within the other filters.
+  // (rebuilt only when they change: a select being used is left alone)
   const options = (select, counts, all, wanted) => {
     const names = Object.keys(counts).sort();
     if (wanted && !names.includes(wanted)) names.push(wanted);
+    const signature = JSON.stringify([names, counts, wanted]);
+    if (select.dataset.options === signature) return;
+    select.dataset.options = signature;
     select.replaceChildren(el("option", { value: "", text: all }),
       ...names.map((name) => el("option", { value: name, text: `${name} (${counts[name] ?? 0})`, selected: name === wanted })));
   };
@@ -196,11 +198,10 @@ function jobList(params) {
   let after = null, pageNumber = 1;
   const render = async () => {
     const picked = current();
-    await refreshStats(picked);
     const query = new URLSearchParams(picked);
     query.set("limit", String(PAGE));
     if (after) query.set("after", after);
-    const page = await getJSON(`/api/v1/jobs?${query}`);
+    const [page] = await Promise.all([getJSON(`/api/v1/jobs?${query}`), refreshStats(picked)]);
     const rows = page.jobs.map((job) => el("tr", { class: "job-row", "data-key": job.key, "data-phase": job.phase },
       el("td", {}, el("a", { href: `#/jobs/${job.key}`, text: job.key }),
         job.incarnation > 1 ? el("span", { class: "muted", text: ` #${job.incarnation}` }) : ""),
@@ -502,15 +503,17 @@ const COMMANDS = [
 // Suspend, resume and restart, for a caller RBAC lets create Commands in the namespace.
 // A click asks first; the confirmation creates the Command (as `vcctl job suspend`), and
 // the page follows what the controller makes of it.
+// The keyboard focus follows: onto the confirmation, and back to the command's button.
 function commandBar(key, phase, state, redraw) {
   const bar = el("div", { id: "job-commands", role: "group", "aria-label": "commands" });
   if (state.confirming) {
     const command = COMMANDS.find((c) => c.verb === state.confirming);
-    const cancel = () => { state.confirming = null; redraw(); };
+    const back = `command-${command.verb}`;
+    const cancel = () => { state.confirming = null; redraw(back); };
     const run = async () => {
       state.confirming = null;
       state.message = { text: `${command.label}: creating the Command…`, error: false };
-      redraw();
+      redraw(back);
       const answer = await postJSON(`/api/v1/jobs/${key}/commands`, { action: command.verb });
       state.message = answer.ok
         ? { text: `Command ${answer.data.namespace}/${answer.data.name} created (${answer.data.action}): the controller acts on it.`, error: false }
@@ -525,7 +528,7 @@ function commandBar(key, phase, state, redraw) {
       const applies = command.phases.includes(phase);
       bar.append(el("button", { type: "button", id: `command-${command.verb}`, "data-focus": `command-${command.verb}`,
         disabled: !applies, title: applies ? `${command.action}: ${command.what}` : `only for a ${command.phases.join(", ")} job`,
-        onclick: () => { state.confirming = command.verb; state.message = null; redraw(); }, text: command.label }));
+        onclick: () => { state.confirming = command.verb; state.message = null; redraw("command-confirm"); }, text: command.label }));
     }
   }
   const status = state.message
@@ -586,9 +589,10 @@ async function jobPage(key, params) {
     el("p", {}, el("a", { href: `/api/v1/jobs/${key}/events`, text: "raw events (audit trail)" }), " · ",
       el("a", { id: "whatif-link", href: `#/jobs/${key}/whatif`, text: "what if… (replay under another policy)" })));
 
-  const drawCommands = () => {
+  const drawCommands = (focus) => {
     if (!data?.may_command) { commands.replaceChildren(); return; }
     refill(commands, ...commandBar(key, data.timeline.phase, state, drawCommands));
+    if (focus) document.getElementById(focus)?.focus();
   };
   const pick = (picked) => {
     state.picked = new Set(picked);
@@ -611,7 +615,11 @@ async function jobPage(key, params) {
     const t = data.timeline;
     asOf = data.as_of;
     live = t.finished == null && t.deleted == null;
-    if (state.uid !== t.uid) { state.uid = t.uid; state.specs = null; }
+    if (state.uid !== t.uid) {  // a new incarnation of the name: its own spec
+      state.uid = t.uid;
+      state.specs = null;
+      spec.replaceChildren(specSection(key, incarnation, state));
+    }
     title.replaceChildren(`${t.key} `, badge(t.phase));
     drawCommands();
     why.replaceChildren(t.message ? el("p", { id: "why", class: "why" }, el("b", { text: `${t.reason}: ` }), t.message) : "");
@@ -632,7 +640,6 @@ async function jobPage(key, params) {
     decisions.replaceChildren(el("h3", { text: "Decisions" }), rows.length
       ? table({ id: "decisions" }, ["At", "Time", "Decision", "Action", "Trigger", "Policy", "Detail"], rows)
       : el("p", { class: "muted empty", text: "No decisions: the controller has taken no action (restart, abort, complete...) on this job." }));
-    if (!spec.firstChild) spec.append(specSection(key, incarnation, state));
   };
   follow(`job=${encodeURIComponent(key)}`, render);
   // a running job's bars grow with the log's clock, which other jobs' events move on

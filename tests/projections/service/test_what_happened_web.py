@@ -132,3 +132,27 @@ async def test_bars_say_where_and_how_and_the_events_share_the_time_axis(
         await expect(warning).to_have_count(1)
         assert "Failed" in (await warning.get_attribute("data-reasons") or "").split(",")
         await expect(page.locator("#kube-events tr.warning")).to_have_count(1)
+
+
+async def test_a_chart_items_detail_stays_while_the_browser_scrolls_it_into_view(
+    chromium: Path, examples: str
+) -> None:
+    """Tabbing to an Event marker below the fold scrolls the page to it: its detail moves
+    with it, not away (a scroll hides only a pointer's tooltip)."""
+    async with browser_page(chromium, height=260) as page:
+        await page.goto(examples + "#/jobs/ml/tf-dist")
+        await page.wait_for_selector("#gantt g.kube-event")
+        last = page.locator("#gantt g.kube-event").last
+        assert await page.evaluate("scrollY") == 0
+        await last.focus()
+        # the scroll the focus caused has been dispatched once two frames went by
+        await page.evaluate(
+            "new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
+        )
+        assert await page.evaluate("scrollY") > 0
+        assert await page.is_visible("#tip")
+        assert "Completing -> Completed" in (await page.text_content("#tip") or "")
+        tip, marker = await page.locator("#tip").bounding_box(), await last.bounding_box()
+        assert tip is not None and marker is not None
+        assert 0 <= tip["y"] <= await page.evaluate("innerHeight")
+        assert abs(tip["y"] - (marker["y"] + marker["height"])) <= 20 + tip["height"]

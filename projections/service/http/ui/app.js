@@ -39,6 +39,7 @@ function svg(tag, attrs = {}, ...children) {
 // The tooltip at (x, y), kept inside the window: flipped to the left of (or above) the
 // pointer when it would run past the right (or bottom) edge.
 function showTip(text, x, y) {
+  tip.anchor = null;
   tip.textContent = text;
   tip.hidden = false;
   const { width, height } = tip.getBoundingClientRect();
@@ -48,6 +49,14 @@ function showTip(text, x, y) {
   tip.style.top = top + "px";
 }
 
+// The tooltip below a focused chart item; `tip.anchor` keeps the item, so that a scroll
+// (the browser bringing the item into view) moves the tip with it rather than hiding it.
+function tipUnder(node, text) {
+  const box = node.getBoundingClientRect();
+  showTip(text, box.left + box.width / 2, box.bottom);
+  tip.anchor = node;
+}
+
 // A chart item with its detail: on hover, and on keyboard focus (each is a tab stop with
 // the detail as its accessible name).
 function withTip(node, text) {
@@ -55,10 +64,7 @@ function withTip(node, text) {
   node.setAttribute("aria-label", text.replaceAll("\n", "; "));
   node.addEventListener("mousemove", (e) => showTip(text, e.clientX, e.clientY));
   node.addEventListener("mouseleave", () => { tip.hidden = true; });
-  node.addEventListener("focus", () => {
-    const box = node.getBoundingClientRect();
-    showTip(text, box.left + box.width / 2, box.bottom);
-  });
+  node.addEventListener("focus", () => tipUnder(node, text));
   node.addEventListener("blur", () => { tip.hidden = true; });
   node.append(svg("title", { text }));
   return node;
@@ -696,7 +702,11 @@ function route() {
   return match ? jobPage(decodeURIComponent(match[1]), params) : jobList(params);
 }
 
-// the tooltip stays where it was put: it goes when the page moves under it
-window.addEventListener("scroll", () => { tip.hidden = true; }, { passive: true });
+// a pointer's tooltip stays where it was put: it goes when the page moves under it; a
+// focused item's follows the item
+window.addEventListener("scroll", () => {
+  if (!tip.hidden && tip.anchor && tip.anchor === document.activeElement) tipUnder(tip.anchor, tip.textContent);
+  else tip.hidden = true;
+}, { passive: true });
 window.addEventListener("hashchange", route);
 route();

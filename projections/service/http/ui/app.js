@@ -589,11 +589,16 @@ async function jobPage(key, params) {
   const decisions = el("section");
   const spec = el("div");
   let data = null;
-  view.replaceChildren(
+  const page = [
     el("p", {}, el("a", { href: "#/", text: "← jobs" })),
     el("div", { class: "job-head" }, title, commands), why, facts, chart, ends, decisions, events, spec,
     el("p", {}, el("a", { href: `/api/v1/jobs/${key}/events`, text: "raw events (audit trail)" }), " · ",
-      el("a", { id: "whatif-link", href: `#/jobs/${key}/whatif`, text: "what if… (replay under another policy)" })));
+      el("a", { id: "whatif-link", href: `#/jobs/${key}/whatif`, text: "what if… (replay under another policy)" }))];
+  // a job not stored yet (a link followed before the projections caught up) is shown as
+  // soon as its events arrive: the page follows its key either way
+  const missing = el("p", { id: "no-job", text: `No job ${key} (yet: it shows here once its events are stored).` });
+  const shown = () => title.isConnected || missing.isConnected;  // not another page since
+  view.replaceChildren(...page);
 
   const drawCommands = (focus) => {
     if (!data?.may_command) { commands.replaceChildren(); return; }
@@ -614,10 +619,14 @@ async function jobPage(key, params) {
   };
   const render = async () => {
     const query = incarnation ? `?incarnation=${incarnation}` : "";
-    try { data = await getJSON(`/api/v1/jobs/${key}${query}`); } catch (e) {
-      view.replaceChildren(el("p", { text: `No job ${key}.` }), el("a", { href: "#/", text: "all jobs" }));
+    let answer;
+    try { answer = await getJSON(`/api/v1/jobs/${key}${query}`); } catch (e) {
+      if (shown() && data == null) view.replaceChildren(missing, el("a", { href: "#/", text: "all jobs" }));
       return;
     }
+    if (!shown()) return;
+    data = answer;
+    if (missing.isConnected) view.replaceChildren(...page);
     const t = data.timeline;
     asOf = data.as_of;
     live = t.finished == null && t.deleted == null;

@@ -4,17 +4,14 @@ drawn on: phase badges, the labels on the chart's bars and bands."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from lavalog.projections.service.sources.file import read_file
-from lavalog.projections.service.store.writer import Store, load
-from tests.projections.helpers import decided_examples, write_events
-from tests.projections.service.test_browser import browser_page, chromium, serving
+from tests.projections.service.test_browser import browser_page, chromium
+from tests.projections.service.test_what_happened_web import examples
 
-__all__ = ["chromium"]  # the fixture
+__all__ = ["chromium", "examples"]  # the fixtures
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
 
@@ -44,6 +41,17 @@ CONTRAST = """() => {
 #: each outcome (made in the page with the UI's own classes)
 SAMPLES = """([phases, outcomes]) => {
     const out = [];
+    // a label of class `labelClass` drawn on a shape of class `shapeClass`
+    const onShape = (shapeClass, labelClass) => {
+        const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+        const shape = document.createElementNS("http://www.w3.org/2000/svg", "rect");
+        shape.setAttribute("class", shapeClass);
+        const label = document.createElementNS("http://www.w3.org/2000/svg", "text");
+        label.setAttribute("class", labelClass);
+        svg.append(shape, label);
+        document.body.append(svg);
+        return contrast(getComputedStyle(label).fill, getComputedStyle(shape).fill);
+    };
     for (const phase of phases) {
         const badge = document.createElement("span");
         badge.className = `badge phase-${phase}`;
@@ -51,24 +59,10 @@ SAMPLES = """([phases, outcomes]) => {
         document.body.append(badge);
         const style = getComputedStyle(badge);
         out.push([`badge ${phase}`, contrast(style.color, style.backgroundColor)]);
-        const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
-        const band = document.createElementNS("http://www.w3.org/2000/svg", "rect");
-        band.setAttribute("class", `band phase-${phase}`);
-        const label = document.createElementNS("http://www.w3.org/2000/svg", "text");
-        label.setAttribute("class", "band-label");
-        svg.append(band, label);
-        document.body.append(svg);
-        out.push([`band ${phase}`, contrast(getComputedStyle(label).fill, getComputedStyle(band).fill)]);
+        out.push([`band ${phase}`, onShape(`band phase-${phase}`, "band-label")]);
     }
     for (const outcome of outcomes) {
-        const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
-        const bar = document.createElementNS("http://www.w3.org/2000/svg", "rect");
-        bar.setAttribute("class", `attempt outcome-${outcome}`);
-        const label = document.createElementNS("http://www.w3.org/2000/svg", "text");
-        label.setAttribute("class", "bar-label");
-        svg.append(bar, label);
-        document.body.append(svg);
-        out.push([`bar ${outcome}`, contrast(getComputedStyle(label).fill, getComputedStyle(bar).fill)]);
+        out.push([`bar ${outcome}`, onShape(`attempt outcome-${outcome}`, "bar-label")]);
     }
     const muted = document.querySelector(".muted") || document.body;
     out.push(["muted text", contrast(getComputedStyle(muted).color, getComputedStyle(document.body).backgroundColor)]);
@@ -81,17 +75,9 @@ UNNAMED = """() => [...document.querySelectorAll("#view input, #view select, #vi
     .map((c) => c.outerHTML.slice(0, 80))"""
 
 
-@pytest.fixture
-async def served(tmp_path: Path) -> AsyncIterator[str]:
-    store = Store(tmp_path / "s.sqlite")
-    load(store, read_file(write_events(tmp_path / "log.jsonl", decided_examples())))
-    async with serving(store) as url:
-        yield url
-
-
-async def test_text_keeps_its_contrast_on_every_colour(chromium: Path, served: str) -> None:
+async def test_text_keeps_its_contrast_on_every_colour(chromium: Path, examples: str) -> None:
     async with browser_page(chromium) as page:
-        await page.goto(served + "#/jobs/ml/tf-dist")
+        await page.goto(examples + "#/jobs/ml/tf-dist")
         await page.wait_for_selector("#gantt rect.attempt")
         await page.evaluate(CONTRAST)
         ratios = await page.evaluate(SAMPLES, [PHASES, OUTCOMES])
@@ -107,9 +93,11 @@ async def test_text_keeps_its_contrast_on_every_colour(chromium: Path, served: s
         ("#/jobs/ml/flaky-train/whatif", "#whatif-verdict"),
     ],
 )
-async def test_every_control_has_a_name(chromium: Path, served: str, path: str, ready: str) -> None:
+async def test_every_control_has_a_name(
+    chromium: Path, examples: str, path: str, ready: str
+) -> None:
     async with browser_page(chromium) as page:
-        await page.goto(served + path)
+        await page.goto(examples + path)
         await page.wait_for_selector(ready)
         if path.endswith("tf-dist"):
             await page.get_by_text("Spec (YAML)").click()

@@ -95,6 +95,9 @@ _READ_INDEXES = """
 CREATE INDEX IF NOT EXISTS events_by_job ON events (job_uid, seq);
 CREATE INDEX IF NOT EXISTS actions_by_job ON actions (job_uid);
 CREATE INDEX IF NOT EXISTS pod_failures_by_job ON pod_failures (job_uid);
+-- the log's "now" (MAX(updated)), which every job page asks: read from the index's end,
+-- not a scan of every job's row
+CREATE INDEX IF NOT EXISTS jobs_by_updated ON jobs (updated);
 """
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 import msgspec
 import pytest
 
@@ -11,6 +13,7 @@ from lavalog.projections.core.fold import new_history, record
 from lavalog.projections.core.timeline import build_timeline
 from lavalog.projections.service.sources.file import file_source, read_file
 from lavalog.projections.service.store.queries import Queries
+from lavalog.projections.service.store.sqlite import SqliteLocation
 from lavalog.projections.service.store.tables import Tables
 from lavalog.projections.service.store.tables_process import TablesProcess, WriterFailed
 from lavalog.projections.service.store.writer import Store, load
@@ -222,3 +225,16 @@ def test_a_bulk_load_that_fails_is_given_up_without_waiting_for_its_writer(new_s
         store.apply(items)
     store.close()
     assert writer._process.poll() is not None  # the writer process is gone
+
+
+def test_the_logs_now_is_read_from_an_index_not_every_jobs_row(tmp_path, log_file):
+    """Every job page asks the log's "now" (MAX(updated)): with an index it is the index's
+    last entry, not a scan of every job's row (66 ms at 10,000 jobs in bench/job_pages.py)."""
+    store = Store(tmp_path / "s.sqlite")
+    load(store, read_file(log_file))
+    store.close()
+    with sqlite3.connect(tmp_path / "s.sqlite") as db:
+        plan = db.execute("EXPLAIN QUERY PLAN SELECT MAX(updated) FROM jobs").fetchall()
+    assert "USING COVERING INDEX jobs_by_updated" in plan[0][-1]
+    latest = max(item.event.time for item in read_file(log_file))
+    assert Queries(SqliteLocation(tmp_path / "s.sqlite")).log_time() == latest

@@ -95,9 +95,12 @@ _READ_INDEXES = """
 CREATE INDEX IF NOT EXISTS events_by_job ON events (job_uid, seq);
 CREATE INDEX IF NOT EXISTS actions_by_job ON actions (job_uid);
 CREATE INDEX IF NOT EXISTS pod_failures_by_job ON pod_failures (job_uid);
--- the log's "now" (MAX(updated)), which every job page asks: read from the index's end,
--- not a scan of every job's row
+-- what the web UI asks on every page, read from narrow indexes rather than a scan of
+-- every job's row (each holds its folded history): the log's "now" (MAX(updated)) from
+-- the index's end; the list's counts by phase, queue and namespace (its total, its
+-- filters' counts) from a covering index
 CREATE INDEX IF NOT EXISTS jobs_by_updated ON jobs (updated);
+CREATE INDEX IF NOT EXISTS jobs_by_phase ON jobs (phase, queue, namespace);
 """
 
 

@@ -10,7 +10,6 @@ document and the conversion cannot disagree.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Annotated, Any, TypeVar
@@ -48,11 +47,17 @@ def from_wire(data: Any, kind: type[T]) -> T:
     return msgspec.convert(_convert(data, _type_info(kind), _seconds), kind)
 
 
-@functools.cache
+#: `msgspec.inspect.type_info` of each type converted so far
+_TYPE_INFO: dict[Any, mi.Type] = {}
+
+
 def _type_info(kind: Any) -> mi.Type:
     """`msgspec.inspect.type_info`, once per type: it walks every annotation of the
     type's structs, which took most of a job page answer's time."""
-    return mi.type_info(kind)
+    info = _TYPE_INFO.get(kind)
+    if info is None:
+        info = _TYPE_INFO[kind] = mi.type_info(kind)
+    return info
 
 
 def _seconds(text: object) -> float:

@@ -23,6 +23,7 @@ from lavalog.projections.service.store.locations import location_of
 
 _history_decoder = msgspec.msgpack.Decoder(JobHistory)
 _SUMMARY_COLUMNS = ", ".join(JobSummary.__struct_fields__)
+#: the list's order, newest first (the index jobs_by_sort is on it: change both together)
 _SORT = "COALESCE(submitted, updated)"
 #: Phases whose reason counts as a job failure reason.
 FAILED_PHASES = (JobPhase.FAILED, JobPhase.ABORTED, JobPhase.TERMINATED)

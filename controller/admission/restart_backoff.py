@@ -18,6 +18,7 @@ from collections.abc import Mapping
 import msgspec
 
 from lavalog.controller.admission.annotations import annotation, read_annotation
+from lavalog.controller.delays import exponential
 from lavalog.events.durations import parse_duration
 from lavalog.events.volcano.api import Action, FieldError
 
@@ -39,11 +40,7 @@ class RestartBackoff(msgspec.Struct, frozen=True):
 
     def delay(self, restarts_done: int) -> float:
         """Seconds the restart after `restarts_done` earlier ones waits."""
-        try:
-            grown = self.initial * self.factor**restarts_done
-        except OverflowError:  # a huge factor ** a long retry count: far past any cap
-            return self.cap
-        return min(grown, self.cap)
+        return exponential(self.initial, self.factor, self.cap, restarts_done)
 
 
 def parse_backoff(text: str) -> RestartBackoff | str:

@@ -63,12 +63,13 @@ class Timeline:
     members_gone: dict[str, float] = dataclasses.field(default_factory=dict)
 
 
-async def follow_members(kafka: KafkaSettings, timeline: Timeline) -> None:
-    """Fill `timeline.members_gone`: each group's members once the controller is ready
+async def follow_members(kafka: KafkaSettings, timeline: Timeline, ready: asyncio.Event) -> None:
+    """Fill `timeline.members_gone`: each group's members once the controller is `ready`
     are the killed process's; note when none of them is left."""
     client = AIOKafkaClient(**connection_options(kafka), client_id="recovery-test")
     await client.bootstrap()
     try:
+        await ready.wait()
         names = {group_name(kafka, base): base for base in GROUPS}
         coordinators = {
             name: await client.coordinator_lookup(CoordinationType.GROUP, name) for name in names
@@ -86,6 +87,26 @@ async def follow_members(kafka: KafkaSettings, timeline: Timeline) -> None:
             await asyncio.sleep(0.1)
     finally:
         await client.close()
+
+
+def is_podgroup_of(change: Change, job_name: str) -> bool:
+    """Whether `change` creates the PodGroup of `job_name`: its first decision carried out."""
+    if change.resource is not registry.PODGROUP or change.type != "ADDED":
+        return False
+    owners = change.entry.obj["metadata"].get("ownerReferences") or ()
+    return any(owner["name"] == job_name for owner in owners)
+
+
+async def kill_after_a_renewal(
+    controller: LavalogRun, armed: asyncio.Event, killed: asyncio.Event, *, ready_within: float = 30
+) -> None:
+    """Start `controller` and, once it is ready, arm the store listener that kills it right
+    after its next Lease renewal (the claim then has its whole duration left)."""
+    await controller.start()
+    await controller.ready(ready_within)
+    armed.set()
+    async with asyncio.timeout(30):
+        await killed.wait()
 
 
 async def test_a_restarted_controller_takes_its_lease_and_groups_back_without_waiting(
@@ -112,11 +133,9 @@ async def test_a_restarted_controller_takes_its_lease_and_groups_back_without_wa
                     killed.set()
                 elif timeline.killed is not None and timeline.new_lease is None:
                     timeline.new_lease, timeline.lease_taken = obj, time.time()
-            elif change.resource is registry.PODGROUP and change.type == "ADDED":
-                owners = obj["metadata"].get("ownerReferences") or ()
-                if any(o["name"] == "after-restart" for o in owners):
-                    timeline.carried_out = time.time()
-                    carried_out.set()
+            elif is_podgroup_of(change, "after-restart"):
+                timeline.carried_out = time.time()
+                carried_out.set()
 
         def look(access: Access) -> None:
             after_kill = timeline.killed is not None and timeline.lease_seen is None
@@ -125,22 +144,17 @@ async def test_a_restarted_controller_takes_its_lease_and_groups_back_without_wa
 
         system.cluster.store.subscribe(watch)
         system.cluster.on_request(look)
-        following: asyncio.Task[None] | None = None
+        following = asyncio.create_task(follow_members(kafka, timeline, armed))
         try:
-            await controller.start()
-            await controller.ready(within=60)  # its first join takes half a session
-            following = asyncio.create_task(follow_members(kafka, timeline))
-            armed.set()
-            async with asyncio.timeout(30):
-                await killed.wait()
+            # its first join takes half a session
+            await kill_after_a_renewal(controller, armed, killed, ready_within=60)
             await controller.restart()
             await system.submit(manifest)
             async with asyncio.timeout(60):
                 await carried_out.wait()
                 await following
         finally:
-            if following is not None:
-                following.cancel()
+            following.cancel()
             await controller.stop()
 
     assert timeline.killed is not None and timeline.carried_out is not None
@@ -157,3 +171,52 @@ async def test_a_restarted_controller_takes_its_lease_and_groups_back_without_wa
     said = (dataclasses.asdict(timeline), controller.tail())
     assert all(gone < timeline.killed + SESSION for gone in timeline.members_gone.values()), said
     assert timeline.carried_out < max(timeline.members_gone.values()) + SESSION, said
+
+
+async def test_a_replacement_under_a_new_identity_takes_over_after_a_short_lease(
+    kafka_broker: str, tmp_path: Path
+) -> None:
+    """A controller pod replaced by a new one (a new pod name) with `--lease-duration 2`:
+    the replacement takes the Lease the killed one left, once that claim has run out, and
+    carries out the next decision. (How long that takes is `bench/recovery.py`'s.)"""
+    kafka = make_kafka(kafka_broker)
+    await ensure_topics(kafka)
+    manifest = job("after-replacement", task("worker", 1, "sleep 5"))
+    lease = ("--lease-duration", "2")
+    async with running_system(kafka, replicas=()) as system:
+        old = LavalogRun(kafka, system.cluster.kubeconfig_path, tmp_path / "old.log", "old", lease)
+        new = LavalogRun(kafka, system.cluster.kubeconfig_path, tmp_path / "new.log", "new", lease)
+        leases: list[dict[str, Any]] = []
+        armed, killed, taken_over, carried_out = (asyncio.Event() for _ in range(4))
+
+        def watch(change: Change) -> None:
+            obj = change.entry.obj
+            if change.resource is registry.LEASE:
+                leases.append(obj)
+                if armed.is_set() and not killed.is_set():
+                    old.kill()  # right after it renewed: the claim has all its time left
+                    killed.set()
+                elif obj["spec"]["holderIdentity"] == "new":
+                    taken_over.set()
+            elif is_podgroup_of(change, "after-replacement"):
+                carried_out.set()
+
+        system.cluster.store.subscribe(watch)
+        try:
+            await kill_after_a_renewal(old, armed, killed)
+            last_claim = leases[-1]
+            await new.start()
+            await system.submit(manifest)
+            async with asyncio.timeout(60):
+                await taken_over.wait()
+                await carried_out.wait()
+        finally:
+            await asyncio.gather(old.stop(), new.stop())
+
+    # the killed controller's last claim lasted the configured 2 s, and the replacement
+    # took it over as a new holder (a transition), with the same short lease
+    assert last_claim["spec"]["holderIdentity"] == "old"
+    assert last_claim["spec"]["leaseDurationSeconds"] == 2
+    (first_new,) = [obj for obj in leases if obj["spec"]["holderIdentity"] == "new"][:1]
+    assert first_new["spec"]["leaseTransitions"] == last_claim["spec"]["leaseTransitions"] + 1
+    assert first_new["spec"]["leaseDurationSeconds"] == 2, new.tail()

@@ -13,6 +13,7 @@ import msgspec
 from msgspec.structs import replace
 
 from lavalog.controller.admission import Admitted, admit_job, admit_update
+from lavalog.controller.decider.core import refused_creates
 from lavalog.controller.decider.core.counts import append_condition
 from lavalog.controller.decider.core.state import (
     COMMAND_MEMORY,
@@ -45,6 +46,7 @@ from lavalog.events.durations import format_duration
 from lavalog.events.observations import (
     AnyObservation,
     CommandIssued,
+    CreateFailed,
     JobDeleted,
     JobObserved,
     PodDeleted,
@@ -139,6 +141,8 @@ def _pod_observed(state: JobState, event: PodObserved) -> JobState:
     known = state.pods.get(event.pod)
     same = known is not None and known.uid in ("", event.pod_uid)
     killed = same and known is not None and known.killed
+    if known is not None and not known.observed and same:
+        state = refused_creates.created(state)  # a pod asked for was made
     record = PodRecord(
         name=event.pod,
         task=event.task,
@@ -345,6 +349,7 @@ _RULES: dict[type, Callable[[JobState, Any], JobState]] = {
     PodGroupObserved: _podgroup_observed,
     CommandIssued: _command_issued,
     TimerFired: _timer_fired,
+    CreateFailed: refused_creates.fold,
     ActionDecided: _action_decided,
     PhaseChanged: _phase_changed,
     PodGroupCreate: _podgroup_create,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import msgspec
 from msgspec.structs import replace
 
-from lavalog.controller.decider.core.backoff import with_backoff
+from lavalog.controller.decider.core import requeue
 from lavalog.controller.decider.core.counts import job_status
 from lavalog.controller.decider.core.disruptions import uncounted
 from lavalog.controller.decider.core.evolve import evolve, is_stale
@@ -27,6 +27,7 @@ from lavalog.controller.decider.core.replacement import (
     replacement_seen_first,
 )
 from lavalog.controller.decider.core.request import SYNC_REQUEST, ActionRequest
+from lavalog.controller.decider.core.restart_backoff import with_restart_backoff
 from lavalog.controller.decider.core.state import JobState
 from lavalog.controller.decider.core.step import Step
 from lavalog.controller.decider.core.timers import (
@@ -55,6 +56,7 @@ from lavalog.events.decisions import (
 from lavalog.events.observations import (
     AnyObservation,
     CommandIssued,
+    CreateFailed,
     JobDeleted,
     JobObserved,
     PodObserved,
@@ -104,6 +106,11 @@ def _decide(step: Step) -> None:
         return  # Volcano leaves a job that is being deleted alone
     if state.pods_unknown:
         return  # taken over: decided once a pod list has shown which pods exist
+    if isinstance(observation, CreateFailed):  # no sync now: it is requeued, as in Volcano
+        if requeue.retry_limit_reached(step):
+            _act(step, requeue.TERMINATE)
+            _write_status(step)
+        return
     report_unschedulable(step)
     trigger = _trigger(step)
     if replacement_seen_first(step):
@@ -126,7 +133,7 @@ def _act(step: Step, trigger: Trigger) -> None:
     cancel_resolved_timers(step)
     state = step.state
     resolution = apply_policies(step.spec, state.version, trigger, state.exit_codes)
-    resolution = with_backoff(state, trigger, resolution)
+    resolution = with_restart_backoff(state, trigger, resolution)
     if resolution.delay > 0:
         schedule_delayed(step, trigger, resolution)
         resolution = SYNC

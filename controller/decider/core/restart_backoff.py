@@ -27,10 +27,10 @@ from lavalog.controller.decider.core.policies import Resolution
 from lavalog.controller.decider.core.state import JobState
 from lavalog.controller.decider.core.transitions import ACTIVE_PHASES
 from lavalog.controller.decider.core.triggers import Trigger
-from lavalog.events.decisions import Backoff
+from lavalog.events.decisions import RestartBackoffDelay
 
 
-def with_backoff(state: JobState, trigger: Trigger, resolution: Resolution) -> Resolution:
+def with_restart_backoff(state: JobState, trigger: Trigger, resolution: Resolution) -> Resolution:
     """`resolution`, delayed by the job's restart backoff if it has one and it applies."""
     backoff = state.restart_backoff
     if (
@@ -46,10 +46,10 @@ def with_backoff(state: JobState, trigger: Trigger, resolution: Resolution) -> R
     return replace(
         resolution,
         delay=resolution.delay + delay,
-        backoff=Backoff(delay=delay, restart=state.retry_count + 1),
+        backoff=RestartBackoffDelay(delay=delay, restart=state.retry_count + 1),
     )
 
 
 def restart_pending(state: JobState) -> bool:
     """A restart is waiting out its backoff: the pods it replaces do not decide the job."""
-    return any(isinstance(timer.backoff, Backoff) for timer in state.timers.values())
+    return any(isinstance(timer.backoff, RestartBackoffDelay) for timer in state.timers.values())

@@ -15,10 +15,11 @@ from collections.abc import Mapping
 
 import msgspec
 
-from lavalog.controller.admission.exit_codes import ExitCodeSet, policy_key
+from lavalog.controller.admission.exit_codes import policy_key
 from lavalog.controller.decider.core.triggers import Trigger
 from lavalog.events.decisions import Backoff, PolicyRef
 from lavalog.events.durations import parse_duration
+from lavalog.events.extensions import ExitCodeSet
 from lavalog.events.volcano.api import Action, Event, JobSpec, LifecyclePolicy
 
 #: what `*` stands for: the events Volcano raises that reach its policies (PodPending only

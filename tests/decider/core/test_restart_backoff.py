@@ -9,7 +9,7 @@ import msgspec
 import pytest
 
 from lavalog.controller.admission import Admitted, Rejected, admit_job
-from lavalog.controller.admission.restart_backoff import RestartBackoff, parse_backoff
+from lavalog.controller.admission.restart_backoff import parse_backoff
 from lavalog.controller.decider.core import JobState, initial_state, replay
 from lavalog.controller.decider.core.backoff import with_backoff
 from lavalog.controller.decider.core.policies import Resolution
@@ -24,6 +24,7 @@ from lavalog.events.decisions import (
     TimerCancelled,
     TimerScheduled,
 )
+from lavalog.events.extensions import RestartBackoff
 from tests.decider.support import admitted, created, worker_spec
 from tests.scenarios import JobScript
 

@@ -1,6 +1,8 @@
 """`step`, `decide`: one observation in, the decisions it leads to out (the flow of a step).
 
-The order is Volcano's job worker: derive the event, pick the action with the
+A new generation of the Job is judged first (`admission`): admitted, its spec is what
+every rule after runs on; rejected, the step reports it and does nothing else.
+Then the order is Volcano's job worker: derive the event, pick the action with the
 policies (or delay it), let the current phase's handler execute it, and after every
 phase change write the status and sync once more in the new phase (Volcano writes the
 status at the end of each handler and re-queues the job when it changed), so every
@@ -14,6 +16,8 @@ from __future__ import annotations
 import msgspec
 from msgspec.structs import replace
 
+from lavalog.controller.admission import Admitted, Rejected
+from lavalog.controller.decider.core.admission import admission, judge
 from lavalog.controller.decider.core.backoff import with_backoff
 from lavalog.controller.decider.core.counts import job_status
 from lavalog.controller.decider.core.disruptions import uncounted
@@ -83,7 +87,7 @@ def step(state: JobState, observation: AnyObservation) -> tuple[JobState, list[A
         return current.state, []  # about another incarnation, or a Job not seen yet
     _decide(current)
     replace_finished_pods(current, step)
-    return current.state, current.decisions
+    return current.state, current.made
 
 
 def decide(state: JobState, observation: AnyObservation) -> list[AnyDecision]:
@@ -96,7 +100,7 @@ def _decide(step: Step) -> None:
     if isinstance(observation, JobDeleted):
         cancel_all_timers(step, reason="job deleted")
         return
-    if isinstance(observation, JobObserved) and _rejected_now(step, observation):
+    if isinstance(observation, JobObserved) and not _admitted(step, observation):
         return
     state = step.state
     if state.spec is None or state.deleting:
@@ -169,18 +173,22 @@ def _execute(step: Step, request: ActionRequest) -> None:
         request = SYNC_REQUEST
 
 
-def _rejected_now(step: Step, observation: JobObserved) -> bool:
-    """Report a spec that admission refused (once per generation: this observation brought
-    a new one); a job never admitted ends Failed."""
+def _admitted(step: Step, observation: JobObserved) -> bool:
+    """Judge the generation `observation` brings, if it brings one, and record the verdict;
+    False when it was rejected: reported once (a late copy of the generation brings none),
+    and a job never admitted ends Failed."""
+    verdict = judge(step.state, observation)
+    if isinstance(verdict, Admitted):
+        step.admit(admission(observation, verdict))
+    if not isinstance(verdict, Rejected):
+        return True
     state = step.state
-    if not state.rejected or state.generation == step.before.generation:
-        return False
-    step.emit(JobRejected, generation=observation.generation, errors=state.rejected)
+    step.emit(JobRejected, generation=observation.generation, errors=verdict.errors)
     if state.spec is None and not state.phase:
-        message = "; ".join(str(error) for error in state.rejected)
+        message = "; ".join(str(error) for error in verdict.errors)
         enter_phase(step, Transition(JobPhase.FAILED, reason="InvalidSpec", message=message))
         _write_status(step)
-    return True
+    return False
 
 
 def _write_status(step: Step) -> None:

@@ -2,7 +2,8 @@
 
 For any sequence: the retry count never exceeds maxRetry, a finished job never gets
 pods created or replaced, replaying the same sequence gives identical decisions, and `step` equals
-folding `evolve` over the observation and its decisions.
+folding `evolve` over the observation and its decisions (spec updates, admitted or
+rejected, included: the admission is one of them).
 """
 
 from __future__ import annotations
@@ -53,7 +54,17 @@ steps = st.one_of(
     st.tuples(st.just("podgroup"), st.sampled_from(["Inqueue", "Running", "Unknown"])),
     st.tuples(st.just("command"), st.sampled_from(["AbortJob", "ResumeJob", "RestartJob"])),
     st.tuples(st.just("wait"), st.integers(1, 60)),
+    # a new generation of the spec: the workers scaled (admitted), or the ps task's
+    # template changed too (a change admission forbids)
+    st.tuples(st.just("update"), st.integers(0, 3), st.booleans()),
 )
+
+
+def updated(workers: int, forbidden: bool) -> dict[str, Any]:
+    ps, worker = SPEC["tasks"]
+    if forbidden:
+        ps = {**ps, "template": {"spec": {"containers": [{"name": "c", "image": "other"}]}}}
+    return {**SPEC, "tasks": [ps, {**worker, "replicas": workers}]}
 
 
 def script_of(moves: list[tuple[Any, ...]]) -> JobScript:
@@ -72,6 +83,8 @@ def script_of(moves: list[tuple[Any, ...]]) -> JobScript:
             script.podgroup(move[1])
         elif kind == "command":
             script.command(move[1])
+        elif kind == "update":
+            script.submit(updated(move[1], move[2]))
         else:
             script.after(move[1])
     return script

@@ -192,13 +192,14 @@ def _admitted(step: Step, observation: JobObserved) -> bool:
 
 
 def _write_status(step: Step) -> None:
+    """Write the status if it changed: checked again only once something was decided."""
     state = step.state
-    if not state.phase:
+    if not state.phase or state is step.status_checked:
         return
     status = job_status(state, step.counts(), step.now)
-    if status == state.status:
-        return
-    step.emit(StatusWrite, status=status)
+    if status != state.status:
+        step.emit(StatusWrite, status=status)
+    step.status_checked = step.state
 
 
 def _kills_after_the_new_version(step: Step) -> None:
@@ -211,6 +212,8 @@ def _kills_after_the_new_version(step: Step) -> None:
     only the plugin objects, and of the decisions they pass none reads those, unless the
     step also makes pods (then the kill stays) or plugin objects (then the removal stays).
     """
+    if step.state.version == step.before.version:
+        return  # no new version in this step
     decisions = step.decisions
     first = next(
         (

@@ -87,7 +87,8 @@ def _first_match(
     task: str | None,
 ) -> tuple[int, LifecyclePolicy] | None:
     for index, policy in enumerate(policies):
-        if _matches(policy, trigger, exit_codes.get(policy_key(task, index))):
+        codes = exit_codes.get(policy_key(task, index)) if exit_codes else None
+        if _matches(policy, trigger, codes):
             return index, policy
     return None
 

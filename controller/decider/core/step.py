@@ -20,6 +20,7 @@ from lavalog.events.observations import AnyObservation, JobObserved
 from lavalog.events.volcano.api import JobSpec
 
 D = TypeVar("D", bound=AnyDecision)
+_NOT_COUNTED = PodCounts()
 
 
 class Step:
@@ -36,6 +37,7 @@ class Step:
         "killed_targets",
         "observation",
         "state",
+        "status_checked",
     )
 
     def __init__(self, state: JobState, observation: AnyObservation) -> None:
@@ -51,12 +53,15 @@ class Step:
         #: the decisions the rules made, numbered in order
         self.decisions: list[AnyDecision] = []
         self._counted: dict[str, PodRecord] | None = None
-        self._counts = PodCounts()
+        self._counts = _NOT_COUNTED
         #: a RestartTask/RestartPod/RestartPartition killed pods (see `replacement`)
         self.killed_targets = False
         #: the request this step acts on (its action, or a sync, on what happened), for
         #: saying why in a phase change its follow-up syncs make (`why`)
         self.acted: ActionRequest | None = None
+        #: the working state the status was last checked against (`flow._write_status`):
+        #: while it is the working state, nothing was decided that could change the status
+        self.status_checked: JobState | None = None
 
     def counts(self) -> PodCounts:
         """Pod counts of the working state (counted again only when its pods changed)."""

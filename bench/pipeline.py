@@ -1,6 +1,6 @@
 """Pipeline through Kafka: observed -> decider service -> decisions -> actuator -> API server.
 
-    python bench/pipeline.py [--events 100000] [--jobs 1000] [--partitions 12]
+    python bench/pipeline.py [--events 100000] [--jobs 1000] [--partitions 12] [--decider-only]
 
 The log is `bench/decider.py`'s: ps/worker jobs whose workers fail and are restarted,
 round-robin interleaved, about `--events / --jobs` observations each, for Jobs that
@@ -165,52 +165,69 @@ async def main(args: argparse.Namespace) -> None:
                 decider.run,
                 lambda: bool(decider.assigned),
                 # decided, their decisions delivered and the input committed
-                lambda: decider.counters["observations"] >= count
-                and not any(decider.lag().values()),
+                lambda: (
+                    decider.counters["observations"] >= count and not any(decider.lag().values())
+                ),
                 "decider",
             )
             decisions = decider.counters["decisions"]
-            say(f"{decisions:,} decisions; reading them back")
-            raw_decisions = await consume_raw(settings, DECISIONS, decisions)
-
-            actuator = ActuatorService(
-                kube=kube, kafka=settings, group_id="bench-actuator", qps=1e6, burst=1_000_000
+            raw_rate = count / raw_observed
+            say(
+                f"{decisions:,} decisions; decider service {count / decided:,.0f}/s, "
+                f"{count / decided / raw_rate:.0%} of raw; reading them back"
             )
-            counters = actuator.counters
+            raw_decisions = await consume_raw(settings, DECISIONS, decisions)
+            rows = [
+                row("produce observations (setup, aiokafka)", count, produced),
+                row("baseline: raw aiokafka consume, observed", count, raw_observed),
+                row("decider service: observed -> decisions", count, decided, raw_rate),
+                row("baseline: raw aiokafka consume, decisions", decisions, raw_decisions),
+            ]
+            if not args.decider_only:
+                rows += await actuate(kube, settings, count, decisions, raw_rate, raw_decisions)
 
-            def done() -> bool:
-                return counters.handled >= decisions
+    table(["pipeline", "messages", "seconds", "per second", "of raw"], rows)
+    say("target: decider service >= 50% of the raw aiokafka consume rate")
 
-            applied = await timed(actuator.run, lambda: actuator.ready, done, "actuator")
 
-    def row(what: str, items: int, seconds: float, of: float | None = None) -> list[str]:
-        rate = items / seconds
-        ratio = "" if of is None else f"{rate / of:.0%}"
-        return [what, f"{items:,}", f"{seconds:.2f}", f"{rate:,.0f}", ratio]
-
-    raw_rate = count / raw_observed
-    table(
-        ["pipeline", "messages", "seconds", "per second", "of raw"],
-        [
-            row("produce observations (setup, aiokafka)", count, produced),
-            row("baseline: raw aiokafka consume, observed", count, raw_observed),
-            row("decider service: observed -> decisions", count, decided, raw_rate),
-            row("baseline: raw aiokafka consume, decisions", decisions, raw_decisions),
-            row(
-                "actuator service: decisions -> API writes",
-                decisions,
-                applied,
-                decisions / raw_decisions,
-            ),
-            row("actuator service, as observations per second", count, applied, raw_rate),
-        ],
+async def actuate(
+    kube: Kube,
+    settings: KafkaSettings,
+    count: int,
+    decisions: int,
+    raw_rate: float,
+    raw_decisions: float,
+) -> list[list[str]]:
+    """Stage 4: the actuator carries the decisions out; its rows of the table."""
+    actuator = ActuatorService(
+        kube=kube, kafka=settings, group_id="bench-actuator", qps=1e6, burst=1_000_000
     )
+    counters = actuator.counters
+
+    def done() -> bool:
+        return counters.handled >= decisions
+
+    applied = await timed(actuator.run, lambda: actuator.ready, done, "actuator")
     say(
-        f"\nactuator: {counters.applied:,} applied, {counters.coalesced:,} coalesced, "
+        f"actuator: {counters.applied:,} applied, {counters.coalesced:,} coalesced, "
         f"{counters.skipped:,} skipped, "
         f"{counters.failed:,} failed, {counters.retried:,} calls retried"
     )
-    say("target: decider service >= 50% of the raw aiokafka consume rate")
+    return [
+        row(
+            "actuator service: decisions -> API writes",
+            decisions,
+            applied,
+            decisions / raw_decisions,
+        ),
+        row("actuator service, as observations per second", count, applied, raw_rate),
+    ]
+
+
+def row(what: str, items: int, seconds: float, of: float | None = None) -> list[str]:
+    rate = items / seconds
+    ratio = "" if of is None else f"{rate / of:.0%}"
+    return [what, f"{items:,}", f"{seconds:.2f}", f"{rate:,.0f}", ratio]
 
 
 def parse() -> argparse.Namespace:
@@ -218,6 +235,11 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--events", type=int, default=100_000, help="observations in the log")
     parser.add_argument("--jobs", type=int, default=1_000)
     parser.add_argument("--partitions", type=int, default=12)
+    parser.add_argument(
+        "--decider-only",
+        action="store_true",
+        help="stop after the decider's stage and its baselines (the actuator's takes longest)",
+    )
     return parser.parse_args()
 
 

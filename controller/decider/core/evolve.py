@@ -155,6 +155,8 @@ def _pod_observed(state: JobState, event: PodObserved) -> JobState:
         node=event.node,
         disruption=event.disruption or "",
     )
+    if record == known:
+        return state  # seen again as it was: the state is not copied
     return replace(state, pods={**state.pods, event.pod: record})
 
 

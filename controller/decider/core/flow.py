@@ -21,7 +21,7 @@ from lavalog.controller.decider.core.admission import admission, judge
 from lavalog.controller.decider.core.backoff import with_backoff
 from lavalog.controller.decider.core.counts import job_status
 from lavalog.controller.decider.core.disruptions import uncounted
-from lavalog.controller.decider.core.evolve import is_stale
+from lavalog.controller.decider.core.evolve import evolve
 from lavalog.controller.decider.core.gang import report_unschedulable
 from lavalog.controller.decider.core.phases import HANDLERS
 from lavalog.controller.decider.core.policies import SYNC, apply_policies
@@ -80,9 +80,18 @@ def step(state: JobState, observation: AnyObservation) -> tuple[JobState, list[A
     if isinstance(observation, CommandIssued) and not observation.job_uid:
         # a Command naming its target without a uid: Volcano goes by the name alone
         observation = replace(observation, job_uid=state.uid)
-    if isinstance(observation, PodObserved) and is_stale(state, observation):
+    observed = evolve(state, observation)
+    if observed is state and _seen_before(state, observation):
         return state, []
-    current = Step(state, observation)
+    return step_by_rules(state, observation, observed)
+
+
+def step_by_rules(
+    state: JobState, observation: AnyObservation, observed: JobState
+) -> tuple[JobState, list[AnyDecision]]:
+    """`step` running every rule, on a fact seen before too; `observed` is
+    `evolve(state, observation)`."""
+    current = Step(state, observation, observed)
     if current.state.uid != observation.job_uid:
         return current.state, []  # about another incarnation, or a Job not seen yet
     _decide(current)
@@ -93,6 +102,18 @@ def step(state: JobState, observation: AnyObservation) -> tuple[JobState, list[A
 def decide(state: JobState, observation: AnyObservation) -> list[AnyDecision]:
     """The decisions `observation` leads to, given the job's state before it."""
     return step(state, observation)[1]
+
+
+def _seen_before(state: JobState, observation: AnyObservation) -> bool:
+    """Whether `observation`, which leaves the job's state as it was, is a pod or Job fact
+    seen before: a relist, the echo of the decider's own status write, a pod already being
+    killed seen terminating, or a late copy (`is_stale`). Volcano would only sync the job
+    on it, and the state a step ends with is synced already: it decides nothing, and its
+    rules need not run. (Not so a new generation, which admission has yet to judge, nor a
+    pod's deletion, which is an eviction unless the decider asked for it.)"""
+    if isinstance(observation, PodObserved):
+        return True
+    return isinstance(observation, JobObserved) and observation.generation <= state.generation
 
 
 def _decide(step: Step) -> None:

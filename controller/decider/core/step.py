@@ -40,14 +40,15 @@ class Step:
         "status_checked",
     )
 
-    def __init__(self, state: JobState, observation: AnyObservation) -> None:
+    def __init__(self, state: JobState, observation: AnyObservation, observed: JobState) -> None:
+        """`observed`: `evolve(state, observation)`, folded by the caller."""
         #: the state of the observed Job's incarnation before the observation
         self.before = state
         if isinstance(observation, JobObserved):
             self.before = incarnation_state(state, observation.job_uid)
         self.observation = observation
         #: the working state; `_observed`: the state after the observation and its admission
-        self.state = self._observed = evolve(state, observation)
+        self.state = self._observed = observed
         #: the admission of the generation this observation brings, if it was admitted
         self.admitted: JobAdmitted | None = None
         #: the decisions the rules made, numbered in order

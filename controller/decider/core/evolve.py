@@ -121,12 +121,11 @@ _PHASE_ORDER: dict[str, int] = {
 }
 
 
-def is_stale(state: JobState, event: PodObserved) -> bool:
-    """Whether `event` shows a pod in a phase it has already left: a fact published
-    again late (a watcher that lost its Lease, a relist racing a watch). The pod keeps
-    its newer state and the observation decides nothing, so a late copy of an earlier
+def _is_stale(known: PodRecord | None, event: PodObserved) -> bool:
+    """Whether `event` shows the pod `known` in a phase it has already left: a fact
+    published again late (a watcher that lost its Lease, a relist racing a watch). The pod
+    keeps its newer state and the observation decides nothing, so a late copy of an earlier
     fact cannot undo the later one (nor differ from an audit that reads each fact once)."""
-    known = state.pods.get(event.pod)
     if known is None or known.uid != event.pod_uid:
         return False
     then, now = _PHASE_ORDER.get(known.phase), _PHASE_ORDER.get(event.phase)
@@ -134,9 +133,9 @@ def is_stale(state: JobState, event: PodObserved) -> bool:
 
 
 def _pod_observed(state: JobState, event: PodObserved) -> JobState:
-    if is_stale(state, event):
-        return state
     known = state.pods.get(event.pod)
+    if _is_stale(known, event):
+        return state
     same = known is not None and known.uid in ("", event.pod_uid)
     killed = same and known is not None and known.killed
     record = PodRecord(

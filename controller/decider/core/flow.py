@@ -107,10 +107,11 @@ def decide(state: JobState, observation: AnyObservation) -> list[AnyDecision]:
 def _seen_before(state: JobState, observation: AnyObservation) -> bool:
     """Whether `observation`, which leaves the job's state as it was, is a pod or Job fact
     seen before: a relist, the echo of the decider's own status write, a pod already being
-    killed seen terminating, or a late copy (`is_stale`). Volcano would only sync the job
-    on it, and the state a step ends with is synced already: it decides nothing, and its
-    rules need not run. (Not so a new generation, which admission has yet to judge, nor a
-    pod's deletion, which is an eviction unless the decider asked for it.)"""
+    killed seen terminating, or a late copy of a phase the pod has left (`evolve` keeps the
+    newer). Volcano would only sync the job on it, and the state a step ends with is
+    synced already: it decides nothing, and its rules need not run. (Not so a new
+    generation, which admission has yet to judge, nor a pod's deletion, which is an
+    eviction unless the decider asked for it.)"""
     if isinstance(observation, PodObserved):
         return True
     return isinstance(observation, JobObserved) and observation.generation <= state.generation

@@ -29,7 +29,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -102,30 +102,43 @@ async def produce(settings: KafkaSettings, messages: list[tuple[bytes, bytes]]) 
     return time.perf_counter() - started
 
 
-async def consume_raw(settings: KafkaSettings, base: str, count: int) -> float:
-    """Seconds for a plain aiokafka consumer to read `count` messages of a topic."""
+class Spent(NamedTuple):
+    """Seconds a stage took, and the CPU seconds this process spent meanwhile (the machine's
+    load moves them less than the wall clock: a stage runs alone in this process)."""
+
+    wall: float
+    cpu: float
+
+    @classmethod
+    def since(cls, wall: float, cpu: float) -> Spent:
+        return cls(time.perf_counter() - wall, time.process_time() - cpu)
+
+
+async def consume_raw(settings: KafkaSettings, base: str, count: int) -> Spent:
+    """The time a plain aiokafka consumer takes to read `count` messages of a topic."""
     consumer = create_consumer(settings, group_id=None, max_poll_records=10_000)
     consumer.subscribe([topic_name(settings, base)])
     await consumer.start()
     seen = 0
-    started = time.perf_counter()
+    started = time.perf_counter(), time.process_time()
     try:
         while seen < count:
             for messages in (await consumer.getmany(timeout_ms=500)).values():
                 seen += len(messages)
-        return time.perf_counter() - started
+        return Spent.since(*started)
     finally:
         await consumer.stop()
 
 
 async def timed(
     run: Callable[[], Any], started: Callable[[], bool], finished: Callable[[], bool], what: str
-) -> float:
-    """Run a service until `finished()`; seconds from `started()` (its group joined) on."""
+) -> Spent:
+    """Run a service until `finished()`; the time from `started()` (its group joined) on."""
     task = asyncio.create_task(run())
     try:
         await until(started)
         began = last = time.perf_counter()
+        cpu = time.process_time()
         while not finished():
             await asyncio.sleep(0.001)
             if time.perf_counter() - last > 5:
@@ -133,7 +146,7 @@ async def timed(
                 say(f"  {what}: {last - began:5.1f} s")
             if task.done():
                 task.result()
-        return time.perf_counter() - began
+        return Spent.since(began, cpu)
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
@@ -171,22 +184,27 @@ async def main(args: argparse.Namespace) -> None:
                 "decider",
             )
             decisions = decider.counters["decisions"]
-            raw_rate = count / raw_observed
+            raw_rate = count / raw_observed.wall
             say(
-                f"{decisions:,} decisions; decider service {count / decided:,.0f}/s, "
-                f"{count / decided / raw_rate:.0%} of raw; reading them back"
+                f"{decisions:,} decisions; decider service {count / decided.wall:,.0f}/s, "
+                f"{count / decided.wall / raw_rate:.0%} of raw; reading them back"
             )
-            raw_decisions = await consume_raw(settings, DECISIONS, decisions)
+            raw_decisions = (await consume_raw(settings, DECISIONS, decisions)).wall
             rows = [
                 row("produce observations (setup, aiokafka)", count, produced),
-                row("baseline: raw aiokafka consume, observed", count, raw_observed),
-                row("decider service: observed -> decisions", count, decided, raw_rate),
+                row("baseline: raw aiokafka consume, observed", count, raw_observed.wall),
+                row("decider service: observed -> decisions", count, decided.wall, raw_rate),
                 row("baseline: raw aiokafka consume, decisions", decisions, raw_decisions),
             ]
             if not args.decider_only:
                 rows += await actuate(kube, settings, count, decisions, raw_rate, raw_decisions)
 
     table(["pipeline", "messages", "seconds", "per second", "of raw"], rows)
+    raw_cpu, decider_cpu = raw_observed.cpu / count * 1e6, decided.cpu / count * 1e6
+    say(
+        f"CPU of this process per observation: raw consume {raw_cpu:.1f} us, decider service "
+        f"{decider_cpu:.1f} us ({raw_cpu / decider_cpu:.0%} of raw by CPU)"
+    )
     say("target: decider service >= 50% of the raw aiokafka consume rate")
 
 
@@ -207,7 +225,7 @@ async def actuate(
     def done() -> bool:
         return counters.handled >= decisions
 
-    applied = await timed(actuator.run, lambda: actuator.ready, done, "actuator")
+    applied = (await timed(actuator.run, lambda: actuator.ready, done, "actuator")).wall
     say(
         f"actuator: {counters.applied:,} applied, {counters.coalesced:,} coalesced, "
         f"{counters.skipped:,} skipped, "

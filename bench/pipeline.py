@@ -228,7 +228,7 @@ async def actuate(
     applied = (await timed(actuator.run, lambda: actuator.ready, done, "actuator")).wall
     say(
         f"actuator: {counters.applied:,} applied, {counters.coalesced:,} coalesced, "
-        f"{counters.skipped:,} skipped, "
+        f"{counters.skipped:,} skipped, {counters.ignored:,} ignored, "
         f"{counters.failed:,} failed, {counters.retried:,} calls retried"
     )
     return [

@@ -106,7 +106,8 @@ class Applier:
     async def apply(self, decision: AnyDecision) -> None:
         """Carry out `decision`; returns once it is done, skipped, or failed for good."""
         handler = self._handlers.get(type(decision))
-        if handler is None:  # timers: the decider service's business
+        if handler is None:  # a cancelled timer, an admission: the decider's own records
+            self._counters.ignored += 1
             return
         # every line logged meanwhile (API retries included) names the job and decision
         with structlog.contextvars.bound_contextvars(job=decision.key, decision=decision.id):

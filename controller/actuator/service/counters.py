@@ -17,8 +17,12 @@ class Counters:
     skipped: int = 0
     #: status writes not made: a later one for the same Job was queued behind them
     coalesced: int = 0
+    #: decisions with nothing to carry out: the decider's own records (a cancelled timer,
+    #: an admission)
+    ignored: int = 0
 
     @property
     def handled(self) -> int:
-        """Decisions taken off their lanes: carried out, failed, skipped or coalesced."""
-        return self.applied + self.failed + self.skipped + self.coalesced
+        """Decisions taken off their lanes: carried out, failed, skipped, coalesced or
+        ignored."""
+        return self.applied + self.failed + self.skipped + self.coalesced + self.ignored

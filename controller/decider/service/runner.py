@@ -33,6 +33,7 @@ from lavalog.controller.decision_logs import decision_fields
 from lavalog.controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
 from lavalog.controller.kafka.batches import PartitionBatches
 from lavalog.controller.kafka.reading import keyed, read_to_end
+from lavalog.controller.logs import writes
 from lavalog.events import topics
 from lavalog.events.codec import decode_observation, encode
 from lavalog.events.deadletter import DeadLetter, encode_dead_letter
@@ -171,7 +172,7 @@ class DeciderService:
         """Decide each message and add its decisions to `outgoing`; the deliveries of
         batches sent meanwhile and of dead letters, to await."""
         deliveries: list[Awaitable[Any]] = []
-        logged = log.is_enabled_for(logging.INFO)  # else no line's fields are worth making
+        logged = writes(logging.INFO)  # else no line's fields are worth making
         for message in messages:
             self.counters["observations"] += 1
             try:

@@ -159,11 +159,20 @@ class LavalogRun:
     """`lavalog run` in a child process, as a deployment runs it: restartable, SIGKILLable,
     its output appended to one file. The chaos run and the crash tests use it."""
 
-    def __init__(self, kafka: KafkaSettings, kubeconfig: Path, output: Path, identity: str) -> None:
+    def __init__(
+        self,
+        kafka: KafkaSettings,
+        kubeconfig: Path,
+        output: Path,
+        identity: str,
+        options: Sequence[str] = (),
+    ) -> None:
         self.kafka = kafka
         self.kubeconfig = kubeconfig
         self.output = output
         self.identity = identity
+        #: further `lavalog run` options (`--lease-duration 5`, ...)
+        self.options = options
         self.process: asyncio.subprocess.Process | None = None
         self.port = 0
 
@@ -185,6 +194,7 @@ class LavalogRun:
                 *("--kubeconfig", str(self.kubeconfig)),
                 *("--bootstrap-servers", kafka.bootstrap_servers),
                 *("--http-port", str(self.port), "--identity", self.identity, "--log-json"),
+                *self.options,
                 cwd=ROOT,
                 env=env,
                 stdin=asyncio.subprocess.DEVNULL,
@@ -269,6 +279,7 @@ def _run_controller(args: argparse.Namespace) -> None:
     """The child side of `controller_process`."""
     from lavalog.controller.app import ControllerConfig, run_controller
     from lavalog.controller.logs import configure_logging
+    from lavalog.controller.watchers.core.lease import LeaseTiming
 
     configure_logging(level="warning", json=False)
 
@@ -280,7 +291,7 @@ def _run_controller(args: argparse.Namespace) -> None:
             kubeconfig=args.kubeconfig,
             http_host="127.0.0.1",
             http_port=0,
-            lease_duration=5.0,
+            lease=LeaseTiming.scaled(5.0),
             qps=args.qps,
             burst=args.burst,
         )

@@ -21,6 +21,8 @@ FLAGS = {
     "--kafka-ssl-certfile": "ssl_certfile",
     "--kafka-ssl-keyfile": "ssl_keyfile",
     "--kafka-connect-timeout-ms": "connect_timeout_ms",
+    "--kafka-session-timeout-ms": "session_timeout_ms",
+    "--kafka-heartbeat-interval-ms": "heartbeat_interval_ms",
 }
 
 _HELP = {
@@ -35,6 +37,11 @@ _HELP = {
     "ssl_certfile": "PEM client certificate for mutual TLS (its key in it, or --kafka-ssl-keyfile)",
     "ssl_keyfile": "PEM key of the client certificate",
     "connect_timeout_ms": "give up connecting to the brokers after this long, with an error",
+    "session_timeout_ms": "a consumer-group member silent this long loses its partitions to "
+    "the others: how long a replacement under a new identity waits for them; Apache Kafka "
+    "refuses values outside group.min/max.session.timeout.ms (6000-1800000 by default)",
+    "heartbeat_interval_ms": "how often a group member tells the broker it lives; at most a "
+    "third of the session timeout",
 }
 
 
@@ -45,6 +52,8 @@ _METAVARS = {
     "sasl_mechanism": "MECHANISM",
     "sasl_username": "USER",
     "connect_timeout_ms": "MS",
+    "session_timeout_ms": "MS",
+    "heartbeat_interval_ms": "MS",
 }
 
 

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import structlog
 from aiohttp import web
 
+from lavalog.controller.actuator.service.ratelimit import DEFAULT_BURST, DEFAULT_QPS
 from lavalog.controller.actuator.service.runner import ActuatorService
 from lavalog.controller.auth.kubernetes import KubernetesAuth
 from lavalog.controller.auth.middleware import is_loopback
@@ -28,7 +29,9 @@ from lavalog.controller.health import Component, Health, health_app
 from lavalog.controller.kafka import KafkaSettings, ensure_topics
 from lavalog.controller.kafka.probe import check_connection
 from lavalog.controller.kube import CONTROLLER, Kube, connect
+from lavalog.controller.watchers.core.lease import LeaseTiming
 from lavalog.controller.watchers.service.runner import WatcherService
+from lavalog.events.observations import MAX_REQUEUE_NUM
 
 log = structlog.get_logger("lavalog")
 
@@ -67,10 +70,13 @@ class ControllerConfig:
     #: /metrics for a caller whose Kubernetes token RBAC lets get it (the probes stay open);
     #: without it, `http_host` must be a loopback address
     kubernetes_auth: bool = False
-    qps: float = 50.0
-    burst: int = 100
+    #: the actuator's API budget (`--kube-api-qps`, `--kube-api-burst`)
+    qps: float = DEFAULT_QPS
+    burst: int = DEFAULT_BURST
+    #: `--max-requeue-num`: refused creates in a row before a job is terminated
+    max_requeues: int = MAX_REQUEUE_NUM
     lease_namespace: str = "default"
-    lease_duration: float = 15.0
+    lease: LeaseTiming = field(default_factory=LeaseTiming)
 
 
 async def run_controller(
@@ -128,11 +134,18 @@ def _build(name: str, kube: Kube, config: ControllerConfig) -> Service:
             namespace=config.namespace,
             identity=config.identity,
             lease_namespace=config.lease_namespace,
-            lease_duration=config.lease_duration,
+            lease=config.lease,
         )
     if name == "decider":
         return DeciderService(kafka=kafka)
-    return ActuatorService(kube=kube, kafka=kafka, qps=config.qps, burst=config.burst)
+    return ActuatorService(
+        kube=kube,
+        kafka=kafka,
+        qps=config.qps,
+        burst=config.burst,
+        namespace=config.namespace,
+        max_requeues=config.max_requeues,
+    )
 
 
 #: how long the components may take to stop cleanly (the actuator drains up to 30 s)

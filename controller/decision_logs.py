@@ -5,6 +5,7 @@ decision (`decision`, its id) and its kind, plus the few fields an operator read
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from lavalog.events.decisions import (
@@ -43,6 +44,12 @@ _CARRIED_OUT: dict[type[Decision], str] = {
 def carried_out(decision: Decision) -> str:
     """The actuator's log message once `decision` is done: `pods created`, ..."""
     return _CARRIED_OUT.get(type(decision), "event recorded")
+
+
+def lag(decision: Decision) -> float:
+    """Seconds from the decision's cause (when the change was observed) until now: how far
+    behind the cluster the actuator is when it logs the decision carried out."""
+    return round(time.time() - decision.time, 3)
 
 
 def decision_fields(decision: Decision) -> dict[str, Any]:

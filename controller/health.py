@@ -68,6 +68,13 @@ class _Counters(Collector):
             lag = getattr(component, "lag", None)
             if callable(lag):
                 yield _lag_family(name, lag())
+            gauges = getattr(component, "gauges", None)
+            if callable(gauges):
+                for gauge, value in gauges().items():
+                    yield GaugeMetricFamily(f"lavalog_{name}_{gauge}", f"{name}: {gauge}", value)
+            api_calls = getattr(component, "api_calls", None)
+            if callable(api_calls):
+                yield _api_calls_family(name, api_calls())
             for counter, value in _counters(getattr(component, "counters", {})).items():
                 yield CounterMetricFamily(
                     f"lavalog_{name}_{counter}", f"{name}: {counter}", value=value
@@ -82,6 +89,17 @@ def _lag_family(name: str, lag: Mapping[int, int]) -> GaugeMetricFamily:
     )
     for partition, behind in sorted(lag.items()):
         family.add_metric([str(partition)], behind)
+    return family
+
+
+def _api_calls_family(name: str, calls: Mapping[tuple[str, str, str], int]) -> CounterMetricFamily:
+    family = CounterMetricFamily(
+        f"lavalog_{name}_api_calls",
+        f"{name}: Kubernetes API requests sent, retries included",
+        labels=["verb", "resource", "purpose"],
+    )
+    for labels, count in sorted(calls.items()):
+        family.add_metric(list(labels), count)
     return family
 
 

@@ -34,18 +34,26 @@ CLI = "lavalog"
 
 
 class KubeError(Exception):
-    """An error answer from the API server, with its HTTP status and Status reason."""
+    """An error answer from the API server, with its HTTP status and Status reason, and
+    how long it asked the client to wait before trying again (a 429's or 503's
+    `Retry-After`, as API Priority and Fairness sends it; 0 when it did not say)."""
 
-    def __init__(self, status: int, reason: str, message: str) -> None:
+    def __init__(self, status: int, reason: str, message: str, *, retry_after: float = 0.0) -> None:
         super().__init__(f"{status} {reason}: {message}")
         self.status = status
         self.reason = reason
         self.message = message
+        self.retry_after = retry_after
 
     @property
     def temporary(self) -> bool:
         """Worth retrying as it is: throttled, a server-side failure, or a timeout."""
         return self.status in (429, 500, 502, 503, 504)
+
+
+def retry_after(error: BaseException) -> float:
+    """Seconds the API server asked to wait before the request is sent again (0: none)."""
+    return error.retry_after if isinstance(error, KubeError) else 0.0
 
 
 def is_transient(error: BaseException) -> bool:
@@ -56,9 +64,14 @@ def is_transient(error: BaseException) -> bool:
     return isinstance(error, aiohttp.ClientError | TimeoutError | ConnectionError)
 
 
+class _Details(msgspec.Struct, rename="camel"):
+    retry_after_seconds: int = 0
+
+
 class _Status(msgspec.Struct):
     reason: str = ""
     message: str = ""
+    details: _Details = msgspec.field(default_factory=_Details)
 
 
 class Kube:
@@ -84,7 +97,7 @@ class Kube:
         finally:
             response.release()
         if response.status >= 400:
-            raise _error(response.status, data)
+            raise _error(response.status, data, response.headers.get("Retry-After"))
         return data
 
     @asynccontextmanager
@@ -95,7 +108,9 @@ class Kube:
         response = await self._send("GET", path, query, None, JSON, request_timeout)
         try:
             if response.status >= 400:
-                raise _error(response.status, await response.read())
+                raise _error(
+                    response.status, await response.read(), response.headers.get("Retry-After")
+                )
             yield _lines(response.content)
         finally:
             response.release()
@@ -133,12 +148,15 @@ def _query_value(value: str | int | bool) -> str:
     return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
-def _error(status: int, data: bytes) -> KubeError:
+def _error(status: int, data: bytes, retry_after_header: str | None = None) -> KubeError:
     try:
         parsed = msgspec.json.decode(data, type=_Status)
     except msgspec.DecodeError:
         parsed = _Status(message=data[:200].decode(errors="replace"))
-    return KubeError(status, parsed.reason, parsed.message)
+    wait = float(parsed.details.retry_after_seconds)
+    if retry_after_header and retry_after_header.strip().isdigit():  # seconds, as Kubernetes says
+        wait = max(wait, float(retry_after_header))
+    return KubeError(status, parsed.reason, parsed.message, retry_after=wait)
 
 
 #: environment variables naming a kubeconfig, looked at in this order after `--kubeconfig`

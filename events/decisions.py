@@ -92,13 +92,17 @@ class PhaseChanged(Decision, frozen=True, kw_only=True, tag="PhaseChanged"):
 
 
 class PodGroupCreate(Decision, frozen=True, kw_only=True, tag="PodGroupCreate"):
-    """Create the job's PodGroup so that the gang scheduler can admit it as a whole."""
+    """Create the job's PodGroup so that the gang scheduler can admit it as a whole.
+
+    `job_generation`: the Job's `metadata.generation` the decision was made from (0 when
+    unknown), as in PodsCreate."""
 
     podgroup: str
     min_member: int
     queue: str
     priority_class_name: str = ""
     min_task_member: dict[str, int] = {}
+    job_generation: int = 0
 
 
 class PodGroupDelete(Decision, frozen=True, kw_only=True, tag="PodGroupDelete"):
@@ -108,10 +112,12 @@ class PodGroupDelete(Decision, frozen=True, kw_only=True, tag="PodGroupDelete"):
 
 
 class PluginResourcesEnsure(Decision, frozen=True, kw_only=True, tag="PluginResourcesEnsure"):
-    """Create or update what the job's plugins need (services, hosts ConfigMap, ssh Secret)."""
+    """Create or update what the job's plugins need (services, hosts ConfigMap, ssh Secret).
+    `job_generation` as in PodsCreate."""
 
     plugins: dict[str, list[str]]
     task_replicas: dict[str, int]
+    job_generation: int = 0
 
 
 class PluginResourcesDelete(Decision, frozen=True, kw_only=True, tag="PluginResourcesDelete"):
@@ -166,7 +172,7 @@ class StatusWrite(Decision, frozen=True, kw_only=True, tag="StatusWrite"):
     status: JobStatus
 
 
-class Backoff(msgspec.Struct, frozen=True, kw_only=True):
+class RestartBackoffDelay(msgspec.Struct, frozen=True, kw_only=True):
     """Why a restart waits longer: lavalog's restart backoff (an extension) added `delay`
     seconds to it, the job's `restart`-th restart (1 for the first)."""
 
@@ -190,7 +196,7 @@ class TimerScheduled(Decision, frozen=True, kw_only=True, tag="TimerScheduled"):
     policy: PolicyRef | None = None
     #: set when the restart backoff extension delayed the action (part of `fire_at`);
     #: unset, and so absent from the log, otherwise
-    backoff: Backoff | msgspec.UnsetType = msgspec.UNSET
+    backoff: RestartBackoffDelay | msgspec.UnsetType = msgspec.UNSET
     #: as in `ActionDecided`: the action carried out when the timer fires says it too
     failure: PodFailure | msgspec.UnsetType = msgspec.UNSET
 

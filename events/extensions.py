@@ -35,14 +35,6 @@ class RestartBackoff(msgspec.Struct, frozen=True):
     factor: float
     cap: float
 
-    def delay(self, restarts_done: int) -> float:
-        """Seconds the restart after `restarts_done` earlier ones waits."""
-        try:
-            grown = self.initial * self.factor**restarts_done
-        except OverflowError:  # a huge factor ** a long retry count: far past any cap
-            return self.cap
-        return min(grown, self.cap)
-
 
 class UncountedDisruptions(msgspec.Struct, frozen=True):
     """The `DisruptionTarget` reasons whose restarts count no retry; empty: any reason

@@ -1,10 +1,11 @@
 """Observations: the facts written to `lavalog.observed`, keyed by job.
 
 Watchers turn Kubernetes object changes into these; the decider service adds the
-firing of durable timers. Each carries the envelope: a deterministic `id` (so that a
-re-observation after a crash is recognisable), the job `key` (`namespace/name`, the
-Kafka partition key), the job `uid` (which tells apart two jobs reusing one name) and
-the event `time` that the decider takes as "now".
+firing of durable timers, and the actuator the creates the API server refused. Each
+carries the envelope: a deterministic `id` (so that a re-observation after a crash is
+recognisable), the job `key` (`namespace/name`, the Kafka partition key), the job `uid`
+(which tells apart two jobs reusing one name) and the event `time` that the decider
+takes as "now".
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from lavalog.events.volcano.api import JobStatus
 SCHEMA_VERSION = 1
 #: annotations that carry lavalog's extensions (docs/semantics.md, "Extensions")
 EXTENSION_PREFIX = "lavalog.io/"
+#: Volcano's `--max-requeue-num` default: a job whose creates are refused is requeued this
+#: many times before it is terminated
+MAX_REQUEUE_NUM = 15
 #: the most of a container's termination message kept, in bytes of UTF-8 (its end is
 #: kept): the kubelet's own cap on what a container may leave at its
 #: terminationMessagePath (kubecontainer.MaxContainerTerminationMessageLength)
@@ -193,6 +197,27 @@ class TimerFired(Observation, frozen=True, kw_only=True, tag="TimerFired"):
     timer_id: str
 
 
+class CreateFailed(Observation, frozen=True, kw_only=True, tag="CreateFailed"):
+    """The API server refused objects the actuator created for the job while carrying out
+    decision `decision` (Volcano's FailedCreate: a full ResourceQuota's 403 Forbidden, a
+    422 Invalid...). Published by the actuator; the decider tries the job's sync again
+    later, as Volcano requeues it."""
+
+    decision: str
+    #: what was refused: Pod, PodGroup or PersistentVolumeClaim
+    object_kind: str
+    names: tuple[str, ...]
+    #: the job version the refused pods were for
+    job_version: int = 0
+    #: the first refusal: HTTP status, Kubernetes' Status reason and message
+    code: int = 0
+    reason: str = ""
+    message: str = ""
+    #: the controller's `--max-requeue-num` (Volcano's flag): refusals in a row the job is
+    #: requeued after before it is terminated; negative: never terminated
+    max_requeues: int = MAX_REQUEUE_NUM
+
+
 AnyObservation = (
     JobObserved
     | JobDeleted
@@ -202,4 +227,5 @@ AnyObservation = (
     | PodGroupObserved
     | CommandIssued
     | TimerFired
+    | CreateFailed
 )

@@ -10,6 +10,8 @@ import sys
 
 from lavalog.cli.errors import KAFKA_FAILURES, kafka_failure
 from lavalog.cli.kafka_options import add_kafka_arguments, kafka_settings
+from lavalog.cli.lease_options import add_lease_arguments, lease_timing
+from lavalog.controller.actuator.service.ratelimit import DEFAULT_BURST, DEFAULT_QPS
 from lavalog.controller.app import (
     COMPONENTS,
     ControllerConfig,
@@ -20,6 +22,7 @@ from lavalog.controller.app import (
 from lavalog.controller.kube import KUBECONFIG_HELP, KubeConfigError, choose_kubeconfig
 from lavalog.controller.logs import add_logging_arguments, configure_logging
 from lavalog.controller.task_stacks import log_task_stacks_on_sigusr1
+from lavalog.events.observations import MAX_REQUEUE_NUM
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -74,6 +77,32 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=env("LAVALOG_LEASE_NAMESPACE", "default"),
         help="namespace of the leader Lease",
     )
+    parser.add_argument(
+        "--kube-api-qps",
+        type=float,
+        metavar="QPS",
+        default=env("LAVALOG_KUBE_API_QPS", str(DEFAULT_QPS)),
+        help="API calls per second the actuator makes at most, on average (Volcano's flag; "
+        "default %(default)s): see docs/install.md, 'Sizing the API budget'",
+    )
+    parser.add_argument(
+        "--kube-api-burst",
+        type=int,
+        metavar="N",
+        default=env("LAVALOG_KUBE_API_BURST", str(DEFAULT_BURST)),
+        help="API calls the actuator may make at once above --kube-api-qps "
+        "(Volcano's flag; default %(default)s)",
+    )
+    parser.add_argument(
+        "--max-requeue-num",
+        type=int,
+        metavar="N",
+        default=int(env("LAVALOG_MAX_REQUEUE_NUM", str(MAX_REQUEUE_NUM))),
+        help="a job whose pod, PodGroup or claim creates the API server refuses (a full "
+        "ResourceQuota) is retried, 5 ms later doubling each time, and terminated after this "
+        "many retries in a row; negative: never (Volcano's flag; default %(default)s)",
+    )
+    add_lease_arguments(parser)
     add_kafka_arguments(parser)
     add_logging_arguments(parser)
 
@@ -82,6 +111,9 @@ def run(args: argparse.Namespace) -> int:
     configure_logging(level=args.log_level, json=args.log_json)
     try:
         kafka = kafka_settings(args)
+        if not (args.kube_api_qps > 0 and args.kube_api_burst > 0):
+            raise ValueError("--kube-api-qps and --kube-api-burst must be above 0")
+        lease = lease_timing(args)
         check_exposure(args.http_host, authenticated=args.kubernetes_auth)
     except ValueError as exc:
         print(f"lavalog run: {exc}", file=sys.stderr)
@@ -98,6 +130,10 @@ def run(args: argparse.Namespace) -> int:
         http_port=args.http_port,
         kubernetes_auth=args.kubernetes_auth,
         lease_namespace=args.lease_namespace,
+        qps=args.kube_api_qps,
+        burst=args.kube_api_burst,
+        max_requeues=args.max_requeue_num,
+        lease=lease,
     )
     return asyncio.run(_main(config))
 

@@ -26,6 +26,7 @@ from lavalog.controller.app import ControllerConfig, run_controller
 from lavalog.controller.broker import DevelopmentBroker
 from lavalog.controller.kafka import KafkaSettings
 from lavalog.controller.kube import Kube, connect
+from lavalog.controller.watchers.core.lease import LeaseTiming
 from lavalog.projections.core.render import render_timeline
 from lavalog.projections.core.timeline import Timeline
 from lavalog.projections.service.app import ServeError, serve
@@ -87,7 +88,7 @@ async def demo(
                     kafka=kafka,
                     kubeconfig=str(cluster.kubeconfig_path),
                     http_port=0,
-                    lease_duration=5.0,
+                    lease=LeaseTiming.scaled(5.0),
                     qps=500.0,
                     burst=1000,
                 ),

@@ -79,10 +79,12 @@ class KafkaSettings:
     max_batch_size: int = 256 * 1024
     #: off by default: tansu does not implement InitProducerId
     enable_idempotence: bool = False
-    #: a group member silent this long is evicted and its partitions move to the others;
-    #: Apache Kafka refuses less than its group.min.session.timeout.ms (6 s by default)
-    session_timeout_ms: int = 10_000
-    heartbeat_interval_ms: int = 3_000
+    #: a group member silent this long is evicted and its partitions move to the others:
+    #: a replacement under a new identity waits this long for them. Apache Kafka refuses
+    #: less than its group.min.session.timeout.ms (6 s by default), its floor here
+    session_timeout_ms: int = 6_000
+    #: at most a third of the session timeout, so that two lost heartbeats are forgiven
+    heartbeat_interval_ms: int = 2_000
     #: how long a fetch may wait on the broker for records; tansu answers a waiting fetch
     #: only when this runs out (new records do not wake it), so it bounds every hop's
     #: latency there; Apache Kafka answers as soon as records arrive (500 is fine there)
@@ -114,8 +116,13 @@ class KafkaSettings:
                 raise ValueError(f"{name} must not be negative, not {getattr(self, name)}")
         if self.acks not in (0, 1, "all"):
             raise ValueError(f"acks must be 0, 1 or 'all', not {self.acks!r}")
-        if self.heartbeat_interval_ms >= self.session_timeout_ms:
-            raise ValueError("heartbeat_interval_ms must be shorter than session_timeout_ms")
+        if self.heartbeat_interval_ms * 3 > self.session_timeout_ms:
+            raise ValueError(
+                f"{env_var('heartbeat_interval_ms')} ({self.heartbeat_interval_ms} ms) must be "
+                f"at most a third of {env_var('session_timeout_ms')} "
+                f"({self.session_timeout_ms} ms), as Kafka advises: a member that misses one "
+                "heartbeat must not lose its partitions"
+            )
         if self.enable_idempotence and self.acks != "all":
             raise ValueError("an idempotent producer needs acks='all'")
         self._check_security()

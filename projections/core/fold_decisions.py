@@ -15,7 +15,6 @@ from lavalog.events.causes import policy_label
 from lavalog.events.decisions import (
     ActionDecided,
     AnyDecision,
-    Backoff,
     JobDelete,
     JobRejected,
     PhaseChanged,
@@ -23,6 +22,7 @@ from lavalog.events.decisions import (
     PodsCreate,
     PodsKill,
     PodsReplace,
+    RestartBackoffDelay,
     TimerCancelled,
     TimerScheduled,
 )
@@ -90,7 +90,7 @@ def _action_decided(history: JobHistory, event: ActionDecided) -> None:
 
 def _timer_scheduled(history: JobHistory, event: TimerScheduled) -> None:
     """A timer the restart backoff set (or lengthened) says so: "delayed 40s by ..."."""
-    reason = str(event.backoff) if isinstance(event.backoff, Backoff) else ""
+    reason = str(event.backoff) if isinstance(event.backoff, RestartBackoffDelay) else ""
     _mark(history, event, **_delayable(event), fire_at=event.fire_at, reason=reason)
 
 

@@ -29,6 +29,7 @@ async def test_faults_of_every_kind_lose_nothing_and_do_nothing_twice(tmp_path: 
     assert faults is not None
     assert all(faults.done[kind] >= 1 for kind in FAULTS), faults.done
     verdict = report.verdict
+    assert report.reference is not None
     assert report.reference.settled and report.chaotic.settled
     assert verdict.lost == []
     assert verdict.duplicates == []

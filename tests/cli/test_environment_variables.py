@@ -74,7 +74,11 @@ SASL = {
 }
 SAMPLES = {"kafka_security_protocol": "SASL_PLAINTEXT", "kafka_sasl_mechanism": "PLAIN"}
 #: what an option's variable needs beside it to be valid
-BESIDE = {"kafka_ssl_keyfile": {"LAVALOG_KAFKA_SSL_CERTFILE": "client.pem"}}
+BESIDE = {
+    "kafka_ssl_keyfile": {"LAVALOG_KAFKA_SSL_CERTFILE": "client.pem"},
+    "kafka_session_timeout_ms": {"LAVALOG_HEARTBEAT_INTERVAL_MS": "1000"},
+    "kafka_heartbeat_interval_ms": {"LAVALOG_SESSION_TIMEOUT_MS": "20000"},
+}
 
 
 def _sample(action: argparse.Action) -> tuple[str, object]:
@@ -83,6 +87,8 @@ def _sample(action: argparse.Action) -> tuple[str, object]:
         return SAMPLES[action.dest], SAMPLES[action.dest]
     if action.type is int:
         return "4242", 4242
+    if action.type is float:
+        return "42.5", 42.5
     if isinstance(action, argparse.BooleanOptionalAction):
         return "true", True
     if action.choices:

@@ -36,6 +36,8 @@ from lavalog.controller.app import ControllerConfig, run_controller
 from lavalog.controller.health import Health
 from lavalog.controller.kafka import KafkaSettings, ensure_topics
 from lavalog.controller.kube import MERGE_PATCH, Kube, KubeError, connect
+from lavalog.controller.watchers.core.lease import LeaseTiming
+from lavalog.events.observations import MAX_REQUEUE_NUM
 from lavalog.simulator import registry
 from lavalog.simulator.selectors import Selector, parse_labels
 from lavalog.simulator.server import SimulatedCluster
@@ -322,16 +324,19 @@ class System:
         )
         return await self.job(name)
 
-    async def start_replica(self, identity: str, *, lease_duration: float = 3.0) -> Replica:
+    async def start_replica(
+        self, identity: str, *, lease_duration: float = 3.0, max_requeues: int = MAX_REQUEUE_NUM
+    ) -> Replica:
         stop = asyncio.Event()
         config = ControllerConfig(
             kafka=self.kafka,
             kubeconfig=str(self.cluster.kubeconfig_path),
             identity=identity,
             http_port=None,
-            lease_duration=lease_duration,
+            lease=LeaseTiming.scaled(lease_duration),
             qps=1000.0,
             burst=2000,
+            max_requeues=max_requeues,
         )
         started: list[Health] = []
         task = asyncio.create_task(
@@ -397,6 +402,7 @@ async def running_system(
     nodes: int = 2,
     time_scale: float = 50.0,
     lease_duration: float = 3.0,
+    max_requeues: int = MAX_REQUEUE_NUM,
     **cluster: Any,
 ) -> AsyncIterator[System]:
     """A simulated cluster and controller replicas (ready) on `kafka`."""
@@ -409,7 +415,9 @@ async def running_system(
         system = System(cluster=sim, kube=kube, kafka=kafka, log=ClusterLog(sim))
         try:
             for identity in replicas:
-                await system.start_replica(identity, lease_duration=lease_duration)
+                await system.start_replica(
+                    identity, lease_duration=lease_duration, max_requeues=max_requeues
+                )
             if system.replicas:
                 await system.ready()
             yield system

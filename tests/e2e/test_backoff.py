@@ -18,7 +18,7 @@ from bench.harness import LavalogRun, read_topic
 from lavalog.controller.kafka import KafkaSettings, ensure_topics
 from lavalog.events import topics
 from lavalog.events.codec import decode_decision, decode_observation
-from lavalog.events.decisions import ActionDecided, Backoff, TimerScheduled
+from lavalog.events.decisions import ActionDecided, RestartBackoffDelay, TimerScheduled
 from lavalog.events.observations import TimerFired
 from lavalog.simulator import registry
 from lavalog.simulator.store import Change
@@ -47,7 +47,9 @@ async def backoff_timer(kafka: KafkaSettings) -> TimerScheduled:
             records = await read_topic(kafka, topics.DECISIONS, kafka.decisions_partitions)
             for record in records:
                 decision = decode_decision(record.value)
-                if isinstance(decision, TimerScheduled) and isinstance(decision.backoff, Backoff):
+                if isinstance(decision, TimerScheduled) and isinstance(
+                    decision.backoff, RestartBackoffDelay
+                ):
                     return decision
 
 
@@ -98,7 +100,8 @@ async def test_a_backoff_timer_survives_a_controller_restart(
         created = log.created_versions()
 
     assert killed_at < timer.fire_at, "the controller was killed while the restart waited"
-    assert timer.fire_at - timer.time == 5.0 and timer.backoff == Backoff(delay=5.0, restart=1)
+    assert timer.fire_at - timer.time == 5.0
+    assert timer.backoff == RestartBackoffDelay(delay=5.0, restart=1)
     # the first restart came from the timer, once, and no sooner than it was due
     fired = {o.id for o in observed if isinstance(o, TimerFired) and o.timer_id == timer.timer_id}
     by_timer = {d.id for d in decisions if isinstance(d, ActionDecided) and d.timer_id}

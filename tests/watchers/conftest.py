@@ -17,6 +17,8 @@ from aiokafka import TopicPartition
 from lavalog.controller.actuator.core.pods import build_pod
 from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
 from lavalog.controller.kube import Kube
+from lavalog.controller.retry import RetryDelays
+from lavalog.controller.watchers.core.lease import LeaseTiming
 from lavalog.controller.watchers.service.runner import WatcherService
 from lavalog.controller.watchers.service.watch import WatchSettings
 from lavalog.events import topics
@@ -25,7 +27,9 @@ from lavalog.events.decisions import PodRef
 from lavalog.events.observations import AnyObservation
 
 #: short watches, quick retries: the tests see resumes and backoff within seconds
-FAST = WatchSettings(timeout_seconds=3, backoff_initial=0.02, backoff_max=0.3)
+FAST = WatchSettings(
+    timeout_seconds=3, retry=RetryDelays(initial=0.02, maximum=0.3, jitter=True)
+)
 JOBS = "/apis/batch.volcano.sh/v1alpha1/namespaces/default/jobs"
 PODS = "/api/v1/namespaces/default/pods"
 #: the watcher tests' cluster: one node (`pytestmark = ONE_NODE` in their modules)
@@ -88,7 +92,7 @@ def service(
         kube=kube,
         kafka=kafka,
         identity=identity,
-        lease_duration=lease_duration,
+        lease=LeaseTiming.scaled(lease_duration),
         watch_settings=FAST,
     )
 

@@ -15,7 +15,7 @@ AlreadyExists. Its time is the decision's, not the clock's, for the same reason.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,10 +60,6 @@ from lavalog.events.volcano.reasons import (
 _MAX_NAME = 253
 
 
-class VolumeError(Exception):
-    """A job's claims could not be set up: reported as Volcano's `PVCError`."""
-
-
 @dataclass(frozen=True, slots=True)
 class Notice:
     """An Event's type, reason and message."""
@@ -77,6 +73,9 @@ def _action(decision: ActionDecided) -> tuple[Notice, ...]:
     cause = describe_cause(cause_of(decision), EVENT)
     if decision.uncounted is True:  # lavalog.io/uncounted-disruptions
         cause += "; not counted as a retry"
+    if decision.trigger == FAILED_CREATE:  # Volcano's handleJobError at maxRequeueNum
+        message = f"Job failed on action {Action.SYNC_JOB} for retry limit reached"
+        return (Notice(NORMAL, EXECUTE_ACTION, f"{message} ({cause}; job was {decision.phase})"),)
     executed = Notice(
         NORMAL,
         EXECUTE_ACTION,
@@ -94,8 +93,10 @@ def _action(decision: ActionDecided) -> tuple[Notice, ...]:
 
 
 def _delayed(decision: TimerScheduled) -> tuple[Notice, ...]:
-    if decision.action == Action.DELETE_JOB:
-        return ()  # ttlSecondsAfterFinished: Volcano's garbage collector says nothing
+    if decision.action in (Action.DELETE_JOB, Action.SYNC_JOB):
+        # ttlSecondsAfterFinished: Volcano's garbage collector says nothing; a job requeued
+        # after a refused create: its FailedCreate Event said it
+        return ()
     cause = describe_cause(cause_of(decision), EVENT)
     delay = format_duration(decision.fire_at - decision.time)
     return (
@@ -144,6 +145,14 @@ def notices(decision: Decision) -> tuple[Notice, ...]:
     return _NOTICES[type(decision)](decision)
 
 
+def reported(decision: Decision) -> list[dict[str, Any]]:
+    """The Event manifests of `decision` (one of `REPORTED`), each named apart."""
+    return [
+        event_manifest(decision, notice, suffix=f"#{notice.reason}" if index else "")
+        for index, notice in enumerate(notices(decision))
+    ]
+
+
 #: decision type -> Volcano's reason and the start of its message for the failure (the
 #: error follows, as Volcano's `%v` of it does)
 _FAILURES: dict[type[Decision], tuple[str, str]] = {
@@ -163,10 +172,29 @@ _FAILURES: dict[type[Decision], tuple[str, str]] = {
 }
 
 
+#: kind refused -> Volcano's reason and the start of its message (`syncJob`, `initiateJob`)
+_REFUSALS: dict[str, tuple[str, str]] = {
+    "Pod": (FAILED_CREATE, "Error creating pods: "),
+    "PodGroup": (PODGROUP_ERROR, "Failed to create PodGroup, err: "),
+    "PersistentVolumeClaim": (PVC_ERROR, "Failed to create PVC, err: "),
+}
+
+
+def refused(decision: Decision, kind: str, errors: Mapping[str, str]) -> Notice:
+    """The Warning for creates the API server refused (`errors`: name -> its message), in
+    Volcano's words: `Error creating pods: [failed to create pod NAME, err: ...]`, Go's
+    print of the list of errors."""
+    reason, what = _REFUSALS[kind]
+    if kind == "Pod":
+        listed = " ".join(f"failed to create pod {n}, err: {e}" for n, e in sorted(errors.items()))
+        message = f"{what}[{listed}]"
+    else:
+        message = what + "; ".join(errors.values())
+    return Notice(WARNING, reason, f"{message} (decision {decision.id})")
+
+
 def failure(decision: Decision, error: BaseException) -> Notice:
     """The Warning for a decision that could not be carried out."""
-    if isinstance(error, VolumeError):
-        return Notice(WARNING, PVC_ERROR, f"{error} (decision {decision.id})")
     kind = type(decision).__name__
     unknown = (f"Failed{kind}", f"Failed to carry out {kind}, err: ")
     reason, what = _FAILURES.get(type(decision), unknown)

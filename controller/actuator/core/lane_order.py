@@ -1,22 +1,25 @@
 """Which of a job's queued decisions to carry out next, and which need not be.
 
-A job's decisions are carried out in log order, with two exceptions that matter when
-the actuator falls behind (a burst of 10,000 Jobs), both as Volcano's controller behaves
-(one sync of a job writes the status its queued events add up to, and creates the pods
-in the same pass):
+A job's decisions are carried out in log order (its Events go off the lanes, see
+`service.recorder`), with two exceptions that matter when the actuator falls behind (a
+burst of 10,000 Jobs, a controller restarted under churn), both as Volcano's controller
+behaves (one sync of a job writes the status its queued events add up to, and creates
+the pods in the same pass):
 
-- a PodGroup or pod create goes before the status writes and Events queued ahead of it
-  (`next_up`): its pods do not wait for the job's bookkeeping. Not past a status write
-  that ends the run it creates pods for, or starts a later one (`pods_are_stale`): the
-  create would then be refused when carried out again, and must be here too;
+- a PodGroup or pod create goes before the status writes queued ahead of it (`next_up`):
+  its pods do not wait for the job's bookkeeping. Not past a status write that ends the
+  run it creates pods for, or starts a later one (`pods_are_stale`): the create would
+  then be refused when carried out again, and must be here too;
 - a status write is skipped when a later one for the same Job incarnation in the same
-  phase is queued behind it with only Events between (`superseded`): it carries the
-  whole status lavalog owns, so the later one overwrites all of it. A write of another
-  phase is always made: every phase the job passes through reaches the API, in order,
-  as each of Volcano's does (`kubectl get vcjob -w` and the conditions show it). A
-  decision between them that reads the status (a pod create checks it for staleness)
-  must see the earlier one written. If the process stops before the later one is made,
-  it is carried out again on restart (the offset is not committed past it).
+  phase is queued behind it with nothing between that reads the status or must follow
+  it (`superseded`): it carries the whole status lavalog owns, so the later one
+  overwrites all of it. A write of another phase is always made: every phase the job
+  passes through reaches the API, in order, as each of Volcano's does (`kubectl get
+  vcjob -w` and the conditions show it). What may be between: the PodGroup's and the
+  plugin objects' writes, which read neither. A pod create reads the status
+  (staleness), and a kill must follow the status that starts a new job version (the
+  decider orders them so). If the process stops before the later one is made, it is
+  carried out again on restart (the offset is not committed past it).
 
 Pure.
 """
@@ -27,33 +30,35 @@ from collections.abc import Sequence
 
 import msgspec
 
-from lavalog.controller.actuator.core.job_events import REPORTED
 from lavalog.controller.actuator.core.staleness import pods_are_stale
-from lavalog.events.decisions import Decision, PodGroupCreate, PodsCreate, StatusWrite
+from lavalog.events.decisions import (
+    Decision,
+    PluginResourcesDelete,
+    PluginResourcesEnsure,
+    PodGroupCreate,
+    PodGroupDelete,
+    PodsCreate,
+    StatusWrite,
+)
 
-#: decisions that put a job's pods on the cluster
-URGENT = (PodGroupCreate, PodsCreate)
-_EVENTS_ONLY = frozenset(REPORTED)
-
-
-def is_urgent(decision: Decision) -> bool:
-    return isinstance(decision, URGENT)
+#: decisions that may go before the status writes queued ahead of them
+CREATES = (PodGroupCreate, PodsCreate)
+#: decisions a superseded status write may be skipped across: they read no status
+_STATUS_BLIND = (PodGroupCreate, PodGroupDelete, PluginResourcesEnsure, PluginResourcesDelete)
 
 
 def next_up(queued: Sequence[Decision]) -> int:
     """The index in `queued` (a job's lane, in log order) of the decision to carry out next."""
     for index, decision in enumerate(queued):
-        if is_urgent(decision):
+        if isinstance(decision, CREATES):
             ahead = queued[:index]
             return index if all(_may_pass(decision, other) for other in ahead) else 0
-        if not (isinstance(decision, StatusWrite) or type(decision) in _EVENTS_ONLY):
+        if not isinstance(decision, StatusWrite):
             return 0
     return 0
 
 
 def _may_pass(create: Decision, ahead: Decision) -> bool:
-    if type(ahead) in _EVENTS_ONLY:
-        return True
     if not isinstance(ahead, StatusWrite):
         return False
     if isinstance(create, PodsCreate):
@@ -73,6 +78,6 @@ def superseded(decision: Decision, later: Sequence[Decision]) -> bool:
                 queued.job_uid == decision.job_uid
                 and queued.status.state.phase == decision.status.state.phase
             )
-        if type(queued) not in _EVENTS_ONLY:
+        if not isinstance(queued, _STATUS_BLIND):
             return False
     return False

@@ -49,5 +49,12 @@ def job(namespace: str, name: str) -> str:
     return named(JOB_API_VERSION, "Job", namespace, name)
 
 
+def jobs(namespace: str | None = None) -> str:
+    """The Jobs of `namespace`, or of every namespace."""
+    if namespace is not None:
+        return collection(JOB_API_VERSION, "Job", namespace)
+    return f"/apis/{JOB_API_VERSION}/jobs"
+
+
 def priority_class(name: str) -> str:
     return f"/apis/scheduling.k8s.io/v1/priorityclasses/{name}"

@@ -7,13 +7,15 @@ or that was deleted and recreated under its name (another uid), is skipped: it w
 for a dead incarnation. A permanent failure (an invalid manifest, a forbidden write) is
 logged, reported as a Warning Event on the Job, and the decision counts as done, so
 that one bad job never holds up the jobs behind it on its partition; transient failures
-never get here (`client.Api` retries them).
+never get here (`client.Api` retries them). A create the API server refuses (a full
+ResourceQuota's 403, a 422) is reported the same way and, as a `CreateFailed` fact on the
+log, to the decider, which retries the job's sync as Volcano requeues it.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections import OrderedDict
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
@@ -22,10 +24,11 @@ import structlog
 
 from lavalog.controller.actuator.core import job_events, paths, volumes
 from lavalog.controller.actuator.core.job import JobView
-from lavalog.controller.actuator.core.job_events import VolumeError
+from lavalog.controller.actuator.core.lru import Lru
 from lavalog.controller.actuator.core.plugins import KeyGenerator
 from lavalog.controller.actuator.core.podgroup import build_podgroup
 from lavalog.controller.actuator.core.pods import build_pods
+from lavalog.controller.actuator.core.priority import Priority, priority_of
 from lavalog.controller.actuator.core.resources import (
     KEEP_EXISTING_KINDS,
     build_plugin_resources,
@@ -33,10 +36,12 @@ from lavalog.controller.actuator.core.resources import (
 )
 from lavalog.controller.actuator.core.staleness import pods_are_stale, status_is_older, still_wanted
 from lavalog.controller.actuator.core.status import merged_status
-from lavalog.controller.actuator.service.client import Api, Obj
+from lavalog.controller.actuator.service.client import Api, Obj, decode_object
 from lavalog.controller.actuator.service.counters import Counters
+from lavalog.controller.actuator.service.ratelimit import prioritized
+from lavalog.controller.actuator.service.recorder import EventRecorder
 from lavalog.controller.actuator.service.sshkeys import generate_key_pair
-from lavalog.controller.decision_logs import carried_out, decision_fields
+from lavalog.controller.decision_logs import carried_out, decision_fields, lag
 from lavalog.controller.kube import KubeError
 from lavalog.events.decisions import (
     AnyDecision,
@@ -52,14 +57,20 @@ from lavalog.events.decisions import (
     PodsReplace,
     StatusWrite,
 )
+from lavalog.events.observations import MAX_REQUEUE_NUM, CreateFailed
 from lavalog.events.topics import split_job_key
 from lavalog.events.volcano import reasons
+from lavalog.events.volcano.api import API_VERSION as JOB_API_VERSION
 from lavalog.events.volcano.api import PODGROUP_API_VERSION
 
+#: a refused create reported, as the decider learns of it (`CreateFailed` on the log)
+OnRefused = Callable[[CreateFailed], Awaitable[None]]
 #: a handler returns False when it skipped the decision (its Job incarnation is gone, or
 #: the Job is already past it: see `staleness`)
 Handler = Callable[[Any], Awaitable[bool]]
 
+#: Jobs per page when they are listed
+_LIST_PAGE = 500
 _PODGROUP_FIELDS = (
     "minMember",
     "minTaskMember",
@@ -82,9 +93,16 @@ class Applier:
         pod_concurrency: int = 16,
         keygen: KeyGenerator = generate_key_pair,
         cached_jobs: int = 10_000,
+        on_refused: OnRefused | None = None,
+        max_requeues: int = MAX_REQUEUE_NUM,
     ) -> None:
         self._api = api
         self._counters = counters
+        self._on_refused = on_refused
+        #: `--max-requeue-num`, told to the decider with each refusal
+        self._max_requeues = max_requeues
+        #: Events are written off the lanes: `await applier.events.run()` writes them
+        self.events = EventRecorder(api, counters)
         self._pod_concurrency = pod_concurrency
         self._keygen = keygen
         self._jobs = _JobCache(cached_jobs)
@@ -103,37 +121,73 @@ class Applier:
             JobDelete: self._delete_job,
         }
 
-    async def apply(self, decision: AnyDecision) -> None:
-        """Carry out `decision`; returns once it is done, skipped, or failed for good."""
+    async def apply(self, decision: AnyDecision, *, priority: Priority | None = None) -> None:
+        """Carry out `decision`; returns once it is done, skipped, or failed for good. Its
+        API calls wait for the budget at `priority` (by default the decision's own)."""
         handler = self._handlers.get(type(decision))
         if handler is None:  # a cancelled timer, an admission: the decider's own records
             self._counters.ignored += 1
             return
-        # every line logged meanwhile (API retries included) names the job and decision
-        with structlog.contextvars.bound_contextvars(job=decision.key, decision=decision.id):
+        # every line logged meanwhile (API retries included) names the job and decision, and
+        # every API call waits for the budget as this kind of decision does
+        with (
+            structlog.contextvars.bound_contextvars(job=decision.key, decision=decision.id),
+            prioritized(priority_of(decision) if priority is None else priority),
+        ):
             try:
                 done = await handler(decision)
+            except Refused as refusal:
+                await self._refused(decision, refusal)
+                return
             except Exception as exc:
                 self._counters.failed += 1
                 _log.error("decision failed", error=str(exc))
-                await self._report_failure(decision, exc)
+                self._event(decision, job_events.failure(decision, exc), suffix="#failed")
                 return
             if done:
                 self._counters.applied += 1
-                _log.info(carried_out(decision), **decision_fields(decision))
+                _log.info(carried_out(decision), lag=lag(decision), **decision_fields(decision))
             else:
                 self._counters.skipped += 1
-                _log.info("decision skipped: job gone or past it")
+                _log.info("decision skipped: job gone or past it", lag=lag(decision))
+
+    async def _refused(self, decision: Decision, refusal: Refused) -> None:
+        """Report creates the API server refused: a Warning Event in Volcano's words, and
+        the fact on the log, from which the decider retries as Volcano requeues. The
+        decision is done (what could be created was)."""
+        self._counters.refused += 1
+        errors = {name: error.message for name, error in refusal.errors.items()}
+        _log.warning("creates refused", kind=refusal.kind, refused=errors, lag=lag(decision))
+        self._event(decision, job_events.refused(decision, refusal.kind, errors), suffix="#refused")
+        if self._on_refused is None:
+            return
+        first = next(iter(refusal.errors.values()))
+        await self._on_refused(
+            CreateFailed(
+                id=f"{decision.id}/refused",
+                key=decision.key,
+                job_uid=decision.job_uid,
+                time=time.time(),
+                decision=decision.id,
+                object_kind=refusal.kind,
+                names=tuple(sorted(refusal.errors)),
+                job_version=refusal.job_version,
+                code=first.status,
+                reason=first.reason,
+                message=first.message,
+                max_requeues=self._max_requeues,
+            )
+        )
 
     # handlers ------------------------------------------------------------------------
 
     async def _report(self, decision: Decision) -> bool:
-        for index, notice in enumerate(job_events.notices(decision)):
-            await self._event(decision, notice, suffix=f"#{notice.reason}" if index else "")
+        """Queue its Events (the actuator's service records them without a lane)."""
+        self.events.record(job_events.reported(decision))
         return True
 
     async def _create_podgroup(self, decision: PodGroupCreate) -> bool:
-        job = await self._read_job(decision)
+        job = self._job_at_generation(decision) or await self._read_job(decision)
         if job is None:
             return False
         job = await self._ensure_volumes(decision, job)
@@ -141,7 +195,10 @@ class Applier:
             return False
         priorities = await self._priorities_of(job)
         podgroup = build_podgroup(job, decision, priorities=priorities)
-        await self._api.upsert(podgroup, _merge_podgroup)
+        try:
+            await self._api.upsert(podgroup, _merge_podgroup)
+        except KubeError as exc:
+            raise Refused("PodGroup", {decision.podgroup: exc}) from exc
         return True
 
     async def _ensure_volumes(self, decision: PodGroupCreate, job: Obj) -> Obj | None:
@@ -164,7 +221,7 @@ class Applier:
             try:
                 await self._api.create(paths.of_manifest(claim)[0], claim)
             except KubeError as exc:
-                raise VolumeError(f"Failed to create PVC, err: {exc}") from exc
+                raise Refused("PersistentVolumeClaim", {claim["metadata"]["name"]: exc}) from exc
         namespace = split_job_key(decision.key)[0]
         for name in volumes.claims_to_find(job):
             if await self._api.get(paths.named("v1", "PersistentVolumeClaim", namespace, name)):
@@ -175,7 +232,7 @@ class Applier:
                 f"pvc {name} is not found, the job will be in the Pending state until the PVC "
                 "is created",
             )
-            await self._event(decision, missing, suffix=f"#pvc/{name}")
+            self._event(decision, missing, suffix=f"#pvc/{name}")
         return job
 
     async def _delete_podgroup(self, decision: PodGroupDelete) -> bool:
@@ -185,7 +242,7 @@ class Applier:
         return True
 
     async def _ensure_plugin_resources(self, decision: PluginResourcesEnsure) -> bool:
-        job = await self._read_job(decision)
+        job = self._job_at_generation(decision) or await self._read_job(decision)
         if job is None:
             return False
         # In a thread: the ssh plugin's key generation blocks.
@@ -203,6 +260,29 @@ class Applier:
         await _all(self._api.delete(path) for path in plugin_resource_paths(decision))
         return True
 
+    async def learn_jobs(self, namespace: str | None = None) -> int:
+        """Hold the Jobs the API server lists (of `namespace`, or all; as many as are held
+        at most), one page of 500 per call: after partitions are taken over, each job's
+        first status write or pod create then needs no read of its own. A Job held already
+        (written here meanwhile) is kept. The number of Jobs listed."""
+        path = paths.jobs(namespace)
+        listed, token = 0, ""
+        with prioritized(Priority.PODS):
+            while listed < self._jobs.size:
+                query: dict[str, str | int | bool] = {"limit": _LIST_PAGE}
+                if token:
+                    query["continue"] = token
+                page = decode_object(await self._api.call("GET", path, query=query))
+                for item in page.get("items") or []:
+                    job = {"apiVersion": JOB_API_VERSION, "kind": "Job", **item}
+                    meta = job.get("metadata") or {}
+                    self._jobs.put_absent(f"{meta.get('namespace')}/{meta.get('name')}", job)
+                    listed += 1
+                token = (page.get("metadata") or {}).get("continue") or ""
+                if not token:
+                    break
+        return listed
+
     def forget_jobs(self) -> None:
         """Drop the Jobs held from earlier reads and writes: called when partitions go to
         another member, whose writes this member does not see (so a decision it carries
@@ -219,9 +299,11 @@ class Applier:
 
         async def create(pod: Obj) -> None:
             async with slots:
-                await self._api.create(collection, pod)
+                await _refusable(self._api.create(collection, pod))
 
-        await _all(create(pod) for pod in manifests)
+        await _all_or_refused(
+            decision.job_version, {p["metadata"]["name"]: create(p) for p in manifests}
+        )
         return True
 
     async def _kill_pods(self, decision: PodsKill) -> bool:
@@ -249,7 +331,9 @@ class Applier:
             if ref.name in manifests:
                 await self._api.create_once_gone(collection, path, manifests[ref.name], uid=ref.uid)
 
-        await _all(replace(ref) for ref in decision.pods)
+        await _all_or_refused(
+            decision.job_version, {ref.name: replace(ref) for ref in decision.pods}
+        )
         return True
 
     async def _write_status(self, decision: StatusWrite) -> bool:
@@ -287,7 +371,9 @@ class Applier:
         self._jobs.put(decision.key, job)
         return job
 
-    def _job_at_generation(self, decision: PodsCreate | PodsReplace) -> Obj | None:
+    def _job_at_generation(
+        self, decision: PodGroupCreate | PluginResourcesEnsure | PodsCreate | PodsReplace
+    ) -> Obj | None:
         """The Job as last read or written here, if it is the decision's incarnation and at
         least at the generation the decision was made from: its spec is then as new as the
         decider's, and its status is the last one this actuator wrote (its lane writes the
@@ -308,16 +394,8 @@ class Applier:
                 self._priorities[name] = int(found.get("value", 0))
         return {n: self._priorities[n] for n in names if n in self._priorities}
 
-    async def _event(self, decision: Decision, what: job_events.Notice, suffix: str = "") -> None:
-        manifest = job_events.event_manifest(decision, what, suffix=suffix)
-        collection, _ = paths.of_manifest(manifest)
-        await self._api.create(collection, manifest)
-
-    async def _report_failure(self, decision: Decision, error: Exception) -> None:
-        try:
-            await self._event(decision, job_events.failure(decision, error), suffix="#failed")
-        except Exception as exc:
-            _log.error("failure event not written", job=decision.key, error=str(exc))
+    def _event(self, decision: Decision, what: job_events.Notice, suffix: str = "") -> None:
+        self.events.record([job_events.event_manifest(decision, what, suffix=suffix)])
 
 
 def _pods_to_make(job: Obj, decision: PodsCreate | PodsReplace) -> list[Obj]:
@@ -339,6 +417,45 @@ async def _all(calls: Iterable[Awaitable[object]]) -> None:
     for result in results:
         if isinstance(result, BaseException):
             raise result
+
+
+async def _refusable(create: Awaitable[object]) -> None:
+    """A pod create whose error answer (a full quota's 403, a 422) is a refusal."""
+    try:
+        await create
+    except KubeError as exc:
+        raise _PodRefused(exc) from exc
+
+
+async def _all_or_refused(job_version: int, pods: Mapping[str, Awaitable[object]]) -> None:
+    """Run the pods' calls concurrently and let each finish; the creates refused are
+    raised together as `Refused`, any other failure as it is."""
+    results = await asyncio.gather(*pods.values(), return_exceptions=True)
+    refused: dict[str, KubeError] = {}
+    for name, result in zip(pods, results, strict=True):
+        if isinstance(result, _PodRefused):
+            refused[name] = result.error
+        elif isinstance(result, BaseException):
+            raise result
+    if refused:
+        raise Refused("Pod", refused, job_version=job_version)
+
+
+class _PodRefused(Exception):
+    def __init__(self, error: KubeError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class Refused(Exception):
+    """The API server refused creates of `kind` (Pod, PodGroup, PersistentVolumeClaim):
+    name -> its error answer. Transient answers never get here (`client.Api` retries them)."""
+
+    def __init__(self, kind: str, errors: Mapping[str, KubeError], *, job_version: int = 0) -> None:
+        super().__init__(f"{kind} refused: " + "; ".join(str(e) for e in errors.values()))
+        self.kind = kind
+        self.errors = dict(errors)
+        self.job_version = job_version
 
 
 def _merge_podgroup(existing: Obj, desired: Obj) -> Obj | None:
@@ -365,24 +482,25 @@ class _JobCache:
     Job when it is at the decision's generation (`Applier._job_at_generation`)."""
 
     def __init__(self, size: int) -> None:
-        self._size = size
-        self._jobs: OrderedDict[str, Obj] = OrderedDict()
+        self._jobs: Lru[str, Obj] = Lru(size)
+
+    @property
+    def size(self) -> int:
+        return self._jobs.size
 
     def get(self, key: str, uid: str) -> Obj | None:
         job = self._jobs.get(key)
-        if job is None or _uid(job) != uid:
-            return None
-        self._jobs.move_to_end(key)
-        return job
+        return job if job is not None and _uid(job) == uid else None
 
     def put(self, key: str, job: Obj) -> None:
-        self._jobs[key] = job
-        self._jobs.move_to_end(key)
-        while len(self._jobs) > self._size:
-            self._jobs.popitem(last=False)
+        self._jobs.put(key, job)
+
+    def put_absent(self, key: str, job: Obj) -> None:
+        if key not in self._jobs:
+            self._jobs.put(key, job)
 
     def drop(self, key: str) -> None:
-        self._jobs.pop(key, None)
+        self._jobs.drop(key)
 
     def clear(self) -> None:
         self._jobs.clear()

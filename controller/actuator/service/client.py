@@ -10,6 +10,7 @@ retried on conflict.
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -17,10 +18,12 @@ import msgspec
 import structlog
 
 from lavalog.controller.actuator.core import paths
+from lavalog.controller.actuator.core.calls import Call, classify
 from lavalog.controller.actuator.service.counters import Counters
+from lavalog.controller.actuator.service.queues import aside
 from lavalog.controller.actuator.service.ratelimit import RateLimiter, Sleep
-from lavalog.controller.actuator.service.retry import Backoff
-from lavalog.controller.kube import Kube, KubeError, is_transient
+from lavalog.controller.kube import JSON, Kube, KubeError, is_transient, retry_after
+from lavalog.controller.retry import API_CALLS, Backoff, RetryDelays, retry
 
 Obj = dict[str, Any]
 #: (existing, desired) -> what to write back, or None to leave the existing object alone
@@ -31,7 +34,6 @@ Change = Callable[[Obj], Obj | None]
 _CONFLICT_ATTEMPTS = 10
 #: how long one watch for a deletion stays open before the object is looked at again
 _DELETION_WATCH_SECONDS = 60
-DEFAULT_BACKOFF = Backoff()
 _log = structlog.get_logger("lavalog.actuator")
 
 
@@ -42,14 +44,16 @@ class Api:
         limiter: RateLimiter,
         counters: Counters,
         *,
-        backoff: Backoff = DEFAULT_BACKOFF,
+        delays: RetryDelays = API_CALLS,
         sleep: Sleep = asyncio.sleep,
     ) -> None:
         self._kube = kube
         self._limiter = limiter
         self._counters = counters
-        self._backoff = backoff
+        self._delays = delays
         self._sleep = sleep
+        #: requests sent (every attempt), by what they were
+        self.calls: Counter[Call] = Counter()
 
     async def call(
         self,
@@ -58,26 +62,36 @@ class Api:
         *,
         query: Mapping[str, str | int | bool] | None = None,
         body: Any = None,
+        content_type: str = JSON,
     ) -> bytes:
-        """One request, sent again (after a backoff) for as long as it fails transiently."""
-        attempt = 0
-        while True:
-            try:
-                async with self._limiter:
-                    return await self._kube.request(method, path, query=query, body=body)
-            except Exception as exc:
-                if not is_transient(exc):
-                    raise
-                delay = self._backoff.delay(attempt)
-                attempt += 1
-                self._counters.retried += 1
-                _log.info("api call retried", method=method, path=path, error=str(exc), delay=delay)
-                await self._sleep(delay)
+        """One request, sent again (after a backoff, and at least as late as a 429's
+        Retry-After asks) for as long as it fails transiently."""
+        what = classify(method, path)
+
+        async def send() -> bytes:
+            async with self._limiter:
+                self.calls[what] += 1
+                return await self._kube.request(
+                    method, path, query=query, body=body, content_type=content_type
+                )
+
+        def retried(exc: Exception, delay: float) -> None:
+            self._counters.retried += 1
+            _log.info("api call retried", method=method, path=path, error=str(exc), delay=delay)
+
+        return await retry(
+            send,
+            delays=self._delays,
+            transient=is_transient,
+            on_retry=retried,
+            at_least=retry_after,
+            sleep=self._sleep,
+        )
 
     async def get(self, path: str) -> Obj | None:
         """The object, or None when there is none."""
         try:
-            return _decode(await self.call("GET", path))
+            return decode_object(await self.call("GET", path))
         except KubeError as exc:
             if exc.status == 404:
                 return None
@@ -112,7 +126,7 @@ class Api:
         """Create `body` at `path` once the object `uid` that has its name is gone (a pod
         being deleted keeps its name until its kubelet has stopped it). False when another
         object has the name: someone else's, or made when this was carried out before."""
-        attempt = 0
+        backoff = Backoff(self._delays, sleep=self._sleep)
         while not await self.create(collection, body):
             current = await self.get(path)
             if current is None:
@@ -121,8 +135,7 @@ class Api:
             if meta.get("uid") != uid:
                 return False
             if not await self._deleted(collection, meta.get("name", ""), uid, meta):
-                await self._sleep(self._backoff.delay(attempt))
-                attempt += 1
+                await backoff.wait()
         return True
 
     async def _deleted(self, collection: str, name: str, uid: str, meta: Obj) -> bool:
@@ -137,9 +150,13 @@ class Api:
         try:
             async with self._limiter:
                 pass  # a token, as every request takes; the watch holds no slot
-            async with self._kube.stream(
-                collection, query, request_timeout=_DELETION_WATCH_SECONDS + 10
-            ) as lines:
+            self.calls[classify("GET", collection, watch=True)] += 1
+            async with (
+                aside(),  # the other jobs' lanes go on meanwhile
+                self._kube.stream(
+                    collection, query, request_timeout=_DELETION_WATCH_SECONDS + 10
+                ) as lines,
+            ):
                 async for line in lines:
                     change = _WATCHED.decode(line)
                     if change.type == "DELETED" and change.object.metadata.uid == uid:
@@ -171,7 +188,7 @@ class Api:
             if wanted is None:
                 return found
             try:
-                return _decode(await self.call("PUT", target, body=wanted))
+                return decode_object(await self.call("PUT", target, body=wanted))
             except KubeError as exc:
                 conflicts += 1
                 if exc.status != 409 or conflicts == _CONFLICT_ATTEMPTS:
@@ -203,6 +220,7 @@ class _Watched(msgspec.Struct):
 _WATCHED = msgspec.json.Decoder(_Watched)
 
 
-def _decode(data: bytes) -> Obj:
+def decode_object(data: bytes) -> Obj:
+    """An API answer's JSON object."""
     decoded: Obj = msgspec.json.decode(data)
     return decoded

@@ -5,13 +5,16 @@ which handles its items and ends when its lane is empty; the next item for the k
 starts a new one. So a slow job (a 1,000-pod create) delays only its own later
 decisions, and a job's StatusWrite never overtakes the PodsCreate decided before it.
 Items are handled in order unless `pick` chooses a later one (`lane_order.next_up`);
-lanes take `turns`, those with an `urgent` item first.
+lanes take `turns`, those with an `urgent` item first, and a lane whose item waits to
+retry a call gives its turn to another meanwhile (`step_aside`).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Container, Hashable, Sequence
+import contextlib
+import contextvars
+from collections.abc import AsyncIterator, Awaitable, Callable, Container, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -27,6 +30,51 @@ _log = structlog.get_logger("lavalog.actuator")
 class _Lane(Generic[T]):
     group: Hashable
     items: list[T] = field(default_factory=list)
+    #: the item being handled, if one is
+    current: T | None = None
+
+
+@dataclass(slots=True)
+class _Turn:
+    """The turn the current lane's worker holds, while it holds it."""
+
+    turns: Turns
+    key: str
+    urgent: bool
+    held: bool = False
+
+
+_CURRENT: contextvars.ContextVar[_Turn | None] = contextvars.ContextVar("lane_turn", default=None)
+
+
+@contextlib.asynccontextmanager
+async def aside() -> AsyncIterator[None]:
+    """Wait in this block without holding the lane's turn (a call waiting to be retried, a
+    watch for a deletion: they hold up their own job, never the others); then take a turn
+    again. Outside a lane, or when another task of the lane stepped aside already, a
+    plain block."""
+    turn = _CURRENT.get()
+    if turn is None or not turn.held:
+        yield
+        return
+    turn.held = False
+    turn.turns.give_back()
+    try:
+        yield
+    except asyncio.CancelledError:
+        raise  # no turn to give back when the worker ends
+    except BaseException:
+        await turn.turns.take(turn.key, turn.urgent)
+        turn.held = True
+        raise
+    await turn.turns.take(turn.key, turn.urgent)
+    turn.held = True
+
+
+async def step_aside(delay: float) -> None:
+    """Sleep `delay` seconds aside (`aside`): the API client's sleep between retries."""
+    async with aside():
+        await asyncio.sleep(delay)
 
 
 def _first(items: Sequence[object]) -> int:
@@ -74,6 +122,26 @@ class KeyedQueues(Generic[T]):
         """Keys with work."""
         return len(self._lanes)
 
+    def queued(self) -> int:
+        """Items in every lane, the one being handled included."""
+        return sum(len(lane.items) for lane in self._lanes.values())
+
+    def deepest(self) -> int:
+        """Items in the longest lane."""
+        return max((len(lane.items) for lane in self._lanes.values()), default=0)
+
+    def drop_waiting(self, groups: Container[Hashable] | None = None) -> int:
+        """Drop the items of the lanes (of `groups`, or all) that are not being handled:
+        when the groups go to another consumer, that one does them (they are not done),
+        and only what is under way must be finished first. The number dropped."""
+        dropped = 0
+        for lane in self._lanes.values():
+            if groups is None or lane.group in groups:
+                kept = [] if lane.current is None else [lane.current]
+                dropped += len(lane.items) - len(kept)
+                lane.items[:] = kept
+        return dropped
+
     async def drain(self, grace: float, groups: Container[Hashable] | None = None) -> None:
         """Let the lanes (of `groups`, or all) finish; after `grace` seconds cancel the rest,
         whose unfinished items are then simply not done."""
@@ -92,16 +160,31 @@ class KeyedQueues(Generic[T]):
     async def _work(self, key: str, lane: _Lane[T]) -> None:
         try:
             while lane.items:
-                await self._turns.take(key, any(self._urgent(item) for item in lane.items))
+                turn = _Turn(self._turns, key, any(self._urgent(item) for item in lane.items))
+                await self._turns.take(key, turn.urgent)
+                turn.held = True
+                _CURRENT.set(turn)
                 try:
-                    index = self._pick(lane.items)
-                    await self._handle(lane.items[index], lane.items[index + 1 :])
-                    del lane.items[index]
+                    if lane.items:  # none when they were dropped while the lane waited
+                        index = self._pick(lane.items)
+                        lane.current = item = lane.items[index]
+                        await self._handle(item, lane.items[index + 1 :])
+                        _remove(lane.items, item)
                 finally:
-                    self._turns.give_back()
+                    lane.current = None
+                    if turn.held:  # not when cancelled while stepping aside
+                        self._turns.give_back()
         finally:
             del self._lanes[key]
             del self._workers[key]
+
+
+def _remove(items: list[T], item: T) -> None:
+    """Take out `item` itself (the list may have changed while it was handled)."""
+    for index, queued in enumerate(items):
+        if queued is item:
+            del items[index]
+            return
 
 
 def _report_crash(worker: asyncio.Task[None]) -> None:

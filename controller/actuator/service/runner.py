@@ -6,15 +6,16 @@ committed per partition is the first one not yet carried out, with the later one
 carried out recorded beside it (`offsets`, `progress_log`): a crash repeats only the decisions
 that were in flight, never skips one, and idempotent writes (`apply`) make the
 repetition harmless. One job's slow decision holds back nobody else's progress.
-Before a partition moves to another member (rebalance) or the service stops, its
-in-flight decisions are finished and committed, so that two members never work on one
-job at once.
+Before a partition moves to another member (rebalance) or the service stops, the
+decisions under way are finished and committed, so that two members never work on one
+job at once; those still waiting in its lanes are left to the next owner.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,28 +24,38 @@ import structlog
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.errors import KafkaError
 
-from lavalog.controller.actuator.core.lane_order import is_urgent, next_up, superseded
+from lavalog.controller.actuator.core.job_events import REPORTED, reported
+from lavalog.controller.actuator.core.lane_order import next_up, superseded
+from lavalog.controller.actuator.core.lru import Lru
 from lavalog.controller.actuator.core.offsets import OffsetTracker, Progress
+from lavalog.controller.actuator.core.priority import Priority, priority_of
 from lavalog.controller.actuator.service.apply import Applier
 from lavalog.controller.actuator.service.client import Api
 from lavalog.controller.actuator.service.counters import Counters
 from lavalog.controller.actuator.service.progress_log import ProgressLog
-from lavalog.controller.actuator.service.queues import KeyedQueues
+from lavalog.controller.actuator.service.queues import KeyedQueues, step_aside
 from lavalog.controller.actuator.service.ratelimit import RateLimiter, TokenBucket
+from lavalog.controller.actuator.service.refusals import RefusalPublisher
+from lavalog.controller.decision_logs import carried_out, decision_fields, lag
 from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
-from lavalog.controller.kube import Kube
+from lavalog.controller.kube import Kube, KubeError
 from lavalog.events.codec import DecodeError, decode_decision
 from lavalog.events.decisions import AnyDecision
+from lavalog.events.observations import MAX_REQUEUE_NUM
 from lavalog.events.topics import DECISIONS
 
 #: decisions received and not yet carried out, beyond which fetching pauses: enough that
 #: a burst's pod creates, decided after its PodGroups were admitted, are fetched (and go
-#: first, `ratelimit.URGENT`) while the status writes and Events before them still wait
+#: first, `core.priority`) while the status writes and Events before them still wait
 MAX_IN_FLIGHT = 20_000
-#: how long a rebalance or a stop waits for in-flight decisions before abandoning them
+#: how long a rebalance or a stop waits for the decisions under way before abandoning them
 DRAIN_SECONDS = 30.0
 #: how long the final commit and leaving the group may take on the way out
 STOP_SECONDS = 10.0
+#: decisions remembered as carried out (about 100 bytes each)
+REMEMBERED = 100_000
+#: how long a stop waits for the Events queued to be written
+EVENTS_SECONDS = 5.0
 _POLL_MS = 100
 _log = structlog.get_logger("lavalog.actuator")
 
@@ -54,6 +65,8 @@ class _Item:
     partition: TopicPartition
     offset: int
     decision: AnyDecision
+    #: the message's digest: a copy of it is the same decision (`_same`)
+    digest: str
 
 
 class ActuatorService:
@@ -68,10 +81,21 @@ class ActuatorService:
         qps: float = 50,
         burst: int = 100,
         concurrency: int = 32,
+        namespace: str | None = None,
+        max_requeues: int = MAX_REQUEUE_NUM,
     ) -> None:
         self.counters = Counters()
-        limiter = RateLimiter(TokenBucket(qps, burst), concurrency)
-        self._applier = Applier(Api(kube, limiter, self.counters), self.counters)
+        #: the namespace the controller watches (None: all), whose Jobs a takeover lists
+        self._namespace = namespace
+        self._learning: asyncio.Task[None] | None = None
+        limiter = RateLimiter(TokenBucket(qps, burst), concurrency, counters=self.counters)
+        # a call waiting to be retried leaves its lane's turn to another job meanwhile
+        self._api = Api(kube, limiter, self.counters, sleep=step_aside)
+        self._refusals = RefusalPublisher(kafka)
+        self._applier = Applier(
+            self._api, self.counters, on_refused=self._refusals.publish, max_requeues=max_requeues
+        )
+        self._events = self._applier.events
         self._kafka = kafka
         self._group_id = group_id
         self._offsets: OffsetTracker[TopicPartition] = OffsetTracker()
@@ -79,9 +103,15 @@ class ActuatorService:
             self._carry_out,
             turns=concurrency,
             pick=lambda items: next_up([item.decision for item in items]),
-            urgent=lambda item: is_urgent(item.decision),
+            urgent=lambda item: priority_of(item.decision) is Priority.PODS,
         )
         self._ready = False
+        #: the decisions carried out here (`_same`), the latest `REMEMBERED`: the decider
+        #: may produce a decision again (at-least-once), and doing it twice costs API calls
+        self._done: Lru[str, bool] = Lru(REMEMBERED)
+        #: decisions whose Events are being written -> the offsets of the copies received
+        #: meanwhile (on the same partition: a decision's partition is its job's)
+        self._events_waiting: dict[str, list[int]] = {}
         #: partitions whose progress is known: aiokafka may hand out a new partition's
         #: messages while `_take_over` still reads it, and those must wait for it
         self._taken_over: set[TopicPartition] = set()
@@ -96,6 +126,23 @@ class ActuatorService:
         """Decisions received and not yet carried out."""
         return self._offsets.in_flight()
 
+    def api_calls(self) -> dict[tuple[str, str, str], int]:
+        """API requests sent, by (verb, resource, purpose): `/metrics`."""
+        return {(c.verb, c.resource, c.purpose.value): n for c, n in self._api.calls.items()}
+
+    def gauges(self) -> dict[str, float]:
+        """How much is waiting, for `/metrics`: jobs with decisions queued (`lanes`),
+        decisions queued in them (`queued`), the longest lane (`deepest_lane`), decisions
+        received and not carried out (`in_flight`), and decisions whose Events are not
+        written yet (`events_waiting`)."""
+        return {
+            "lanes": len(self._lanes),
+            "queued": self._lanes.queued(),
+            "deepest_lane": self._lanes.deepest(),
+            "in_flight": self.in_flight,
+            "events_waiting": self._events.waiting(),
+        }
+
     async def run(self) -> None:
         consumer = create_consumer(self._kafka, group_id=self._group_id)
         progress_log = ProgressLog(self._kafka, self._group_id)
@@ -108,10 +155,13 @@ class ActuatorService:
         )
         await progress_log.start()
         try:
+            await self._refusals.start()
             await consumer.start()
         except BaseException:
+            await self._refusals.stop()
             await progress_log.stop()
             raise
+        writer = asyncio.create_task(self._events.run(), name="actuator events")
         try:
             while True:
                 self._throttle(consumer)
@@ -121,7 +171,11 @@ class ActuatorService:
                 await self._commit(consumer, progress_log)
         finally:
             self._ready = False
+            if self._learning is not None:
+                self._learning.cancel()
+            self._lanes.drop_waiting()
             await self._lanes.drain(DRAIN_SECONDS)
+            await self._stop_writing(writer)
             try:  # bounded: a group still forming must not hold the process on its way out
                 async with asyncio.timeout(STOP_SECONDS):
                     await self._commit(consumer, progress_log)
@@ -130,6 +184,7 @@ class ActuatorService:
                 _log.warning(
                     "stopped without a final commit; the next owner carries the rest out again"
                 )
+            await self._refusals.stop()
             await progress_log.stop()
 
     def _throttle(self, consumer: AIOKafkaConsumer) -> None:
@@ -176,14 +231,61 @@ class ActuatorService:
             )
             self._offsets.done(partition, offset)
             return
-        self._lanes.put(decision.key, partition, _Item(partition, offset, decision))
+        digest = _same(value or b"")
+        if digest in self._done:
+            self._repeated(partition, offset)
+            return
+        if type(decision) in REPORTED:  # no lane: an Event waits for nothing, nor holds up
+            copies = self._events_waiting.get(digest)
+            if copies is not None:  # its first copy is still being written
+                copies.append(offset)
+                return
+            self._events_waiting[digest] = []
+            done = functools.partial(self._event_done, partition, offset, decision, digest)
+            self._events.record(reported(decision), group=partition, done=done, decision=digest)
+            return
+        self._lanes.put(decision.key, partition, _Item(partition, offset, decision, digest))
+
+    def _event_done(
+        self, partition: TopicPartition, offset: int, decision: AnyDecision, digest: str
+    ) -> None:
+        self.counters.applied += 1
+        self._done.put(digest, True)
+        for copy in self._events_waiting.pop(digest, ()):
+            self._repeated(partition, copy)
+        self._offsets.done(partition, offset)
+        _log.info(carried_out(decision), lag=lag(decision), **decision_fields(decision))
+
+    async def _stop_writing(self, writer: asyncio.Task[None]) -> None:
+        """Give the Events queued a moment to be written (those not written are not done:
+        the next owner writes them), then stop the writer."""
+        try:
+            async with asyncio.timeout(EVENTS_SECONDS):
+                await self._events.idle()
+        except TimeoutError:
+            pass
+        writer.cancel()
+        await asyncio.gather(writer, return_exceptions=True)
 
     async def _carry_out(self, item: _Item, later: Sequence[_Item]) -> None:
+        if item.digest in self._done:  # its first copy was ahead of it in the lane
+            self._repeated(item.partition, item.offset)
+            return
         if superseded(item.decision, [queued.decision for queued in later]):
             self.counters.coalesced += 1
         else:
-            await self._applier.apply(item.decision)
+            # what waits behind it in its lane waits for it: it goes at their priority too
+            # (a kill behind the status write that must come first is not held by it)
+            priority = min(priority_of(d.decision) for d in (item, *later))
+            await self._applier.apply(item.decision, priority=priority)
+        self._done.put(item.digest, True)
         self._offsets.done(item.partition, item.offset)
+
+    def _repeated(self, partition: TopicPartition, offset: int) -> None:
+        """A decision the decider produced again (the same message: it decided the same
+        observation again after a restart) that this member has carried out already."""
+        self.counters.repeated += 1
+        self._offsets.done(partition, offset)
 
     async def _commit(
         self,
@@ -208,16 +310,23 @@ class ActuatorService:
     async def _hand_over(
         self, consumer: AIOKafkaConsumer, progress_log: ProgressLog, partitions: set[TopicPartition]
     ) -> None:
-        """Finish and commit what was taken from `partitions` before another member gets them."""
+        """Finish what is under way of `partitions` and commit, before another member gets
+        them; what waits in their lanes is left to that member (not done, not committed)."""
+        left = self._lanes.drop_waiting(partitions)
         await self._lanes.drain(DRAIN_SECONDS, partitions)
+        for forgotten in self._events.forget(partitions):
+            self._events_waiting.pop(forgotten, None)
         await self._commit(consumer, progress_log, partitions)
         _log.info(
             "partitions handed over",
             positions={tp.partition: self._offsets.position(tp) for tp in partitions},
+            left_waiting=left,
         )
         self._offsets.forget(partitions)
         self._taken_over -= partitions
         if partitions:
+            if self._learning is not None:  # a list from before would hold them again
+                self._learning.cancel()
             self._applier.forget_jobs()
 
     async def _take_over(
@@ -241,12 +350,33 @@ class ActuatorService:
             done = tuple(offset for offset in stored.done if offset >= start)
             self._offsets.resume(tp, Progress(start, done))
         self._taken_over |= partitions
+        if partitions:
+            if self._learning is not None:
+                self._learning.cancel()
+            self._learning = asyncio.create_task(self._learn_jobs(), name="actuator jobs list")
         _log.info(
             "partitions taken over",
             partitions=sorted(tp.partition for tp in partitions),
             skipping={n: len(p.done) for n, p in recorded.items()},
         )
         self._ready = True
+
+    async def _learn_jobs(self) -> None:
+        """List the Jobs once the partitions are taken over (`Applier.learn_jobs`): their
+        decisions meanwhile read the Jobs they need, as they would without."""
+        try:
+            listed = await self._applier.learn_jobs(self._namespace)
+        except KubeError as exc:  # e.g. no RBAC to list: each job is read when needed
+            _log.warning("jobs not listed", error=str(exc))
+            return
+        _log.info("jobs listed", jobs=listed)
+
+
+def _same(message: bytes) -> str:
+    """What tells a copy of a decision: the whole message, not its id alone (a listing of
+    the same pods, say, has the same id at another moment and leads to other decisions,
+    under the same ids)."""
+    return hashlib.blake2b(message, digest_size=16).hexdigest()
 
 
 class _Handover(ConsumerRebalanceListener):  # type: ignore[misc]

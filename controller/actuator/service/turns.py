@@ -1,8 +1,8 @@
 """Which job lanes work now: at most so many at once, those with urgent work first.
 
 When the actuator falls behind (a burst of 10,000 Jobs), thousands of lanes wait. A lane
-whose job waits for its pods (a PodGroup or pod create queued) takes the next free turn
-before lanes that have only status writes and Events to make: those can trail, and
+with pod work queued (a PodGroup or pod create, a kill: `core.priority`) takes the next
+free turn before lanes that have only status writes to make: those can trail, and
 status writes that trail are often made unnecessary by later ones (`lane_order`).
 Within each kind, lanes take turns in the order they asked.
 """

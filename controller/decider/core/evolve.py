@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 from msgspec.structs import replace
 
+from lavalog.controller.decider.core import refused_creates
 from lavalog.controller.decider.core.counts import append_condition
 from lavalog.controller.decider.core.state import (
     COMMAND_MEMORY,
@@ -47,6 +48,7 @@ from lavalog.events.durations import format_duration
 from lavalog.events.observations import (
     AnyObservation,
     CommandIssued,
+    CreateFailed,
     JobDeleted,
     JobObserved,
     PodDeleted,
@@ -138,6 +140,8 @@ def _pod_observed(state: JobState, event: PodObserved) -> JobState:
         return state
     same = known is not None and known.uid in ("", event.pod_uid)
     killed = same and known is not None and known.killed
+    if known is not None and not known.observed and same:
+        state = refused_creates.created(state)  # a pod asked for was made
     record = PodRecord(
         name=event.pod,
         task=event.task,
@@ -342,6 +346,7 @@ _RULES: dict[type, Callable[[JobState, Any], JobState]] = {
     PodGroupObserved: _podgroup_observed,
     CommandIssued: _command_issued,
     TimerFired: _timer_fired,
+    CreateFailed: refused_creates.fold,
     ActionDecided: _action_decided,
     PhaseChanged: _phase_changed,
     PodGroupCreate: _podgroup_create,

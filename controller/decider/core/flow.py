@@ -17,8 +17,8 @@ import msgspec
 from msgspec.structs import replace
 
 from lavalog.controller.admission import Admitted, Rejected
+from lavalog.controller.decider.core import requeue
 from lavalog.controller.decider.core.admission import admission, judge
-from lavalog.controller.decider.core.backoff import with_backoff
 from lavalog.controller.decider.core.counts import job_status
 from lavalog.controller.decider.core.disruptions import uncounted
 from lavalog.controller.decider.core.evolve import evolve
@@ -30,6 +30,7 @@ from lavalog.controller.decider.core.replacement import (
     replacement_seen_first,
 )
 from lavalog.controller.decider.core.request import SYNC_REQUEST, ActionRequest
+from lavalog.controller.decider.core.restart_backoff import with_restart_backoff
 from lavalog.controller.decider.core.state import JobState
 from lavalog.controller.decider.core.step import Step
 from lavalog.controller.decider.core.timers import (
@@ -58,6 +59,7 @@ from lavalog.events.decisions import (
 from lavalog.events.observations import (
     AnyObservation,
     CommandIssued,
+    CreateFailed,
     JobDeleted,
     JobObserved,
     PodObserved,
@@ -111,7 +113,10 @@ def _seen_before(state: JobState, observation: AnyObservation) -> bool:
     newer). Volcano would only sync the job on it, and the state a step ends with is
     synced already: it decides nothing, and its rules need not run. (Not so a new
     generation, which admission has yet to judge, nor a pod's deletion, which is an
-    eviction unless the decider asked for it.)"""
+    eviction unless the decider asked for it; nor anything while refused creates wait for
+    their requeue, the one time a step ends without syncing.)"""
+    if state.refused_creates is not None:
+        return False
     if isinstance(observation, PodObserved):
         return True
     return isinstance(observation, JobObserved) and observation.generation <= state.generation
@@ -129,6 +134,11 @@ def _decide(step: Step) -> None:
         return  # Volcano leaves a job that is being deleted alone
     if state.pods_unknown:
         return  # taken over: decided once a pod list has shown which pods exist
+    if isinstance(observation, CreateFailed):  # no sync now: it is requeued, as in Volcano
+        if requeue.retry_limit_reached(step):
+            _act(step, requeue.TERMINATE)
+            _write_status(step)
+        return
     report_unschedulable(step)
     trigger = _trigger(step)
     if replacement_seen_first(step):
@@ -147,7 +157,7 @@ def _act(step: Step, trigger: Trigger) -> None:
     cancel_resolved_timers(step)
     state = step.state
     resolution = apply_policies(step.spec, state.version, trigger, state.exit_codes)
-    resolution = with_backoff(state, trigger, resolution)
+    resolution = with_restart_backoff(state, trigger, resolution)
     if resolution.delay > 0:
         schedule_delayed(step, trigger, resolution)
         resolution = SYNC

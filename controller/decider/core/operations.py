@@ -113,7 +113,12 @@ def sync_job(step: Step, update: UpdateStatus | None) -> None:
     spec = step.spec
     replicas = step.state.replicas.by_task
     if spec.plugins and step.state.resources_for != replicas:
-        step.emit(PluginResourcesEnsure, plugins=spec.plugins, task_replicas=replicas)
+        step.emit(
+            PluginResourcesEnsure,
+            plugins=spec.plugins,
+            task_replicas=replicas,
+            job_generation=step.state.generation,
+        )
     transition = update(step, step.counts()) if update else None
     phase_after = step.state.phase if transition is None else transition.phase
     if phase_after in CREATING_PHASES:
@@ -180,6 +185,7 @@ def _emit_podgroup(step: Step) -> None:
             task.name: task.replicas if task.min_available is None else task.min_available
             for task in spec.tasks
         },
+        job_generation=step.state.generation,
     )
 
 

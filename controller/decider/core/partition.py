@@ -31,6 +31,8 @@ class PartitionDecider:
         self._reflects = dict(restored.reflects)
         self.replay_from = restored.checkpoint
         self.committed = max(committed, restored.checkpoint)
+        #: the offset after the last one applied: the states reflect everything before it
+        self.applied_to = restored.checkpoint
         self._dirty: set[str] = set()
         #: offsets below `committed` are still to be replayed silently
         self._rebuilding = restored.checkpoint < self.committed
@@ -40,6 +42,7 @@ class PartitionDecider:
         """Decide one observation at `offset`; [] for one already decided or reflected."""
         if self._rebuilding and offset + 1 >= self.committed:
             self._rebuilding, self._rebuilt = False, True
+        self.applied_to = offset + 1
         key = observation.key
         if offset < self._reflects.get(key, 0):
             return []

@@ -17,7 +17,7 @@ import msgspec
 
 from lavalog.controller.admission.exit_codes import policy_key
 from lavalog.controller.decider.core.triggers import Trigger
-from lavalog.events.decisions import Backoff, PolicyRef
+from lavalog.events.decisions import PolicyRef, RestartBackoffDelay
 from lavalog.events.durations import parse_duration
 from lavalog.events.extensions import ExitCodeSet
 from lavalog.events.volcano.api import Action, Event, JobSpec, LifecyclePolicy
@@ -45,8 +45,8 @@ class Resolution(msgspec.Struct, frozen=True):
     action: str
     policy: PolicyRef | None = None
     delay: float = 0.0
-    #: the part of `delay` the restart backoff extension added (`backoff.with_backoff`)
-    backoff: Backoff | None = None
+    #: the part of `delay` the restart backoff extension added (`restart_backoff`)
+    backoff: RestartBackoffDelay | None = None
 
 
 SYNC = Resolution(action=Action.SYNC_JOB)

@@ -54,6 +54,18 @@ class PodGroupRecord(msgspec.Struct, frozen=True):
     phase: str = ""
 
 
+class RefusedCreates(msgspec.Struct, frozen=True):
+    """Creates the API server refused in a row, of one job version (Volcano requeues the
+    job each time, and terminates it after `maxRequeueNum`; `refused_creates`)."""
+
+    version: int
+    count: int = 0
+    #: the decisions whose refusals were counted (one refusal may be published twice)
+    decisions: tuple[str, ...] = ()
+    #: the last refusal's Kubernetes message, for the Event of the last one
+    message: str = ""
+
+
 class Replicas(msgspec.Struct, frozen=True):
     """Replica counts of the admitted spec, computed once: every sync asks for them."""
 
@@ -111,6 +123,8 @@ class JobState(msgspec.Struct, frozen=True):
     resources_for: dict[str, int] = {}
     #: pending delayed actions and TTL deletions, as they were scheduled
     timers: dict[str, TimerScheduled] = {}
+    #: creates refused since a pod the decider asked for last appeared (None: none)
+    refused_creates: RefusedCreates | None = None
     #: the status last written, so that unchanged status is not written again
     status: JobStatus | None = None
     delete_requested: bool = False

@@ -17,7 +17,7 @@ import msgspec
 from lavalog.controller.decider.core.policies import Resolution, policy_timeout
 from lavalog.controller.decider.core.step import Step
 from lavalog.controller.decider.core.triggers import Trigger
-from lavalog.events.decisions import Backoff, TimerCancelled, TimerScheduled
+from lavalog.events.decisions import RestartBackoffDelay, TimerCancelled, TimerScheduled
 from lavalog.events.volcano.api import Action, Event, PodPhase
 
 _POD_CAUSES = frozenset({Event.POD_FAILED, Event.POD_EVICTED, Event.POD_PENDING, Event.TASK_FAILED})
@@ -55,7 +55,8 @@ def cancel_resolved_timers(step: Step) -> None:
     if not state.timers:
         return
     for timer in list(state.timers.values()):
-        if isinstance(timer.backoff, Backoff) and not policy_timeout(step.spec, timer.policy):
+        backoff_only = not policy_timeout(step.spec, timer.policy)
+        if isinstance(timer.backoff, RestartBackoffDelay) and backoff_only:
             continue  # postponed by the restart backoff only: no grace period
         reason = ""
         if timer.trigger in _POD_CAUSES and timer.pod:

@@ -274,16 +274,26 @@ class DeciderService:
                 )
 
     async def _release(self, revoked: list[int]) -> None:
-        """Snapshot what is handed over, so that its next owner replays little."""
+        """Snapshot what is handed over, so that its next owner replays little.
+
+        Not when the states are ahead of the position: a revocation can come while a
+        fetch's decisions are still being delivered, and a snapshot of states that
+        already hold that fetch, checkpointed at the position before it, would make the
+        next owner apply the fetch a second time (in the churn run, a pod's failure
+        counted twice: a RestartTask decided again and the job Failed one retry early).
+        The next owner replays from the last snapshot instead."""
         for number in revoked:
             partition = self._partitions.pop(number, None)
             if partition is None:
                 continue
             position = self._positions.pop(number, 0)
-            if partition.dirty:
+            in_flight = partition.applied_to - position
+            if partition.dirty and not in_flight:
                 await self._snapshot(number, partition, position)
             self._timers.drop_keys(set(partition.states))
-            log.info("partition released", partition=number, position=position)
+            log.info(
+                "partition released", partition=number, position=position, in_flight=in_flight
+            )
 
     async def _read_state_partitions(
         self, numbers: list[int]

@@ -12,9 +12,10 @@ Only the leader runs the watchers, so that several replicas can run while one pu
   per live process: the pod name in a Deployment.
 * Every write names the resourceVersion it replaces: of two candidates racing for the
   same Lease, one gets 409 Conflict and stays a candidate.
-* The leader renews every duration/3. A failed renewal is retried until duration*2/3
-  after the last success; then (or at once, when the Lease names another holder) it
-  steps down, before any candidate may consider the Lease expired.
+* The leader renews every retry period (`LeaseTiming`). A failed renewal is retried
+  until the renew deadline after the last success; then (or at once, when the Lease
+  names another holder) it steps down, before any candidate may consider the Lease
+  expired. A candidate tries every retry period.
 * A leader that stops gracefully releases the Lease (no holder), so that a standby takes
   over without waiting for it to expire.
 """
@@ -22,10 +23,9 @@ Only the leader runs the watchers, so that several replicas can run while one pu
 from __future__ import annotations
 
 import asyncio
-import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
@@ -33,7 +33,7 @@ import msgspec
 import structlog
 
 from lavalog.controller.kube import MERGE_PATCH, Kube, KubeError
-from lavalog.controller.watchers.core.lease import Sighting, micro_time
+from lavalog.controller.watchers.core.lease import LeaseTiming, Sighting, micro_time
 from lavalog.controller.watchers.core.objects import Lease
 
 log = structlog.get_logger("lavalog.watchers")
@@ -49,16 +49,7 @@ class LeaseSettings:
     identity: str
     namespace: str = "default"
     name: str = "lavalog-watchers"
-    #: seconds a holder's claim lasts without renewal
-    duration: float = 15.0
-
-    @property
-    def renew_interval(self) -> float:
-        return self.duration / 3
-
-    @property
-    def renew_deadline(self) -> float:
-        return self.duration * 2 / 3
+    timing: LeaseTiming = field(default_factory=LeaseTiming)
 
 
 class LeaderElection:
@@ -91,11 +82,11 @@ class LeaderElection:
                     return
             except RETRYABLE as exc:
                 self._log.warning("cannot read or claim the lease", error=str(exc))
-            await asyncio.sleep(self.settings.renew_interval)
+            await asyncio.sleep(self.settings.timing.retry_period)
 
     async def hold(self) -> None:
         """Renew the Lease; return (no longer the leader) when it is lost or goes stale."""
-        interval, deadline = self.settings.renew_interval, self.settings.renew_deadline
+        interval, deadline = self.settings.timing.retry_period, self.settings.timing.renew_deadline
         renewed = self._monotonic()
         attempt = renewed + interval
         while True:
@@ -143,7 +134,7 @@ class LeaderElection:
         self._sighting = Sighting.update(self._sighting, lease, now)
         holder = lease.spec.holder_identity
         me = self.settings.identity
-        duration = lease.spec.lease_duration_seconds or self.settings.duration
+        duration = lease.spec.lease_duration_seconds or self.settings.timing.duration
         if not self._sighting.claimable_by(me, duration, now):
             return False
         spec: dict[str, Any] = self._claim()
@@ -192,7 +183,7 @@ class LeaderElection:
     def _claim(self, now: str | None = None) -> dict[str, Any]:
         return {
             "holderIdentity": self.settings.identity,
-            "leaseDurationSeconds": max(1, math.ceil(self.settings.duration)),
+            "leaseDurationSeconds": self.settings.timing.lease_duration_seconds,
             "renewTime": now or self._now(),
         }
 

@@ -18,7 +18,7 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError
 
 from lavalog.controller.kafka import KafkaSettings, create_producer, topic_name
-from lavalog.controller.watchers.core.backoff import Backoff
+from lavalog.controller.retry import KAFKA, Backoff, RetryDelays, retry
 from lavalog.controller.watchers.core.resend import to_resend
 from lavalog.events import topics
 from lavalog.events.codec import encode
@@ -30,14 +30,17 @@ log = structlog.get_logger("lavalog.watchers")
 class Publisher:
     """Sends batches of observations and waits for their delivery, retrying failures."""
 
-    def __init__(self, producer: AIOKafkaProducer, topic: str) -> None:
+    def __init__(
+        self, producer: AIOKafkaProducer, topic: str, *, delays: RetryDelays = KAFKA
+    ) -> None:
         self._producer = producer
         self._topic = topic
+        self._delays = delays
 
     async def publish(self, batch: Sequence[AnyObservation]) -> None:
         """Return when every observation of `batch` is on the broker."""
         pending = list(batch)
-        backoff = Backoff(0.2, 10.0)
+        backoff = Backoff(self._delays)
         while pending:
             failures = await self._send(pending)
             pending = to_resend(pending, failures)
@@ -79,21 +82,30 @@ class Publisher:
 
 
 @asynccontextmanager
-async def open_publisher(settings: KafkaSettings) -> AsyncIterator[Publisher]:
-    """A started producer for `lavalog.observed`, stopped (and flushed) on exit."""
-    producer = create_producer(settings)
-    backoff = Backoff(0.5, 10.0)
-    while True:
+async def open_publisher(
+    settings: KafkaSettings, *, delays: RetryDelays = KAFKA
+) -> AsyncIterator[Publisher]:
+    """A started producer for `lavalog.observed`, stopped (and flushed) on exit; retried
+    until the broker is reachable."""
+
+    async def started() -> AIOKafkaProducer:
+        producer = create_producer(settings)
         try:
             await producer.start()
-            break
-        except KafkaError as exc:  # the broker is not reachable yet: keep trying
-            delay = backoff.next_delay()
-            log.warning("cannot reach Kafka, retrying", error=str(exc), delay=round(delay, 2))
+        except BaseException:
             await producer.stop()
-            producer = create_producer(settings)
-            await asyncio.sleep(delay)
+            raise
+        return producer
+
+    producer = await retry(
+        started,
+        delays=delays,
+        transient=lambda exc: isinstance(exc, KafkaError),
+        on_retry=lambda exc, delay: log.warning(
+            "cannot reach Kafka, retrying", error=str(exc), delay=round(delay, 2)
+        ),
+    )
     try:
-        yield Publisher(producer, topic_name(settings, topics.OBSERVED))
+        yield Publisher(producer, topic_name(settings, topics.OBSERVED), delays=delays)
     finally:
         await producer.stop()

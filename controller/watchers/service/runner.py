@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -27,10 +28,11 @@ from aiokafka.errors import KafkaError
 from lavalog.controller.decider.core.state import JobState
 from lavalog.controller.kafka import KafkaSettings
 from lavalog.controller.kube import Kube, KubeError, is_transient
+from lavalog.controller.retry import retry
 from lavalog.controller.watchers.core import translate
-from lavalog.controller.watchers.core.backoff import Backoff
 from lavalog.controller.watchers.core.changes import Change, ChangeType
 from lavalog.controller.watchers.core.inventory import PodInventory
+from lavalog.controller.watchers.core.lease import LeaseTiming
 from lavalog.controller.watchers.core.objects import Command, Job, KubeObject, List
 from lavalog.controller.watchers.core.translate import Translation, Translator
 from lavalog.controller.watchers.service import unwatched, watch
@@ -72,7 +74,7 @@ class WatcherService:
         identity: str,
         lease_namespace: str = "default",
         lease_name: str = "lavalog-watchers",
-        lease_duration: float = 15.0,
+        lease: LeaseTiming | None = None,
         watch_settings: WatchSettings | None = None,
     ) -> None:
         self._kube = kube
@@ -85,7 +87,7 @@ class WatcherService:
                 identity=identity,
                 namespace=lease_namespace,
                 name=lease_name,
-                duration=lease_duration,
+                timing=lease or LeaseTiming(),
             ),
         )
         self._connected = False
@@ -148,17 +150,16 @@ class WatcherService:
     async def _decider_view(self) -> list[JobState]:
         """What the decider believes exists, read before the first list (so that nothing
         the lists show can be missing from it); retried until Kafka answers."""
-        backoff = Backoff(self._watch_settings.backoff_initial, self._watch_settings.backoff_max)
-        while True:
-            try:
-                states = await unwatched.decider_view(self._kafka)
-            except KafkaError as exc:
-                delay = backoff.next_delay()
-                log.warning("cannot read the decider's view, retrying", error=str(exc))
-                await asyncio.sleep(delay)
-                continue
-            log.info("decider's view read", jobs=len(states))
-            return states
+        states = await retry(
+            lambda: unwatched.decider_view(self._kafka),
+            delays=self._watch_settings.retry,
+            transient=lambda exc: isinstance(exc, KafkaError),
+            on_retry=lambda exc, delay: log.warning(
+                "cannot read the decider's view, retrying", error=str(exc), delay=round(delay, 2)
+            ),
+        )
+        log.info("decider's view read", jobs=len(states))
+        return states
 
     async def _follow(
         self, watched: Watched[T], publisher: Publisher, known: Mapping[str, T] | None = None
@@ -203,25 +204,18 @@ class WatcherService:
                 continue
             meta = command.metadata
             path = f"{watch.COMMANDS.prefix}/namespaces/{meta.namespace}/commands/{meta.name}"
-            backoff = Backoff(
-                self._watch_settings.backoff_initial, self._watch_settings.backoff_max
+            delete = functools.partial(
+                self._kube.request, "DELETE", path, body={"preconditions": {"uid": meta.uid}}
             )
-            while True:
-                try:
-                    await self._kube.request(
-                        "DELETE", path, body={"preconditions": {"uid": meta.uid}}
-                    )
-                    break
-                except KubeError as exc:
-                    if exc.status in (404, 409):  # gone already, or another Command now
-                        break
-                    if not is_transient(exc):
-                        log.warning("command not deleted", command=meta.name, error=str(exc))
-                        break
-                except Exception as exc:
-                    if not is_transient(exc):
-                        raise
-                await asyncio.sleep(backoff.next_delay())
+            try:
+                await retry(
+                    delete,
+                    delays=self._watch_settings.retry,
+                    transient=is_transient,
+                )
+            except KubeError as exc:
+                if exc.status not in (404, 409):  # else gone already, or another Command now
+                    log.warning("command not deleted", command=meta.name, error=str(exc))
 
     async def _publish_listing(self, inventory: PodInventory, publisher: Publisher) -> None:
         jobs = await watch.list_all_retried(

@@ -42,7 +42,7 @@ import msgspec
 import structlog
 
 from lavalog.controller.kube import Kube, KubeError
-from lavalog.controller.watchers.core.backoff import Backoff
+from lavalog.controller.retry import WATCHES, Backoff, RetryDelays, retry
 from lavalog.controller.watchers.core.changes import (
     Change,
     Gone,
@@ -105,8 +105,8 @@ class WatchSettings:
     timeout_seconds: int = 300
     page_size: int = 500
     max_batch: int = 1000
-    backoff_initial: float = 0.2
-    backoff_max: float = 30.0
+    #: how long to wait before a failed list or watch is tried again
+    retry: RetryDelays = WATCHES
     request_timeout: float = 60.0
 
 
@@ -130,6 +130,8 @@ class _RawPage(msgspec.Struct, frozen=True):
 
 
 _raw_page_decoder = msgspec.json.Decoder(_RawPage)
+
+
 class _End:
     """The reader reached the end of the stream, or failed."""
 
@@ -233,7 +235,7 @@ async def watch(
     decoder = msgspec.json.Decoder(resource.type)
     # a runtime type argument, which msgspec understands and mypy cannot follow
     list_decoder = msgspec.json.Decoder(List[resource.type])  # type: ignore[name-defined]
-    backoff = Backoff(settings.backoff_initial, settings.backoff_max)
+    backoff = Backoff(settings.retry)
     known = dict(known or {})
     version = ""  # "" until listed, and again after a 410
     query: dict[str, str | int | bool] = {
@@ -280,7 +282,9 @@ async def watch(
                 bound.info("history expired, listing again", error=str(exc))
                 version = ""
             else:
-                await pause(bound, backoff, exc)
+                delay = backoff.next_delay()
+                report(bound, exc, delay)
+                await asyncio.sleep(delay)
 
 
 async def list_all_retried(
@@ -292,23 +296,22 @@ async def list_all_retried(
 ) -> list[T]:
     """`list_all`, retried as a watch retries its list: a list made beside the watches
     (the Jobs a pod listing is matched with) must not stop the watchers on a 500 either."""
-    backoff = Backoff(settings.backoff_initial, settings.backoff_max)
     bound = log.bind(resource=resource.plural)
-    while True:
-        try:
-            objects, _ = await list_all(kube, resource, namespace, settings, decoder)
-            return objects
-        except RETRYABLE as exc:
-            await pause(bound, backoff, exc)
+
+    async def listed() -> list[T]:
+        return (await list_all(kube, resource, namespace, settings, decoder))[0]
+
+    return await retry(
+        listed,
+        delays=settings.retry,
+        transient=lambda exc: isinstance(exc, RETRYABLE),
+        on_retry=lambda exc, delay: report(bound, exc, delay),
+    )
 
 
-async def pause(
-    bound: structlog.typing.FilteringBoundLogger, backoff: Backoff, exc: Exception
-) -> None:
-    """Log a failed list or watch and wait the backoff's next delay."""
-    delay = backoff.next_delay()
+def report(bound: structlog.typing.FilteringBoundLogger, exc: Exception, delay: float) -> None:
+    """Log a failed list or watch, tried again after `delay` seconds."""
     temporary = not isinstance(exc, KubeError) or exc.temporary
     (bound.warning if temporary else bound.error)(
         "watch failed, retrying", error=f"{type(exc).__name__}: {exc}", delay=round(delay, 2)
     )
-    await asyncio.sleep(delay)

@@ -29,6 +29,7 @@ from lavalog.events.decisions import (
     StatusWrite,
     TimerScheduled,
 )
+from lavalog.events.observations import CreateFailed
 from lavalog.events.volcano.api import FieldError, JobSpec, JobState, JobStatus
 from lavalog.simulator.server import SimulatedCluster
 from tests.actuator.support import (
@@ -48,7 +49,6 @@ from tests.actuator.support import (
 )
 
 pytestmark = pytest.mark.integration
-
 
 
 async def twice(applier: Applier, *decisions: Any) -> None:
@@ -293,6 +293,7 @@ async def test_actions_phases_and_rejections_become_one_event_each(
         TimerScheduled, job, timer_id="t1", fire_at=1.0, action="RestartJob", trigger="PodFailed"
     )
     await twice(applier, action, phase, rejected, timer)
+    await applier.events.idle()
 
     events = {e["message"][:28]: e for e in events_of(await items(kube, EVENTS), job)}
     assert sorted((e["reason"], m) for m, e in events.items()) == [
@@ -329,9 +330,12 @@ async def test_job_delete_removes_only_its_incarnation(kube: Kube, applier: Appl
     assert (await read(kube, job_path(new)))["metadata"]["uid"] == new["metadata"]["uid"]
 
 
-async def test_a_permanent_error_is_reported_on_the_job_and_the_decision_is_done(
-    kube: Kube, applier: Applier, counters: Counters
+async def test_a_refused_create_is_reported_in_volcanos_words_and_to_the_decider(
+    kube: Kube, applier: Applier, counters: Counters, refusals: list[CreateFailed]
 ) -> None:
+    """Volcano's syncJob: a Warning FailedCreate "Error creating pods: [...]" per refusal,
+    and the job requeued: here a CreateFailed fact, from which the decider retries. The
+    decision is done: the other pods were created."""
     # A valid Job whose worker pod's name is too long for a name (253): 422 Invalid.
     long = "j" * 245
     job = await submit(kube, name=long)
@@ -346,11 +350,20 @@ async def test_a_permanent_error_is_reported_on_the_job_and_the_decision_is_done
         ),
     )
     await twice(applier, bad)
+    await applier.events.idle()
 
-    assert counters.failed == 2
+    assert (counters.refused, counters.failed) == (2, 0)
+    # the same decision twice: one Event, counted twice
     [warning] = events_of(await items(kube, EVENTS), job)
-    assert (warning["type"], warning["reason"]) == ("Warning", "FailedCreate")
-    assert bad.id in warning["message"] and "Invalid" in warning["message"]
+    assert (warning["type"], warning["reason"], warning["count"]) == ("Warning", "FailedCreate", 2)
+    refused = f"{long}-worker-0"
+    assert warning["message"].startswith(
+        f'Error creating pods: [failed to create pod {refused}, err: Pod "{refused}" is invalid'
+    )
+    assert bad.id in warning["message"]
+    assert [(r.id, r.decision, r.object_kind, r.names, r.job_version, r.code) for r in refusals] == [
+        (f"{bad.id}/refused", bad.id, "Pod", (refused,), 1, 422)
+    ] * 2
     # The good pod of the same decision was created all the same.
     assert [p["metadata"]["name"] for p in await items(kube, pods_path())] == [f"{long}-ps-0"]
 
@@ -392,6 +405,7 @@ async def test_the_podgroup_comes_after_the_jobs_claims_named_created_or_looked_
         queue="default",
     )
     await twice(applier, create_pg)
+    await applier.events.idle()
 
     stored = await read(kube, job_path(job))
     named, wanted = stored["spec"]["volumes"]
@@ -463,6 +477,36 @@ async def test_after_a_handover_pods_of_a_run_another_member_ended_are_not_creat
     )
 
     assert await items(kube, pods_path()) == []
+
+
+async def test_jobs_listed_at_a_takeover_spare_each_jobs_own_read(
+    sim_cluster: SimulatedCluster, kube: Kube, applier: Applier
+) -> None:
+    """One list instead of a read per job: a status write, a PodGroup and pods of a Job
+    held at the decision's generation need no read of it."""
+    jobs = [await submit(kube, name=f"tf-{n}") for n in range(3)]
+    assert await applier.learn_jobs("default") == 3
+    reads = sim_cluster.api_calls["get jobs"]
+
+    for job in jobs:
+        name, generation = job["metadata"]["name"], job["metadata"]["generation"]
+        await applier.apply(decision(StatusWrite, job, status=status("Pending", 0)))
+        await applier.apply(
+            decision(
+                PodGroupCreate,
+                job,
+                podgroup=f"{name}-pg",
+                min_member=3,
+                queue="default",
+                job_generation=generation,
+            )
+        )
+        await applier.apply(replace(tf_pods(job), job_generation=generation))
+
+    assert sim_cluster.api_calls["get jobs"] == reads
+    assert len(await items(kube, PODGROUPS)) == 3 and len(await items(kube, pods_path())) == 9
+    for job in jobs:
+        assert (await read(kube, job_path(job)))["status"]["state"]["phase"] == "Pending"
 
 
 async def test_an_admission_has_nothing_to_carry_out_and_is_counted_as_ignored(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 
-from lavalog.controller.actuator.service.queues import KeyedQueues
+from lavalog.controller.actuator.service.queues import KeyedQueues, aside, step_aside
 
 
 async def test_items_of_one_key_run_in_order_and_keys_overlap() -> None:
@@ -58,3 +58,74 @@ async def test_a_drain_waits_only_for_its_groups_and_cancels_the_late() -> None:
     release.set()
     await lanes.drain(grace=10)
     assert finished == ["quick", "slow"]
+
+
+async def test_a_lane_waiting_to_retry_a_call_lets_other_lanes_have_its_turn() -> None:
+    """One turn between two jobs: the first job's call fails and waits to be retried
+    (`step_aside`); the second job is carried out meanwhile, not after the retry."""
+    retried = asyncio.Event()
+    order: list[str] = []
+
+    async def handle(key: str, later: object) -> None:
+        if key == "failing":
+            order.append("failing: waits to retry")
+            await step_aside(0.05)
+            retried.set()
+        order.append(f"{key}: done")
+
+    lanes: KeyedQueues[str] = KeyedQueues(handle, turns=1)
+    lanes.put("failing", 0, "failing")
+    lanes.put("other", 0, "other")
+    await lanes.drain(grace=10)
+
+    assert order == ["failing: waits to retry", "other: done", "failing: done"]
+    assert retried.is_set()
+
+
+async def test_a_lane_cancelled_while_aside_leaves_the_turns_whole() -> None:
+    """A lane drained (cancelled) while it waits aside holds no turn: it gives none back
+    twice, and the one turn there is goes to the next lane."""
+    aside_now = asyncio.Event()
+    finished: list[str] = []
+
+    async def handle(key: str, later: object) -> None:
+        if key == "aside":
+            async with aside():
+                aside_now.set()
+                await asyncio.Event().wait()
+        finished.append(key)
+
+    lanes: KeyedQueues[str] = KeyedQueues(handle, turns=1)
+    lanes.put("aside", "p0", "aside")
+    await aside_now.wait()
+    await lanes.drain(grace=0.01, groups={"p0"})
+    lanes.put("next", "p1", "next")
+    lanes.put("after", "p1", "after")
+    await lanes.drain(grace=5)
+    assert finished == ["next", "after"]
+    assert lanes._turns._free == 1
+
+
+async def test_dropping_a_groups_waiting_items_keeps_what_is_under_way() -> None:
+    """A handover: the item being handled is finished, those waiting behind it (and in
+    lanes waiting for a turn) are left to the next owner; other groups keep theirs."""
+    release = asyncio.Event()
+    handled: list[str] = []
+
+    async def handle(item: str, later: object) -> None:
+        if item == "a1":
+            await release.wait()
+        handled.append(item)
+
+    lanes: KeyedQueues[str] = KeyedQueues(handle, turns=1)
+    for item in ("a1", "a2", "a3"):
+        lanes.put("a", "p0", item)
+    lanes.put("b", "p0", "b1")  # no turn free: b, c, d wait
+    lanes.put("c", "p1", "c1")
+    lanes.put("d", "p0", "d1")
+    await asyncio.sleep(0.01)
+    assert lanes.drop_waiting({"p0"}) == 4  # a2, a3, b1, d1
+    release.set()
+    await lanes.drain(grace=5)
+    assert handled == ["a1", "c1"]
+    assert len(lanes) == 0

@@ -1,4 +1,5 @@
-"""The token bucket and the rate limiter, on a fake clock: calls per window, calls in flight."""
+"""The token bucket and the rate limiter, on a fake clock: calls per window, calls in
+flight, and the order among waiting calls (pod work before status before Events)."""
 
 from __future__ import annotations
 
@@ -6,28 +7,31 @@ import asyncio
 
 import pytest
 
-from lavalog.controller.actuator.service.ratelimit import RateLimiter, TokenBucket
+from lavalog.controller.actuator.core.priority import Priority
+from lavalog.controller.actuator.service.counters import Counters
+from lavalog.controller.actuator.service.ratelimit import RateLimiter, TokenBucket, prioritized
 from tests.actuator.fake_time import FakeTime
 
 
 def test_a_full_bucket_serves_a_burst_then_one_call_per_refill() -> None:
     now = [0.0]
     bucket = TokenBucket(qps=10, burst=3, clock=lambda: now[0])
-    assert [bucket.reserve() for _ in range(3)] == [0.0, 0.0, 0.0]
-    # Tokens not yet there are reserved in turn: each caller waits its 1/qps longer.
-    assert bucket.reserve() == pytest.approx(0.1)
-    assert bucket.reserve() == pytest.approx(0.2)
-    now[0] = 1.0  # 10 tokens refilled, 2 of them owed: the bucket is full again
-    assert [bucket.reserve() for _ in range(3)] == [0.0, 0.0, 0.0]
-    assert bucket.reserve() == pytest.approx(0.1)
+    assert [bucket.take() for _ in range(3)] == [0.0, 0.0, 0.0]
+    # Empty: the wait until the next token, which is not taken.
+    assert bucket.take() == pytest.approx(0.1)
+    now[0] = 0.05
+    assert bucket.take() == pytest.approx(0.05)
+    now[0] = 1.0  # 10 tokens refilled, capped at the burst
+    assert [bucket.take() for _ in range(3)] == [0.0, 0.0, 0.0]
+    assert bucket.take() == pytest.approx(0.1)
 
 
 def test_an_idle_bucket_refills_only_up_to_its_burst() -> None:
     now = [0.0]
     bucket = TokenBucket(qps=100, burst=2, clock=lambda: now[0])
     now[0] = 3600.0
-    assert [bucket.reserve() for _ in range(2)] == [0.0, 0.0]
-    assert bucket.reserve() == pytest.approx(0.01)
+    assert [bucket.take() for _ in range(2)] == [0.0, 0.0]
+    assert bucket.take() == pytest.approx(0.01)
 
 
 @pytest.mark.parametrize(("qps", "burst"), [(0, 1), (-1, 1), (1, 0)])
@@ -36,13 +40,18 @@ def test_limits_must_be_positive(qps: float, burst: int) -> None:
         TokenBucket(qps=qps, burst=burst)
 
 
+def limiter(time: FakeTime, qps: float, burst: int, concurrency: int) -> RateLimiter:
+    bucket = TokenBucket(qps=qps, burst=burst, clock=time.clock)
+    return RateLimiter(bucket, concurrency, sleep=time.sleep, counters=Counters())
+
+
 async def test_calls_per_window_stay_within_burst_plus_qps_times_the_window() -> None:
     time = FakeTime()
-    limiter = RateLimiter(TokenBucket(qps=50, burst=100, clock=time.clock, sleep=time.sleep), 32)
+    limited = limiter(time, qps=50, burst=100, concurrency=32)
     sent: list[float] = []
 
     async def call() -> None:
-        async with limiter:
+        async with limited:
             sent.append(time.now)
 
     await time.run([asyncio.ensure_future(call()) for _ in range(400)])
@@ -60,12 +69,12 @@ async def test_calls_per_window_stay_within_burst_plus_qps_times_the_window() ->
 
 async def test_no_more_calls_in_flight_than_the_concurrency() -> None:
     time = FakeTime()
-    limiter = RateLimiter(TokenBucket(qps=1e6, burst=1000, clock=time.clock, sleep=time.sleep), 8)
+    limited = limiter(time, qps=1e6, burst=1000, concurrency=8)
     in_flight = peak = 0
 
     async def call() -> None:
         nonlocal in_flight, peak
-        async with limiter:
+        async with limited:
             in_flight += 1
             peak = max(peak, in_flight)
             await time.sleep(1.0)
@@ -74,3 +83,60 @@ async def test_no_more_calls_in_flight_than_the_concurrency() -> None:
     await time.run([asyncio.ensure_future(call()) for _ in range(40)])
     assert peak == 8
     assert time.now == pytest.approx(5.0)
+
+
+async def test_waiting_calls_go_by_priority_then_in_arrival_order() -> None:
+    """Events asked first, pod creates last: once the burst is spent, the pod creates go
+    first, then the status writes, then the Events, each kind in the order it asked."""
+    time = FakeTime()
+    limited = limiter(time, qps=10, burst=1, concurrency=100)
+    counters = limited._counters
+    order: list[str] = []
+
+    async def call(name: str, priority: Priority) -> None:
+        with prioritized(priority):
+            async with limited:
+                order.append(name)
+
+    asked = [
+        ("event-1", Priority.EVENTS),
+        ("event-2", Priority.EVENTS),
+        ("status-1", Priority.STATUS),
+        ("pod-1", Priority.PODS),
+        ("status-2", Priority.STATUS),
+        ("pod-2", Priority.PODS),
+    ]
+    tasks: list[asyncio.Future[object]] = []
+    for name, priority in asked:  # each asks once the one before is waiting
+        tasks.append(asyncio.ensure_future(call(name, priority)))
+        await asyncio.sleep(0)
+    await time.run(tasks)
+
+    # the first takes the one token at once; the rest wait for the bucket, by priority
+    assert order == ["event-1", "pod-1", "pod-2", "status-1", "status-2", "event-2"]
+    assert time.now == pytest.approx(0.5)
+    assert counters.limiter_wait_seconds > 0
+
+
+async def test_a_waiting_call_cancelled_gives_up_its_place() -> None:
+    time = FakeTime()
+    limited = limiter(time, qps=1, burst=1, concurrency=1)
+    done: list[str] = []
+
+    async def call(name: str) -> None:
+        async with limited:
+            done.append(name)
+            await time.sleep(1.0)
+
+    first: asyncio.Future[object] = asyncio.ensure_future(call("first"))
+    await asyncio.sleep(0)
+    second: asyncio.Future[object] = asyncio.ensure_future(call("second"))
+    third: asyncio.Future[object] = asyncio.ensure_future(call("third"))
+    await asyncio.sleep(0)
+    second.cancel()
+    await time.run([first, third])
+    assert second.cancelled()
+    assert done == ["first", "third"]
+    # the slot came back each time: one more call goes through at once
+    await time.run([asyncio.ensure_future(call("fourth"))])
+    assert done[-1] == "fourth"

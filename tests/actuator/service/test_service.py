@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequen
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 
+import msgspec
 import pytest
 from aiokafka import TopicPartition
 
@@ -32,6 +33,7 @@ from lavalog.events.decisions import (
     PodGroupCreate,
     PodRef,
     PodsCreate,
+    PodsKill,
     StatusWrite,
 )
 from lavalog.events.topics import DECISIONS
@@ -221,6 +223,7 @@ async def test_a_decision_that_cannot_be_carried_out_does_not_stall_its_partitio
     async with running(service(kube, kafka_settings, group)) as actuator:
         await until(lambda: actuator.counters.applied == 2)
         await until(lambda: actuator.in_flight == 0)
+        await until(lambda: actuator.gauges()["events_waiting"] == 0)  # the warning
     assert actuator.counters.failed == 2  # the invalid pod (422) and the poison message
     assert (await read(kube, job_path(bad_job)))["status"]["state"]["phase"] == "Pending"
     assert len(await items(kube, pods_path())) == 3
@@ -253,6 +256,94 @@ async def test_two_members_share_the_partitions_and_hand_over_without_losing_a_d
     assert state["running"] == {f"tf-{n}": 3 for n in range(8)}
     assert len(state["pods"]) == 24 and len(state["podgroups"]) == 8
     assert state["events"] == {f"tf-{n}": 1 for n in range(8)}
+
+
+async def test_an_event_the_api_server_holds_up_holds_up_no_pod_and_is_done_once_written(
+    sim_cluster: SimulatedCluster, kube: Kube, kafka_settings: KafkaSettings
+) -> None:
+    """Events are written off the jobs' lanes: the job's pods are created while the Event
+    decided before them waits for the API server; the Event's offset is committed only
+    once it is written (until then the commit records the pods' decision as done past it)."""
+    job = await submit(kube)
+    stream: list[AnyDecision] = [
+        decision(PhaseChanged, job, previous="", phase="Pending"),
+        tf_pods(job),
+    ]
+    sim_cluster.faults.hold(EVENTS)
+    ends = await produce(kafka_settings, stream, partition=0)
+    group = "actuator"
+
+    async with running(service(kube, kafka_settings, group)) as actuator:
+        await until(lambda: actuator.counters.applied == 1)
+        assert len(await items(kube, pods_path())) == 3
+        assert actuator.gauges()["events_waiting"] == 1
+        await until_async(lambda: _equals(progress(kafka_settings, group, 0), Progress(0, (1,))))
+
+        sim_cluster.faults.release(EVENTS)
+        await until(lambda: actuator.counters.applied == 2)
+        await until_async(lambda: _equals(progress(kafka_settings, group, 0), Progress(ends[0])))
+    [pending] = events_of(await items(kube, EVENTS), job)
+    assert pending["reason"] == "Pending"
+
+
+async def test_a_decision_the_decider_produced_again_is_not_carried_out_again(
+    sim_cluster: SimulatedCluster, kube: Kube, kafka_settings: KafkaSettings
+) -> None:
+    """The decider is at-least-once: after a restart it may produce decisions again (same
+    ids). One carried out here already costs no API call the second time, in its lane
+    (the first copy still queued ahead) or after it (the first copy done)."""
+    job = await submit(kube)
+    create, event = tf_pods(job), decision(PhaseChanged, job, previous="", phase="Pending")
+    group = "actuator"
+    async with running(service(kube, kafka_settings, group)) as actuator:
+        await produce(kafka_settings, [create, event, create, event], partition=0)
+        await until(lambda: actuator.counters.repeated == 2)
+        ends = await produce(kafka_settings, [create], partition=0)
+        await until(lambda: actuator.counters.repeated == 3)
+        await until_async(lambda: _equals(progress(kafka_settings, group, 0), Progress(ends[0])))
+    assert actuator.counters.applied == 2
+    assert sim_cluster.api_calls["create pods"] == 3
+    assert len(events_of(await items(kube, EVENTS), job)) == 1
+
+
+async def test_another_decision_under_the_same_id_is_carried_out(
+    kube: Kube, kafka_settings: KafkaSettings
+) -> None:
+    """Ids are the decider's, derived from their cause; a cause seen again later (a pod
+    listing that shows the same pods: the same id) can lead to other decisions under the
+    same ids. Only a copy of the same message is a repeat."""
+    job = await submit(kube)
+    first = decision(StatusWrite, job, status=status("Pending", 0))
+    other = msgspec.structs.replace(first, status=status("Running", 3))
+    group = "actuator"
+    async with running(service(kube, kafka_settings, group)) as actuator:
+        await produce(kafka_settings, [first], partition=0)
+        await until(lambda: actuator.counters.applied == 1)
+        await produce(kafka_settings, [first, other], partition=0)
+        await until(lambda: actuator.counters.applied == 2)
+    assert actuator.counters.repeated == 1
+    assert (await read(kube, job_path(job)))["status"]["state"]["phase"] == "Running"
+
+
+async def test_a_status_write_a_kill_waits_behind_goes_at_the_kills_priority(
+    sim_cluster: SimulatedCluster, kube: Kube, kafka_settings: KafkaSettings
+) -> None:
+    """Budget for one call a second: four jobs' status writes, then one whose kill must
+    follow its status write (the decider orders a new version's kills so). That status
+    write goes first among them, at the priority of the pod work behind it, not last."""
+    others = [await submit(kube, name=f"other-{n}") for n in range(4)]
+    restarted = await submit(kube, name="restarted")
+    stream: list[AnyDecision] = [
+        *(decision(StatusWrite, job, status=status("Running", 1)) for job in others),
+        decision(StatusWrite, restarted, status=status("Restarting", 0, retries=1)),
+        decision(PodsKill, restarted, reason="RestartJob", pods=()),
+    ]
+    await produce(kafka_settings, stream, partition=0)
+    slow = ActuatorService(kube=kube, kafka=kafka_settings, group_id="actuator", qps=1, burst=1)
+    async with running(slow) as actuator:
+        await until(lambda: handled(actuator) == len(stream))
+    writes = [w.split(" ", 1)[1] for w in sim_cluster.faults.writes if w.endswith("/status")]
+    assert writes.index(f"{job_path(restarted)}/status") <= 1, writes
 
 
 @pytest.mark.parametrize("progress_read_delay", [0.0, 2.0], ids=["progress-read-at-once", "slow"])
@@ -300,7 +391,8 @@ async def test_a_crash_behind_one_slow_decision_repeats_only_that_jobs_writes(
         child.send_signal(signal.SIGKILL)
         await child.wait()
     before = Counter(sim_cluster.faults.writes)
-    assert not [w for w in before if job_path(slow) in w]  # its read was held
+    # held: its read, or (the Jobs listed at the takeover) its status write, never made
+    assert {w for w in before if job_path(slow) in w} <= {f"PUT {job_path(slow)}/status"}
 
     sim_cluster.faults.release(job_path(slow))
     read_progress = ProgressLog.last

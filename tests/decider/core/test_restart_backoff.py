@@ -11,16 +11,16 @@ import pytest
 from lavalog.controller.admission import Admitted, Rejected, admit_job
 from lavalog.controller.admission.restart_backoff import parse_backoff
 from lavalog.controller.decider.core import JobState, initial_state, replay
-from lavalog.controller.decider.core.backoff import with_backoff
 from lavalog.controller.decider.core.policies import Resolution
+from lavalog.controller.decider.core.restart_backoff import restart_delay, with_restart_backoff
 from lavalog.controller.decider.core.triggers import Trigger
 from lavalog.events.codec import encode
 from lavalog.events.decisions import (
     ActionDecided,
     AnyDecision,
-    Backoff,
     JobRejected,
     PhaseChanged,
+    RestartBackoffDelay,
     TimerCancelled,
     TimerScheduled,
 )
@@ -89,7 +89,7 @@ def test_delay_grows_by_the_factor_up_to_the_cap(
 ) -> None:
     backoff = parse_backoff(text)
     assert isinstance(backoff, RestartBackoff)
-    assert backoff.delay(restarts_done) == seconds
+    assert restart_delay(backoff, restarts_done) == seconds
 
 
 # fmt: off
@@ -138,12 +138,12 @@ SPEC = admitted(worker_spec(maxRetry=5))
 # fmt: off
 WHICH = [
     # backoff, retries so far, trigger, (action, policy timeout) -> (delay, backoff)
-    (TEN_S, 0, FAILED, ("RestartJob", 0.0), (10.0, Backoff(delay=10.0, restart=1))),
-    (TEN_S, 2, FAILED, ("RestartJob", 0.0), (40.0, Backoff(delay=40.0, restart=3))),
-    (TEN_S, 1, FAILED, ("RestartTask", 0.0), (20.0, Backoff(delay=20.0, restart=2))),
-    (TEN_S, 0, FAILED, ("RestartPod", 0.0), (10.0, Backoff(delay=10.0, restart=1))),
-    (TEN_S, 0, FAILED, ("RestartPartition", 0.0), (10.0, Backoff(delay=10.0, restart=1))),
-    (TEN_S, 2, FAILED, ("RestartJob", 30.0), (70.0, Backoff(delay=40.0, restart=3))),  # timeout, then backoff
+    (TEN_S, 0, FAILED, ("RestartJob", 0.0), (10.0, RestartBackoffDelay(delay=10.0, restart=1))),
+    (TEN_S, 2, FAILED, ("RestartJob", 0.0), (40.0, RestartBackoffDelay(delay=40.0, restart=3))),
+    (TEN_S, 1, FAILED, ("RestartTask", 0.0), (20.0, RestartBackoffDelay(delay=20.0, restart=2))),
+    (TEN_S, 0, FAILED, ("RestartPod", 0.0), (10.0, RestartBackoffDelay(delay=10.0, restart=1))),
+    (TEN_S, 0, FAILED, ("RestartPartition", 0.0), (10.0, RestartBackoffDelay(delay=10.0, restart=1))),
+    (TEN_S, 2, FAILED, ("RestartJob", 30.0), (70.0, RestartBackoffDelay(delay=40.0, restart=3))),  # timeout, then backoff
     (TEN_S, 0, FAILED, ("AbortJob", 0.0), (0.0, None)),  # not a restart
     (TEN_S, 0, FAILED, ("SyncJob", 0.0), (0.0, None)),
     (TEN_S, 0, COMMAND, ("RestartJob", 0.0), (0.0, None)),  # a person asked for it now
@@ -159,14 +159,14 @@ def test_which_restarts_wait_and_how_long(
     retries: int,
     trigger: Trigger,
     chosen: tuple[str, float],
-    expected: tuple[float, Backoff | None],
+    expected: tuple[float, RestartBackoffDelay | None],
 ) -> None:
     state = JobState(
         key="k", phase="Running", spec=SPEC, restart_backoff=backoff, retry_count=retries
     )
     action, timeout = chosen
 
-    resolution = with_backoff(state, trigger, Resolution(action=action, delay=timeout))
+    resolution = with_restart_backoff(state, trigger, Resolution(action=action, delay=timeout))
 
     assert (resolution.delay, resolution.backoff) == expected
 
@@ -178,7 +178,7 @@ def test_which_restarts_wait_and_how_long(
 def test_only_a_pending_or_running_job_backs_off(phase: str, waits: bool) -> None:
     state = JobState(key="k", phase=phase, spec=SPEC, restart_backoff=TEN_S)
 
-    resolution = with_backoff(state, FAILED, Resolution(action="RestartTask"))
+    resolution = with_restart_backoff(state, FAILED, Resolution(action="RestartTask"))
 
     assert resolution.delay == (10.0 if waits else 0.0)
 
@@ -191,7 +191,7 @@ def test_the_restart_that_exhausts_max_retry_does_not_wait(retries: int, waits: 
         key="k", phase="Running", spec=spec, restart_backoff=TEN_S, retry_count=retries
     )
 
-    resolution = with_backoff(state, FAILED, Resolution(action="RestartJob"))
+    resolution = with_restart_backoff(state, FAILED, Resolution(action="RestartJob"))
 
     assert (resolution.delay > 0) == waits
 
@@ -243,7 +243,7 @@ def test_a_restart_waits_for_its_timer_and_happens_only_when_it_fires() -> None:
         "PodFailed",
         failed_at + 10,
     )
-    assert timer.backoff == Backoff(delay=10.0, restart=1)
+    assert timer.backoff == RestartBackoffDelay(delay=10.0, restart=1)
     assert of(ActionDecided, decisions) == []
     assert (state.phase, state.retry_count) == ("Running", 0)  # still, while it waits
 
@@ -293,7 +293,7 @@ def test_a_policy_timeout_and_the_backoff_add_up_in_one_timer() -> None:
 
     [timer] = of(TimerScheduled, decisions)
     assert timer.fire_at - timer.time == 40.0
-    assert timer.backoff == Backoff(delay=10.0, restart=1)
+    assert timer.backoff == RestartBackoffDelay(delay=10.0, restart=1)
 
 
 def test_a_job_whose_only_pod_failed_waits_for_its_restart_instead_of_failing() -> None:

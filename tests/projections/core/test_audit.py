@@ -22,7 +22,10 @@ def recorded_replay(events: list[LogEvent]):
     ) -> Iterator[tuple[AnyObservation, list[AnyDecision]]]:
         for observation in observations:
             decided = [
-                e for e in events if not isinstance(e, Observation) and e.cause == observation.id
+                e
+                for e in events
+                if not isinstance(e, Observation)
+                and (e.cause, e.time) == (observation.id, observation.time)
             ]
             yield observation, decided
 
@@ -70,6 +73,35 @@ def test_changed_missing_and_unexpected_decisions_are_reported():
         "AbortJob",
         "RestartTask",
     )
+
+
+def listed_again(story: list[LogEvent], observation_id: str, time: float) -> list[LogEvent]:
+    """`story` and then, later, the observation listed again (same id, at `time`) with what
+    it decided again under the same ids."""
+    again = [
+        msgspec.structs.replace(e, time=time)
+        for e in story
+        if e.id == observation_id or getattr(e, "cause", "") == observation_id
+    ]
+    return [*story, *again]
+
+
+def test_a_fact_listed_again_later_may_decide_again_under_the_same_ids():
+    story = tf_job().log
+    log = listed_again(story, "u-tf:o18", 1200.0)
+    assert audit([*log, *log[-3:]], recorded_replay(log)).ok  # a redelivery too
+
+    recorded = log[:-3]  # the second decisions were not made when the fact came again
+    report = audit(recorded, recorded_replay(log))
+    assert [(d.kind, d.id, d.recomputed) for d in report.differences] == [
+        (Kind.MISSING, e.id, to_builtins(e)) for e in log[-3:]
+    ]
+
+    changed = [*log[:-3], msgspec.structs.replace(log[-3], action="AbortJob"), *log[-2:]]
+    report = audit(changed, recorded_replay(log))
+    assert [(d.kind, d.id, d.fields) for d in report.differences] == [
+        (Kind.CHANGED, "u-tf:o18#0", ("action",))
+    ]
 
 
 def test_the_decider_reproduces_the_recorded_examples_and_catches_a_tampered_one():

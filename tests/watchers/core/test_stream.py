@@ -5,7 +5,6 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from lavalog.controller.watchers.core.backoff import Backoff
 from lavalog.controller.watchers.core.changes import (
     ChangeType,
     Gone,
@@ -95,14 +94,6 @@ def test_an_error_event_ends_the_batch_after_the_changes_before_it(
     assert [c.obj.metadata.uid for c in parsed.changes] == ["a"]
     assert parsed.resource_version == "5"
     assert isinstance(parsed.error, error)
-
-
-def test_backoff_grows_with_jitter_up_to_a_ceiling_and_resets() -> None:
-    backoff = Backoff(0.5, 4.0, jitter=lambda: 1.0)
-    assert [backoff.next_delay() for _ in range(6)] == [0.5, 1.0, 2.0, 4.0, 4.0, 4.0]
-    backoff.reset()
-    assert backoff.next_delay() == 0.5
-    assert Backoff(1.0, 8.0, jitter=lambda: 0.0).next_delay() == 0.5
 
 
 def deleted(key: str, n: int) -> JobDeleted:

@@ -16,6 +16,7 @@ import pytest
 
 from lavalog.controller.kafka import KafkaSettings
 from lavalog.controller.kube import Kube, KubeError
+from lavalog.controller.retry import RetryDelays
 from lavalog.controller.watchers.core import translate
 from lavalog.controller.watchers.core.objects import Job, List, Pod
 from lavalog.controller.watchers.core.translate import PodFacts
@@ -201,7 +202,7 @@ async def test_a_list_beside_the_watches_is_retried_through_server_errors(
     loop; a 500 there stopped the watchers (and `lavalog run`) in the chaos run."""
     await create_job(kube, "listed")
     counting = FailedListCounter(kube.api)
-    settings = WatchSettings(backoff_initial=0.01, backoff_max=0.05)
+    settings = WatchSettings(retry=RetryDelays(initial=0.01, maximum=0.05, jitter=True))
     decoder = msgspec.json.Decoder(List[Job])
     sim_cluster.admin.set_api_faults(error_rate=1.0)
     listing = asyncio.create_task(

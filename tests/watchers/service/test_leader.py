@@ -9,7 +9,7 @@ import pytest
 
 from lavalog.controller.kafka import KafkaSettings
 from lavalog.controller.kube import MERGE_PATCH, Kube
-from lavalog.controller.watchers.core.lease import micro_time
+from lavalog.controller.watchers.core.lease import LeaseTiming, micro_time
 from lavalog.controller.watchers.core.objects import Lease
 from lavalog.controller.watchers.service.leader import LeaderElection, LeaseSettings
 from lavalog.events.observations import AnyObservation, JobObserved
@@ -88,7 +88,9 @@ async def test_a_leader_that_loses_its_lease_stops_publishing_until_it_wins_it_b
 async def hold_lease(kube: Kube, identity: str, duration: float) -> tuple[Lease, float]:
     """A Lease `identity` has just claimed, as a process killed right after renewing
     leaves it (no release); and when (monotonic) it was written."""
-    election = LeaderElection(kube, LeaseSettings(identity=identity, duration=duration))
+    election = LeaderElection(
+        kube, LeaseSettings(identity=identity, timing=LeaseTiming.scaled(duration))
+    )
     await election.acquire()
     return await read_lease(kube), time.monotonic()
 
@@ -98,7 +100,9 @@ async def test_a_restarted_process_of_the_same_identity_takes_its_lease_back_at_
 ) -> None:
     before, _ = await hold_lease(kube, "replica-a", duration=60.0)
 
-    restarted = LeaderElection(kube, LeaseSettings(identity="replica-a", duration=60.0))
+    restarted = LeaderElection(
+        kube, LeaseSettings(identity="replica-a", timing=LeaseTiming.scaled(60.0))
+    )
     await restarted.acquire()  # one attempt: the claim it finds is its own
 
     after = await read_lease(kube)
@@ -113,7 +117,9 @@ async def test_a_restarted_process_of_the_same_identity_takes_its_lease_back_at_
 async def test_a_new_identity_waits_for_the_previous_claim_to_expire(kube: Kube) -> None:
     before, written = await hold_lease(kube, "replica-a", duration=2.0)
 
-    newcomer = LeaderElection(kube, LeaseSettings(identity="replica-b", duration=2.0))
+    newcomer = LeaderElection(
+        kube, LeaseSettings(identity="replica-b", timing=LeaseTiming.scaled(2.0))
+    )
     await newcomer.acquire()
     became_leader = time.monotonic()
 

@@ -1,0 +1,140 @@
+"""Kubernetes Events, written off the jobs' lanes as client-go's event recorder writes them.
+
+A decision that is only an Event (`job_events.REPORTED`: an action taken, a phase change,
+a rejected spec...) never waits in its job's lane, and an Event never holds up a pod
+create: `record` correlates it at once (`core.event_correlation`: identical Events
+counted into one, similar ones combined, a burst per object) and queues what is left to
+write; one writer sends the queue in order (as client-go's broadcaster does) at the
+lowest priority of the API budget (`Priority.EVENTS`). At most `capacity` wait: beyond
+that a new Event is dropped and counted, as client-go's broadcaster drops it (an Event
+is a hint, never the record: the log is). A decision counts as done (`done`) once its
+Events are written, filtered or dropped, so a crash before that writes them again; when
+its partition goes to another member, its Events not yet written are left to that member.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable, Container, Hashable, Sequence
+from dataclasses import dataclass
+
+import structlog
+
+from lavalog.controller.actuator.core import paths
+from lavalog.controller.actuator.core.event_correlation import EventCorrelator, Write
+from lavalog.controller.actuator.core.priority import Priority
+from lavalog.controller.actuator.service.client import Api, Obj
+from lavalog.controller.actuator.service.counters import Counters
+from lavalog.controller.actuator.service.ratelimit import prioritized
+from lavalog.controller.kube import MERGE_PATCH, KubeError
+
+#: client-go's `maxQueuedEvents`
+CAPACITY = 1000
+_log = structlog.get_logger("lavalog.actuator")
+
+
+@dataclass(slots=True)
+class _Queued:
+    writes: list[Write]
+    group: Hashable
+    done: Callable[[], None] | None
+    #: the decision the Events report ("" when none)
+    decision: str
+
+
+class EventRecorder:
+    """`record(manifests, group=, done=)`; `await recorder.run()` writes them until cancelled."""
+
+    def __init__(self, api: Api, counters: Counters, *, capacity: int = CAPACITY) -> None:
+        self._api = api
+        self._counters = counters
+        self._capacity = capacity
+        self._correlator = EventCorrelator()
+        self._queue: deque[_Queued] = deque()
+        self._queued = asyncio.Event()
+        self._writing: _Queued | None = None
+        self._written = asyncio.Condition()
+
+    def record(
+        self,
+        manifests: Sequence[Obj],
+        *,
+        group: Hashable = None,
+        done: Callable[[], None] | None = None,
+        decision: str = "",
+    ) -> None:
+        """Queue the Events of one decision (`done` is called once they are written)."""
+        writes = [write for m in manifests if (write := self._correlator.correlate(m))]
+        self._counters.events_filtered += len(manifests) - len(writes)
+        if writes and len(self._queue) >= self._capacity:
+            self._counters.events_dropped += len(writes)
+            _log.warning("event dropped: too many waiting", waiting=len(self._queue))
+            writes = []
+        if not writes:
+            if done is not None:
+                done()
+            return
+        self._queue.append(_Queued(writes, group, done, decision))
+        self._queued.set()
+
+    def waiting(self) -> int:
+        """Decisions whose Events are not written yet."""
+        return len(self._queue) + (self._writing is not None)
+
+    async def run(self) -> None:
+        """The writer: the queue in order, until cancelled."""
+        with prioritized(Priority.EVENTS):
+            while True:
+                await self._queued.wait()
+                while self._queue:
+                    self._writing = self._queue.popleft()
+                    for write in self._writing.writes:
+                        await self._write(write)
+                    if self._writing.done is not None:
+                        self._writing.done()
+                    self._writing = None
+                    async with self._written:
+                        self._written.notify_all()
+                self._queued.clear()
+
+    async def idle(self) -> None:
+        """Until every Event recorded so far is written."""
+        async with self._written:
+            await self._written.wait_for(lambda: self.waiting() == 0)
+
+    def forget(self, groups: Container[Hashable]) -> list[str]:
+        """Leave the Events of `groups` not yet written to whoever takes them over: they
+        are not done, so they are carried out again (the one being written now may be
+        written twice: the second is AlreadyExists). The decisions left."""
+        left = [queued for queued in self._queue if queued.group in groups]
+        kept = [queued for queued in self._queue if queued.group not in groups]
+        self._queue.clear()
+        self._queue.extend(kept)
+        if self._writing is not None and self._writing.group in groups:
+            self._writing.done = None
+            left.append(self._writing)
+        return [queued.decision for queued in left]
+
+    async def _write(self, write: Write) -> None:
+        """Create the Event, or patch the one it is counted into (created if gone). A
+        refusal is logged and the Event given up."""
+        collection, path = paths.of_manifest(write.event)
+        try:
+            if write.patch is not None:
+                try:
+                    await self._api.call("PATCH", path, body=write.patch, content_type=MERGE_PATCH)
+                    return
+                except KubeError as exc:
+                    if exc.status != 404:
+                        raise
+            await self._api.create(collection, write.event)
+        except KubeError as exc:
+            self._counters.events_dropped += 1
+            involved = write.event["involvedObject"]
+            _log.warning(
+                "event not written",
+                job=f"{involved['namespace']}/{involved['name']}",
+                reason=write.event["reason"],
+                error=str(exc),
+            )

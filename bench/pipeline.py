@@ -165,8 +165,9 @@ async def main(args: argparse.Namespace) -> None:
                 decider.run,
                 lambda: bool(decider.assigned),
                 # decided, their decisions delivered and the input committed
-                lambda: decider.counters["observations"] >= count
-                and not any(decider.lag().values()),
+                lambda: (
+                    decider.counters["observations"] >= count and not any(decider.lag().values())
+                ),
                 "decider",
             )
             decisions = decider.counters["decisions"]

@@ -102,6 +102,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "ResourceQuota) is retried, 5 ms later doubling each time, and terminated after this "
         "many retries in a row; negative: never (Volcano's flag; default %(default)s)",
     )
+    parser.add_argument(
+        "--phase-events",
+        action=argparse.BooleanOptionalAction,
+        default=env("LAVALOG_PHASE_EVENTS", "").strip().lower() in ("1", "true", "yes"),
+        help="also record a Kubernetes Event on the Job for each phase change (reason: the "
+        "new phase, e.g. 'Pending -> Running'); off by default, as Volcano records none on a "
+        "job's way to Running and each costs an API call (env LAVALOG_PHASE_EVENTS=true)",
+    )
     add_lease_arguments(parser)
     add_kafka_arguments(parser)
     add_logging_arguments(parser)
@@ -133,6 +141,7 @@ def run(args: argparse.Namespace) -> int:
         qps=args.kube_api_qps,
         burst=args.kube_api_burst,
         max_requeues=args.max_requeue_num,
+        phase_events=args.phase_events,
         lease=lease,
     )
     return asyncio.run(_main(config))

@@ -129,6 +129,12 @@ class ControllerChild:
         )
         return _kib(fields["VmRSS"]), _kib(fields["VmHWM"])
 
+    def cpu_seconds(self) -> float:
+        """User and system CPU time it has used so far, from /proc (Linux): what a run cost
+        it whatever else the machine was doing."""
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
 
 def _kib(value: str) -> int:
     return int(value.split()[0]) * 1024

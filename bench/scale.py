@@ -305,16 +305,20 @@ async def decider_state(settings: KafkaSettings, partitions: int) -> tuple[int, 
 
 
 class Memory:
-    """The controller's resident memory: idle, when every Job is Running, at the end, peak."""
+    """The controller's resident memory (idle, when every Job is Running, at the end, peak)
+    and the CPU time it used since the jobs were submitted."""
 
     def __init__(self, controller: ControllerChild) -> None:
         self.controller = controller
         self.idle = controller.memory()[0]
+        self.cpu_before = controller.cpu_seconds()
         self.at: dict[str, int] = {}
+        self.cpu: dict[str, float] = {}
         self.peak = 0
 
     def sample(self, when: str) -> None:
         self.at[when], self.peak = self.controller.memory()
+        self.cpu[when] = self.controller.cpu_seconds() - self.cpu_before
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -462,6 +466,14 @@ def report(
                 f"{grown / MB / jobs * 1000:,.1f}",
             ]
         ],
+    )
+    say(
+        "\ncontroller CPU time: "
+        + ", ".join(
+            f"{seconds:,.1f} s until every Job {when.title()} ({seconds / jobs * 1000:,.1f} ms/job)"
+            for when, seconds in memory.cpu.items()
+            if when != "end"
+        )
     )
     behind, seconds = lag
     say(

@@ -126,10 +126,13 @@ class Applier:
         """Carry out `decision`; returns once it is done, skipped, or failed for good. Its
         API calls wait for the budget at `priority` (by default the decision's own)."""
         handler = self._handlers.get(type(decision))
-        if handler is None:  # timers: the decider service's business
+        # a cancelled timer, an admission: the decider's own records; a phase change
+        # without --phase-events: nothing to write
+        if handler is None or (
+            type(decision) in job_events.REPORTED and not self.reported(decision)
+        ):
+            self._counters.ignored += 1
             return
-        if type(decision) in job_events.REPORTED and not self.reported(decision):
-            return  # a phase change without --phase-events: nothing to write
         # every line logged meanwhile (API retries included) names the job and decision, and
         # every API call waits for the budget as this kind of decision does
         with (

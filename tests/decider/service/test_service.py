@@ -204,7 +204,8 @@ async def committed_observed(settings: KafkaSettings, partition: int) -> int | N
     consumer = create_consumer(settings, group_id="decider")
     consumer.assign([tp])
     async with consumer:
-        return await consumer.committed(tp)
+        offset: int | None = await consumer.committed(tp)
+    return offset
 
 
 async def test_a_rebuild_below_the_groups_commit_never_moves_the_commit_back(kafka_settings):

@@ -44,6 +44,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/simulator.py
 	$(BIN)/python bench/validate.py
 	$(BIN)/python bench/whatif.py
+	$(BIN)/python bench/job_pages.py
 
 chaos: $(STAMP)
 	$(BIN)/python bench/chaos.py $(ARGS)

@@ -115,10 +115,23 @@ def main() -> None:
         help="then decide the log once more under cProfile and print the N functions with "
         "the most time of their own (cProfile slows call-heavy code: read it as shares)",
     )
+    parser.add_argument(
+        "--only",
+        choices=("decode", "decide"),
+        help="run one side only and print nothing else: for counting instructions with "
+        "`valgrind --tool=callgrind` (decide's count minus decode's, over the events, is the "
+        "decider's instructions per event, whatever the machine's load)",
+    )
     args = parser.parse_args()
 
     started = time.perf_counter()
     messages = generate(args.events, args.jobs)
+    if args.only == "decode":
+        decode_only(messages)
+        return
+    if args.only == "decide":
+        decide_all(messages)
+        return
     print(
         f"generated {len(messages):,} observations of {args.jobs:,} jobs "
         f"in {time.perf_counter() - started:.1f} s"

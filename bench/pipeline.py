@@ -1,6 +1,6 @@
 """Pipeline through Kafka: observed -> decider service -> decisions -> actuator -> API server.
 
-    python bench/pipeline.py [--events 100000] [--jobs 1000] [--partitions 12]
+    python bench/pipeline.py [--events 100000] [--jobs 1000] [--partitions 12] [--decider-only]
 
 The log is `bench/decider.py`'s: ps/worker jobs whose workers fail and are restarted,
 round-robin interleaved, about `--events / --jobs` observations each, for Jobs that
@@ -29,7 +29,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -102,30 +102,43 @@ async def produce(settings: KafkaSettings, messages: list[tuple[bytes, bytes]]) 
     return time.perf_counter() - started
 
 
-async def consume_raw(settings: KafkaSettings, base: str, count: int) -> float:
-    """Seconds for a plain aiokafka consumer to read `count` messages of a topic."""
+class Spent(NamedTuple):
+    """Seconds a stage took, and the CPU seconds this process spent meanwhile (the machine's
+    load moves them less than the wall clock: a stage runs alone in this process)."""
+
+    wall: float
+    cpu: float
+
+    @classmethod
+    def since(cls, wall: float, cpu: float) -> Spent:
+        return cls(time.perf_counter() - wall, time.process_time() - cpu)
+
+
+async def consume_raw(settings: KafkaSettings, base: str, count: int) -> Spent:
+    """The time a plain aiokafka consumer takes to read `count` messages of a topic."""
     consumer = create_consumer(settings, group_id=None, max_poll_records=10_000)
     consumer.subscribe([topic_name(settings, base)])
     await consumer.start()
     seen = 0
-    started = time.perf_counter()
+    started = time.perf_counter(), time.process_time()
     try:
         while seen < count:
             for messages in (await consumer.getmany(timeout_ms=500)).values():
                 seen += len(messages)
-        return time.perf_counter() - started
+        return Spent.since(*started)
     finally:
         await consumer.stop()
 
 
 async def timed(
     run: Callable[[], Any], started: Callable[[], bool], finished: Callable[[], bool], what: str
-) -> float:
-    """Run a service until `finished()`; seconds from `started()` (its group joined) on."""
+) -> Spent:
+    """Run a service until `finished()`; the time from `started()` (its group joined) on."""
     task = asyncio.create_task(run())
     try:
         await until(started)
         began = last = time.perf_counter()
+        cpu = time.process_time()
         while not finished():
             await asyncio.sleep(0.001)
             if time.perf_counter() - last > 5:
@@ -133,7 +146,7 @@ async def timed(
                 say(f"  {what}: {last - began:5.1f} s")
             if task.done():
                 task.result()
-        return time.perf_counter() - began
+        return Spent.since(began, cpu)
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
@@ -165,52 +178,74 @@ async def main(args: argparse.Namespace) -> None:
                 decider.run,
                 lambda: bool(decider.assigned),
                 # decided, their decisions delivered and the input committed
-                lambda: decider.counters["observations"] >= count
-                and not any(decider.lag().values()),
+                lambda: (
+                    decider.counters["observations"] >= count and not any(decider.lag().values())
+                ),
                 "decider",
             )
             decisions = decider.counters["decisions"]
-            say(f"{decisions:,} decisions; reading them back")
-            raw_decisions = await consume_raw(settings, DECISIONS, decisions)
-
-            actuator = ActuatorService(
-                kube=kube, kafka=settings, group_id="bench-actuator", qps=1e6, burst=1_000_000
+            raw_rate = count / raw_observed.wall
+            say(
+                f"{decisions:,} decisions; decider service {count / decided.wall:,.0f}/s, "
+                f"{count / decided.wall / raw_rate:.0%} of raw; reading them back"
             )
-            counters = actuator.counters
+            raw_decisions = (await consume_raw(settings, DECISIONS, decisions)).wall
+            rows = [
+                row("produce observations (setup, aiokafka)", count, produced),
+                row("baseline: raw aiokafka consume, observed", count, raw_observed.wall),
+                row("decider service: observed -> decisions", count, decided.wall, raw_rate),
+                row("baseline: raw aiokafka consume, decisions", decisions, raw_decisions),
+            ]
+            if not args.decider_only:
+                rows += await actuate(kube, settings, count, decisions, raw_rate, raw_decisions)
 
-            def done() -> bool:
-                return counters.handled >= decisions
-
-            applied = await timed(actuator.run, lambda: actuator.ready, done, "actuator")
-
-    def row(what: str, items: int, seconds: float, of: float | None = None) -> list[str]:
-        rate = items / seconds
-        ratio = "" if of is None else f"{rate / of:.0%}"
-        return [what, f"{items:,}", f"{seconds:.2f}", f"{rate:,.0f}", ratio]
-
-    raw_rate = count / raw_observed
-    table(
-        ["pipeline", "messages", "seconds", "per second", "of raw"],
-        [
-            row("produce observations (setup, aiokafka)", count, produced),
-            row("baseline: raw aiokafka consume, observed", count, raw_observed),
-            row("decider service: observed -> decisions", count, decided, raw_rate),
-            row("baseline: raw aiokafka consume, decisions", decisions, raw_decisions),
-            row(
-                "actuator service: decisions -> API writes",
-                decisions,
-                applied,
-                decisions / raw_decisions,
-            ),
-            row("actuator service, as observations per second", count, applied, raw_rate),
-        ],
-    )
+    table(["pipeline", "messages", "seconds", "per second", "of raw"], rows)
+    raw_cpu, decider_cpu = raw_observed.cpu / count * 1e6, decided.cpu / count * 1e6
     say(
-        f"\nactuator: {counters.applied:,} applied, {counters.coalesced:,} coalesced, "
-        f"{counters.skipped:,} skipped, "
-        f"{counters.failed:,} failed, {counters.retried:,} calls retried"
+        f"CPU of this process per observation: raw consume {raw_cpu:.1f} us, decider service "
+        f"{decider_cpu:.1f} us ({raw_cpu / decider_cpu:.0%} of raw by CPU)"
     )
     say("target: decider service >= 50% of the raw aiokafka consume rate")
+
+
+async def actuate(
+    kube: Kube,
+    settings: KafkaSettings,
+    count: int,
+    decisions: int,
+    raw_rate: float,
+    raw_decisions: float,
+) -> list[list[str]]:
+    """Stage 4: the actuator carries the decisions out; its rows of the table."""
+    actuator = ActuatorService(
+        kube=kube, kafka=settings, group_id="bench-actuator", qps=1e6, burst=1_000_000
+    )
+    counters = actuator.counters
+
+    def done() -> bool:
+        return counters.handled >= decisions
+
+    applied = (await timed(actuator.run, lambda: actuator.ready, done, "actuator")).wall
+    say(
+        f"actuator: {counters.applied:,} applied, {counters.coalesced:,} coalesced, "
+        f"{counters.skipped:,} skipped, {counters.ignored:,} ignored, "
+        f"{counters.failed:,} failed, {counters.retried:,} calls retried"
+    )
+    return [
+        row(
+            "actuator service: decisions -> API writes",
+            decisions,
+            applied,
+            decisions / raw_decisions,
+        ),
+        row("actuator service, as observations per second", count, applied, raw_rate),
+    ]
+
+
+def row(what: str, items: int, seconds: float, of: float | None = None) -> list[str]:
+    rate = items / seconds
+    ratio = "" if of is None else f"{rate / of:.0%}"
+    return [what, f"{items:,}", f"{seconds:.2f}", f"{rate:,.0f}", ratio]
 
 
 def parse() -> argparse.Namespace:
@@ -218,6 +253,11 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--events", type=int, default=100_000, help="observations in the log")
     parser.add_argument("--jobs", type=int, default=1_000)
     parser.add_argument("--partitions", type=int, default=12)
+    parser.add_argument(
+        "--decider-only",
+        action="store_true",
+        help="stop after the decider's stage and its baselines (the actuator's takes longest)",
+    )
     return parser.parse_args()
 
 

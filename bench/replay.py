@@ -40,12 +40,12 @@ from lavalog.events.codec import LogEvent, decode_event, decode_observation, enc
 from lavalog.events.observations import Observation
 from lavalog.events.topics import DECISIONS, OBSERVED
 from lavalog.projections.service.rebuild import BATCH, CountedSource, rebuild
-from lavalog.projections.service.sources.file import FileSource
+from lavalog.projections.service.sources.file import FileSource, read_file
 from lavalog.projections.service.sources.kafka import KafkaSource
 from lavalog.projections.service.store.database import Location
 from lavalog.projections.service.store.locations import location_of
 from lavalog.projections.service.store.sqlite import SqliteLocation
-from lavalog.projections.service.store.writer import Store
+from lavalog.projections.service.store.writer import Store, load
 
 #: observations per job that, with their decisions, make about 100 events
 OBSERVATIONS_PER_JOB = 46
@@ -67,6 +67,17 @@ def generate(path: Path, *, events: int, jobs: int, active: int) -> int:
                     out.write(message + b"\n")
                     written += 1
     return written
+
+
+def generated_store(directory: Path, *, jobs: int) -> tuple[Path, int]:
+    """A projections store in `directory` loaded with `jobs` generated jobs (about 100
+    events each, 1,000 interleaved); its path and the number of events."""
+    log, db = directory / "log.jsonl", directory / "projections.sqlite"
+    events = generate(log, events=jobs * 100, jobs=jobs, active=1000)
+    store = Store(db)
+    load(store, read_file(log))
+    store.close()
+    return db, events
 
 
 def peak_mb() -> float:

@@ -19,13 +19,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.replay import generate
+from bench.replay import generated_store
 from lavalog.cli.commands.whatif import summarise
 from lavalog.events.codec import decode_event
 from lavalog.projections.core.whatif import parse_set
-from lavalog.projections.service.sources.file import read_file
 from lavalog.projections.service.store.queries import Queries
-from lavalog.projections.service.store.writer import Store, load
 
 
 def main() -> None:
@@ -33,11 +31,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=10_000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="lavalog-bench-") as scratch:
-        log, db = Path(scratch) / "log.jsonl", Path(scratch) / "projections.sqlite"
-        events = generate(log, events=args.jobs * 100, jobs=args.jobs, active=1000)
-        store = Store(db)
-        load(store, read_file(log))
-        store.close()
+        db, events = generated_store(Path(scratch), jobs=args.jobs)
         queries = Queries(db)
         started = time.perf_counter()
         keys = queries.keys()

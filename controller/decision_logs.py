@@ -11,6 +11,7 @@ from typing import Any
 from lavalog.events.decisions import (
     ActionDecided,
     Decision,
+    JobAdmitted,
     JobDelete,
     JobRejected,
     PhaseChanged,
@@ -81,7 +82,10 @@ def decision_fields(decision: Decision) -> dict[str, Any]:
             fields.update(podgroup=decision.podgroup, min_member=decision.min_member)
         case PodGroupDelete():
             fields["podgroup"] = decision.podgroup
+        case JobAdmitted():
+            fields["generation"] = decision.generation
         case JobRejected():
+            fields["generation"] = decision.generation
             fields["errors"] = [str(error) for error in decision.errors]
         case TimerCancelled() | JobDelete():
             fields["reason"] = decision.reason

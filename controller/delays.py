@@ -1,7 +1,7 @@
 """Exponential delays: the one formula behind every wait that grows with each failure.
 
 The retries of API calls, watches and Kafka deliveries (`retry`), lavalog's restart
-backoff (`admission.restart_backoff`) and Volcano's requeue of a job whose creates were
+backoff (`decider.core.restart_backoff`) and Volcano's requeue of a job whose creates were
 refused (`decider.core.refused_creates`) all wait `initial * factor ** n`, at most `cap`.
 Pure, so the decider's delays are as deterministic as the rest of it.
 """

@@ -220,6 +220,32 @@ async def connect(
         yield Kube(api)
 
 
+@asynccontextmanager
+async def speaking_as(kube: Kube, token: str) -> AsyncIterator[Kube]:
+    """A client of `kube`'s API server that speaks as the holder of `token`: the same
+    address, TLS trust and proxy, none of `kube`'s own credentials (its token, its client
+    certificate, which the API server would authenticate first), so the API server
+    authenticates and authorizes the token's user and its audit log names them. The
+    projections act for a caller so (kube-dashboard and Argo Workflows' `client` mode do
+    the same with their users' tokens)."""
+    own = kube.api.configuration
+    configuration = Configuration(
+        host=own.host,
+        api_key={"BearerToken": token},
+        api_key_prefix={"BearerToken": "Bearer"},
+    )
+    configuration.verify_ssl = own.verify_ssl
+    configuration.ssl_ca_cert = own.ssl_ca_cert
+    configuration.assert_hostname = own.assert_hostname
+    configuration.tls_server_name = own.tls_server_name
+    configuration.proxy = own.proxy
+    configuration.proxy_headers = own.proxy_headers
+    async with ApiClient(configuration) as api:
+        _no_lookups_per_request(api)
+        api.user_agent = kube.api.user_agent
+        yield Kube(api)
+
+
 async def _load_configuration(configuration: Configuration, path: str | None, origin: str) -> None:
     if path is None:
         try:

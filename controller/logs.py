@@ -17,6 +17,8 @@ from typing import TextIO, cast
 import structlog
 
 LEVELS = ("debug", "info", "warning", "error")
+#: the level `configure_logging` set; until it runs, structlog writes every level
+_threshold = logging.NOTSET
 
 
 def add_logging_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,8 +41,9 @@ def add_logging_arguments(parser: argparse.ArgumentParser) -> None:
 
 def configure_logging(*, level: str = "info", json: bool | None = None) -> None:
     """JSON lines when `json` is true or stderr is not a terminal; colours otherwise."""
+    global _threshold
     as_json = json if json is not None else not sys.stderr.isatty()
-    threshold = logging.getLevelNamesMapping()[level.upper()]
+    threshold = _threshold = logging.getLevelNamesMapping()[level.upper()]
     renderer: structlog.typing.Processor = (
         structlog.processors.JSONRenderer()
         if as_json
@@ -106,3 +109,9 @@ def _without_reported_bootstrap_failures(record: logging.LogRecord) -> bool:
     """aiokafka logs each bootstrap server it cannot reach, then raises an error that the
     caller reports (`lavalog run: cannot reach Kafka at ...`): one line, not two."""
     return not (record.name == "aiokafka" and str(record.msg).startswith('Unable connect to "'))
+
+
+def writes(level: int) -> bool:
+    """Whether lines at `level` (`logging.INFO`, ...) are written: a hot path asks before it
+    makes the fields of a line that would be dropped."""
+    return level >= _threshold

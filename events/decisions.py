@@ -3,7 +3,8 @@
 They say exactly what to create, kill and write, so the actuator needs no lifecycle
 logic, and they say why (trigger, matched policy), so an audit can replay them. The
 envelope adds `cause`, the id of the observation that led to the decision; a decision's
-own `id` is derived from it (`<cause>#<n>`), so a re-run produces the same ids.
+own `id` is derived from it (`<cause>#<n>`; a JobAdmitted's is `<cause>#admitted`), so a
+re-run produces the same ids.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from __future__ import annotations
 import msgspec
 
 from lavalog.events.durations import format_duration
+from lavalog.events.extensions import ExitCodeSet, RestartBackoff, UncountedDisruptions
 from lavalog.events.observations import SCHEMA_VERSION
-from lavalog.events.volcano.api import FieldError, JobStatus
+from lavalog.events.volcano.api import FieldError, JobSpec, JobStatus
 
 
 class Decision(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
@@ -206,6 +208,18 @@ class TimerCancelled(Decision, frozen=True, kw_only=True, tag="TimerCancelled"):
     reason: str
 
 
+class JobAdmitted(Decision, frozen=True, kw_only=True, tag="JobAdmitted"):
+    """A new generation of the Job passed admission: the job runs `spec` from now on, with
+    Volcano's defaults applied, and the extensions its `lavalog.io/` annotations give
+    (absent when it has none). Logs written before admissions were recorded lack it."""
+
+    generation: int
+    spec: JobSpec
+    exit_codes: dict[str, ExitCodeSet] | msgspec.UnsetType = msgspec.UNSET
+    restart_backoff: RestartBackoff | msgspec.UnsetType = msgspec.UNSET
+    uncounted_disruptions: UncountedDisruptions | msgspec.UnsetType = msgspec.UNSET
+
+
 class JobRejected(Decision, frozen=True, kw_only=True, tag="JobRejected"):
     """The Job spec (or an update of it) breaks an admission rule; nothing else happens to it."""
 
@@ -243,6 +257,7 @@ AnyDecision = (
     | StatusWrite
     | TimerScheduled
     | TimerCancelled
+    | JobAdmitted
     | JobRejected
     | PodGroupPending
     | JobDelete

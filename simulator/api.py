@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from lavalog.simulator import discovery, disruption, fields, pods, registry, watch
+from lavalog.simulator import discovery, disruption, fields, pods, rbac, registry, watch
 from lavalog.simulator.access import Access, AccessListener
 from lavalog.simulator.errors import ApiError, bad_request, not_found
 from lavalog.simulator.objects import Objects
@@ -28,6 +28,8 @@ from lavalog.simulator.writes import Write, WriteLog
 JSON = "application/json"
 #: answers `POST .../serviceaccounts/NAME/token` (lavalog.simulator.reviews)
 TokenRequests = Callable[[web.Request, str, str], Awaitable[web.Response]]
+#: who makes a request, if it carries a token, once allowed (`Reviews.caller`: 401, 403)
+Callers = Callable[[web.Request, rbac.Request], rbac.User | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +65,18 @@ def _verb_and_resource(request: web.Request, target: Target) -> tuple[str, str]:
         verb = "deletecollection"
     resource = target.resource.plural
     return verb, f"{resource}/{target.subresource}" if target.subresource else resource
+
+
+def _rbac_request(verb: str, target: Target) -> rbac.Request:
+    """The request as RBAC is asked about it (`authorizer.Attributes`)."""
+    return rbac.Request(
+        verb=verb,
+        namespace=target.namespace or "",
+        group=target.resource.group,
+        resource=target.resource.plural,
+        subresource=target.subresource or "",
+        name=target.name or "",
+    )
 
 
 _VERBS = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
@@ -149,6 +163,7 @@ class KubeApi:
         writes: WriteLog | None = None,
         access: list[AccessListener] | None = None,
         token_requests: TokenRequests | None = None,
+        callers: Callers | None = None,
     ) -> None:
         self.objects = objects
         self.writes = writes or WriteLog()
@@ -159,6 +174,7 @@ class KubeApi:
         self.logs = logs
         self.bookmark_interval = bookmark_interval
         self.token_requests = token_requests
+        self.callers = callers
 
     def routes(self) -> list[web.RouteDef]:
         return [
@@ -212,9 +228,14 @@ class KubeApi:
             raise bad_request("the simulated API server supports dryRun on create only")
         verb, resource = _verb_and_resource(request, target)
         self.calls[f"{verb} {resource}"] += 1
+        user = self.callers(request, _rbac_request(verb, target)) if self.callers else None
         if self.access:
             asked = Access(
-                request.headers.get("User-Agent", ""), verb, target.resource.group, resource
+                request.headers.get("User-Agent", ""),
+                verb,
+                target.resource.group,
+                resource,
+                user="" if user is None else user.name,
             )
             for listener in self.access:
                 listener(asked)

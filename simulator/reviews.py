@@ -1,4 +1,5 @@
-"""Who a token is and what RBAC lets them do: TokenRequest, TokenReview, SubjectAccessReview.
+"""Who a token is and what RBAC lets them do: TokenRequest, TokenReview, SubjectAccessReview,
+and the requests made with a token.
 
 A server that delegates authentication and authorization to Kubernetes (an aggregated
 API server, kube-rbac-proxy, lavalog's projections) sends each bearer token it receives
@@ -10,6 +11,12 @@ pkg/registry/authorization/subjectaccessreview/rest.go): a token is one it was g
 `serviceaccounts/token` subresource), and an access is decided by the RBAC objects it
 holds (`lavalog.simulator.rbac`), plus `system:masters`, which kube-apiserver's privileged
 group authorizer allows everything.
+
+A request to the API that carries a bearer token is that token's user's: a token nobody
+was given is a 401, and a request RBAC does not allow that user a 403 worded as
+kube-apiserver words it (`responsewriters.Forbidden`). A request without a token is the
+kubeconfig's, which names no user: the cluster's administrator, allowed everything (as a
+kubeconfig's client certificate in `system:masters` is on a real cluster).
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from typing import Any
 from aiohttp import web
 
 from lavalog.simulator import rbac, registry
-from lavalog.simulator.errors import bad_request, invalid
+from lavalog.simulator.errors import ApiError, bad_request, invalid
 from lavalog.simulator.objects import Objects
 from lavalog.simulator.store import decode, encode
 
@@ -77,6 +84,31 @@ class Tokens:
         return issued.user
 
 
+def allowed_by(objects: Objects, user: rbac.User, asked: rbac.Request) -> str | None:
+    """Why `user` may do `asked`: the binding that allows it, "" for the privileged group
+    (whose authorizer gives no reason); None when nothing allows it."""
+    if PRIVILEGED_GROUP in user.groups:
+        return ""
+    return rbac.allowed_by(objects, user, asked)
+
+
+def forbidden(user: rbac.User, asked: rbac.Request) -> ApiError:
+    """The 403 kube-apiserver answers (`responsewriters.forbiddenMessage`, then
+    `apierrors.NewForbidden` with the group-qualified resource and the name)."""
+    resource = f"{asked.resource}/{asked.subresource}" if asked.subresource else asked.resource
+    where = f'in the namespace "{asked.namespace}"' if asked.namespace else "at the cluster scope"
+    why = (
+        f'User "{user.name}" cannot {asked.verb} resource "{resource}" in API group'
+        f' "{asked.group}" {where}'
+    )
+    qualified = f"{asked.resource}.{asked.group}" if asked.group else asked.resource
+    named = f'{qualified} "{asked.name}"' if asked.name else qualified
+    details: Obj = {"group": asked.group, "kind": asked.resource}
+    if asked.name:
+        details["name"] = asked.name
+    return ApiError(403, "Forbidden", f"{named} is forbidden: {why}", details=details)
+
+
 class Reviews:
     """The HTTP side: TokenReview, SubjectAccessReview and the TokenRequest subresource."""
 
@@ -108,14 +140,25 @@ class Reviews:
         user = rbac.User(
             spec.get("user") or "", tuple(spec.get("groups") or ()), spec.get("uid") or ""
         )
-        if PRIVILEGED_GROUP in user.groups:
-            status: Obj = {"allowed": True}
-        else:
-            reason = rbac.allowed_by(self._objects, user, asked)
-            status = {"allowed": reason is not None}
-            if reason is not None:
-                status["reason"] = reason
+        reason = allowed_by(self._objects, user, asked)
+        status: Obj = {"allowed": reason is not None}
+        if reason:
+            status["reason"] = reason
         return _created({**review, "status": status})
+
+    def caller(self, request: web.Request, asked: rbac.Request) -> rbac.User | None:
+        """The user of a request to the API, None for one without a token (the kubeconfig's:
+        allowed everything). ApiError 401 for a token nobody was given, 403 for an `asked`
+        RBAC does not allow its user."""
+        scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return None
+        user = self.tokens.authenticate(token.strip())
+        if user is None:
+            raise ApiError(401, "Unauthorized", "Unauthorized")
+        if allowed_by(self._objects, user, asked) is None:
+            raise forbidden(user, asked)
+        return user
 
     async def token_request(self, request: web.Request, namespace: str, name: str) -> web.Response:
         """`POST .../serviceaccounts/NAME/token` (`kubectl create token NAME`)."""

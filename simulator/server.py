@@ -99,6 +99,7 @@ class SimulatedCluster:
             writes=self._writes,
             access=self._access,
             token_requests=reviews.token_request,
+            callers=reviews.caller,
         )
         app = web.Application(
             middlewares=[errors_middleware, self.faults.middleware], client_max_size=64 * 2**20

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import structlog
 
+from lavalog.controller import logs
 from lavalog.controller.logs import configure_logging
 
 Lines = Callable[[], list[dict[str, Any]]]
@@ -23,11 +24,13 @@ def restored_logging() -> Iterator[None]:
     saved = structlog.get_config()
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
+    threshold = logs._threshold
     try:
         yield
     finally:
         structlog.configure(**saved)
         root.handlers, root.level = handlers, level
+        logs._threshold = threshold
 
 
 @contextmanager

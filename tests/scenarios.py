@@ -210,6 +210,15 @@ class JobScript:
         self._pod_uids.pop(name, None)
         return self
 
+    def again(self) -> Self:
+        """The latest observation published once more, now and under a new id: a relist,
+        a watcher repeating itself, a Job seen again after a status write."""
+        last = self.last
+        fields = {f: getattr(last, f) for f in last.__struct_fields__}
+        for envelope in ("id", "key", "job_uid", "time"):
+            del fields[envelope]
+        return self.observe(type(last), **fields)
+
     def listed(self, *alive: tuple[str, int]) -> Self:
         """A fresh list shows exactly these pods (task, index) of the job."""
         pods = {

@@ -1,8 +1,9 @@
 """`lavalog audit NAMESPACE/NAME`: prove the recorded decisions from the recorded facts.
 
 Recomputes every decision of the job (every job, without a name) from its observations
-with the state machine and lists each decision that differs from the recorded one.
-Exit code 0: the log is consistent; 1: there are differences.
+with the state machine and lists each decision that differs from the recorded one. A log
+recorded before the decider recorded its admissions is read with them supplied
+(`with_admissions`). Exit code 0: the log is consistent; 1: there are differences.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Iterable
 from lavalog.cli.output import write_json, write_yaml
 from lavalog.cli.read_options import UsageError, add_source, fail, job_key, open_queries
 from lavalog.controller.decider.core import replay
+from lavalog.controller.decider.core.admission import with_admissions
 from lavalog.events.codec import LogEvent, decode_event
 from lavalog.projections.core.audit import AuditReport, Difference, Kind, audit
 from lavalog.projections.service.sources.file import read_file
@@ -33,7 +35,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        report = audit(_events(args), replay)
+        report = audit(with_admissions(_events(args)), replay)
     except UsageError as exc:
         return fail("audit", exc)
     if not report.keys:

@@ -17,11 +17,12 @@ import msgspec
 
 from lavalog.controller.admission.decoding import decode_spec
 from lavalog.controller.admission.defaults import with_defaults
-from lavalog.controller.admission.disruptions import UncountedDisruptions, uncounted_disruptions
-from lavalog.controller.admission.exit_codes import ExitCodeSet, exit_code_sets
-from lavalog.controller.admission.restart_backoff import RestartBackoff, restart_backoff
+from lavalog.controller.admission.disruptions import uncounted_disruptions
+from lavalog.controller.admission.exit_codes import exit_code_sets
+from lavalog.controller.admission.restart_backoff import restart_backoff
 from lavalog.controller.admission.rules import check_new_job
 from lavalog.controller.admission.update import check_update
+from lavalog.events.extensions import ExitCodeSet, RestartBackoff, UncountedDisruptions
 from lavalog.events.volcano.api import FieldError, JobSpec
 
 __all__ = ["Admitted", "Rejected", "admit_job", "admit_update"]

@@ -20,9 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from enum import StrEnum
 
-import msgspec
-
 from lavalog.controller.admission.annotations import annotation, read_annotation
+from lavalog.events.extensions import UncountedDisruptions
 from lavalog.events.volcano.api import FieldError
 
 ANNOTATION = annotation("uncounted-disruptions")
@@ -46,16 +45,6 @@ _REASONS = frozenset(DisruptionReason)
 _KNOWN = ", ".join(DisruptionReason)
 
 
-class UncountedDisruptions(msgspec.Struct, frozen=True):
-    """The `DisruptionTarget` reasons whose restarts count no retry; empty: any reason."""
-
-    reasons: frozenset[str] = frozenset()
-
-    def covers(self, reason: str) -> bool:
-        """Whether a pod disrupted for `reason` ("" when it was not disrupted) is covered."""
-        return bool(reason) and (not self.reasons or reason in self.reasons)
-
-
 def parse_disruptions(text: str) -> UncountedDisruptions | str:
     """The reasons `text` names, or what is wrong with it (a sentence for an error message)."""
     if text.strip() == ANY:
@@ -68,7 +57,7 @@ def parse_disruptions(text: str) -> UncountedDisruptions | str:
         return f"{unknown[0]!r} is not a DisruptionTarget reason: use {ANY!r} or any of {_KNOWN}"
     if len(set(items)) != len(items):
         return f"{text!r} names a reason twice"
-    return UncountedDisruptions(frozenset(items))
+    return UncountedDisruptions(tuple(sorted(items)))
 
 
 def uncounted_disruptions(

@@ -17,28 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import msgspec
-
 from lavalog.controller.admission.annotations import annotation, annotation_error
+from lavalog.events.extensions import ExitCodeSet
 from lavalog.events.volcano.api import FieldError, JobSpec, LifecyclePolicy
 
 PREFIX = annotation("exit-codes.")
 OPERATORS = ("In", "NotIn")
 #: container exit codes are one byte
 MAX_CODE = 255
-
-
-class ExitCodeSet(msgspec.Struct, frozen=True):
-    """`In` or `NotIn` a set of exit codes."""
-
-    operator: str
-    values: frozenset[int]
-
-    def matches(self, code: int) -> bool:
-        """Exit code 0 is success, never a failure to match."""
-        if code == 0:
-            return False
-        return (code in self.values) == (self.operator == "In")
 
 
 def policy_key(task: str | None, index: int) -> str:
@@ -63,7 +49,7 @@ def parse_set(text: str) -> ExitCodeSet | str:
         return f"{text!r} lists an exit code twice"
     if operator == "In" and 0 in values:
         return "In may not contain 0: exit code 0 is success, not a failure"
-    return ExitCodeSet(operator=operator, values=frozenset(values))
+    return ExitCodeSet(operator=operator, values=tuple(sorted(values)))
 
 
 def exit_code_sets(

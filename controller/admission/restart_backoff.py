@@ -15,11 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-import msgspec
-
 from lavalog.controller.admission.annotations import annotation, read_annotation
-from lavalog.controller.delays import exponential
 from lavalog.events.durations import parse_duration
+from lavalog.events.extensions import RestartBackoff
 from lavalog.events.volcano.api import Action, FieldError
 
 ANNOTATION = annotation("restart-backoff")
@@ -29,18 +27,6 @@ RESTART_ACTIONS = frozenset(
 )
 _FACTOR = re.compile(r"\d+(\.\d+)?")
 _EXAMPLE = 'e.g. "10s,2,5m" (initial delay, growth factor, longest delay)'
-
-
-class RestartBackoff(msgspec.Struct, frozen=True):
-    """Seconds before the first restart, the growth per restart, and the longest wait."""
-
-    initial: float
-    factor: float
-    cap: float
-
-    def delay(self, restarts_done: int) -> float:
-        """Seconds the restart after `restarts_done` earlier ones waits."""
-        return exponential(self.initial, self.factor, self.cap, restarts_done)
 
 
 def parse_backoff(text: str) -> RestartBackoff | str:

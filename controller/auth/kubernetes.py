@@ -7,7 +7,11 @@ token goes to a TokenReview (`authentication.k8s.io/v1`), which says whom it is;
 access goes to a SubjectAccessReview (`authorization.k8s.io/v1`) for that user, which RBAC
 answers. A caller reads the jobs of a namespace when RBAC lets them `get`
 `jobs.batch.volcano.sh` there (of every namespace, when it lets them cluster-wide), and
-`/metrics` when it lets them `get` that path (a `nonResourceURLs` rule).
+`/metrics` when it lets them `get` that path (a `nonResourceURLs` rule). On the job page,
+a caller RBAC lets `create` `commands.bus.volcano.sh` in the job's namespace may suspend,
+resume or restart it: the Command is then created with the caller's own token
+(`KubeViewer.as_caller`), so the API server authorizes it again and its audit log names
+the caller, and the service account needs no right to create Commands.
 
 Answers are cached for a short time, as the delegating authenticator and authorizer
 of k8s.io/apiserver do (`NewDelegatingAuthenticationOptions`: 10 s; `cache.New` in
@@ -25,18 +29,41 @@ import asyncio
 import hashlib
 import time
 from collections.abc import Awaitable, Callable, Collection, Hashable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 import msgspec
 
 from lavalog.controller.auth.middleware import Access, ReviewUnavailable, Viewer
-from lavalog.controller.kube import Kube, KubeError, is_transient
+from lavalog.controller.kube import Kube, KubeError, is_transient, speaking_as
 
 TOKEN_REVIEWS = "/apis/authentication.k8s.io/v1/tokenreviews"
 ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+
+
+@dataclass(frozen=True)
+class ResourceRule:
+    """What a SubjectAccessReview asks of a namespace: a verb on a resource."""
+
+    verb: str
+    group: str
+    resource: str
+
+    def attributes(self, namespace: str) -> dict[str, str]:
+        """The review's `resourceAttributes` ("" : every namespace)."""
+        return {
+            "verb": self.verb,
+            "group": self.group,
+            "resource": self.resource,
+            "namespace": namespace,
+        }
+
+
 #: what a caller must be allowed to read a namespace's jobs
-JOBS = {"verb": "get", "group": "batch.volcano.sh", "resource": "jobs"}
+JOBS = ResourceRule("get", "batch.volcano.sh", "jobs")
+#: what a caller must be allowed to suspend, resume or restart a namespace's jobs
+COMMANDS = ResourceRule("create", "bus.volcano.sh", "commands")
 #: seconds an answer is kept (k8s.io/apiserver's delegating defaults, allowed and denied)
 CACHE_SECONDS = 10.0
 #: answers kept at most (k8s.io/apiserver: 32 stripes of 128)
@@ -144,7 +171,7 @@ class KubernetesAuth:
         self._users: TimedCache[bytes, KubeUser | None] = TimedCache(
             cache_seconds, CACHE_ENTRIES, clock
         )
-        self._access: TimedCache[tuple[KubeUser, str, str], bool] = TimedCache(
+        self._access: TimedCache[tuple[KubeUser, ResourceRule, str, str], bool] = TimedCache(
             cache_seconds, CACHE_ENTRIES, clock
         )
         self.reviews = 0  # requests sent to the API server (tests count them)
@@ -152,14 +179,21 @@ class KubernetesAuth:
     async def authenticate(self, token: bytes) -> Viewer | None:
         key = hashlib.sha256(token).digest()
         user = await self._users.get(key, lambda: self._review_token(token))
-        return None if user is None else KubeViewer(self, user)
+        return None if user is None else KubeViewer(self, user, token)
 
-    async def allows(self, user: KubeUser, *, namespace: str = "", path: str = "") -> bool:
-        """Whether RBAC lets `user` get the jobs of `namespace` ("" : of every namespace),
-        or, with a `path`, get that path."""
+    async def allows(
+        self, user: KubeUser, *, namespace: str = "", path: str = "", rule: ResourceRule = JOBS
+    ) -> bool:
+        """Whether RBAC lets `user` do `rule` (get jobs) in `namespace` ("" : in every
+        namespace), or, with a `path`, get that path."""
         return await self._access.get(
-            (user, namespace, path), lambda: self._review_access(user, namespace, path)
+            (user, rule, namespace, path),
+            lambda: self._review_access(user, rule, namespace, path),
         )
+
+    def as_caller(self, token: bytes) -> AbstractAsyncContextManager[Kube]:
+        """A client of this API server that speaks as the holder of `token`."""
+        return speaking_as(self._kube, token.decode())
 
     async def _review_token(self, token: bytes) -> KubeUser | None:
         body = {
@@ -178,11 +212,13 @@ class KubernetesAuth:
         extra = tuple(sorted(info.extra.items()))
         return KubeUser(info.username, info.uid, groups, extra)
 
-    async def _review_access(self, user: KubeUser, namespace: str, path: str) -> bool:
+    async def _review_access(
+        self, user: KubeUser, rule: ResourceRule, namespace: str, path: str
+    ) -> bool:
         attributes: dict[str, Any] = (
             {"nonResourceAttributes": {"path": path, "verb": "get"}}
             if path
-            else {"resourceAttributes": {**JOBS, "namespace": namespace}}
+            else {"resourceAttributes": rule.attributes(namespace)}
         )
         body = {
             "apiVersion": "authorization.k8s.io/v1",
@@ -206,10 +242,13 @@ class KubernetesAuth:
 
 @dataclass(frozen=True)
 class KubeViewer:
-    """A caller authenticated by a TokenReview: reads what RBAC lets their user get."""
+    """A caller authenticated by a TokenReview: reads what RBAC lets their user get, and
+    acts with their own token."""
 
     auth: KubernetesAuth
     user: KubeUser
+    #: the bearer token the caller showed (kept for this request only: never cached)
+    token: bytes = field(repr=False)
 
     @property
     def name(self) -> str:
@@ -233,3 +272,9 @@ class KubeViewer:
 
     async def may_scrape(self, path: str) -> bool:
         return await self.auth.allows(self.user, path=path)
+
+    async def may_command(self, namespace: str) -> bool:
+        return await self.auth.allows(self.user, namespace=namespace, rule=COMMANDS)
+
+    def as_caller(self) -> AbstractAsyncContextManager[Kube]:
+        return self.auth.as_caller(self.token)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import enum
 import ipaddress
 from collections.abc import Callable, Collection
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -27,6 +28,9 @@ from urllib.parse import unquote
 import msgspec
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
+from yarl import URL
+
+from lavalog.controller.kube import Kube
 
 
 class Access(enum.Enum):
@@ -67,9 +71,18 @@ class Viewer(Protocol):
         """Whether it may `get` this path outside the API (`/metrics`)."""
         ...
 
+    async def may_command(self, namespace: str) -> bool:
+        """Whether it may create Volcano Commands (suspend, resume, restart) in `namespace`."""
+        ...
+
+    def as_caller(self) -> AbstractAsyncContextManager[Kube]:
+        """A Kubernetes client that speaks as this caller (its own token), to act for it."""
+        ...
+
 
 class Everyone:
-    """The viewer of a server without authentication, or of a shared token: everything."""
+    """The viewer of a server without authentication, or of a shared token: reads
+    everything, and acts on nothing (there is no Kubernetes identity to act as)."""
 
     name = "anyone"
 
@@ -81,6 +94,12 @@ class Everyone:
 
     async def may_scrape(self, path: str) -> bool:
         return True
+
+    async def may_command(self, namespace: str) -> bool:
+        return False  # no Kubernetes identity to act with
+
+    def as_caller(self) -> AbstractAsyncContextManager[Kube]:
+        raise PermissionError("no Kubernetes identity to act as: that needs --kubernetes-auth")
 
 
 EVERYONE = Everyone()
@@ -122,14 +141,33 @@ def viewer_of(request: web.Request) -> Viewer:
     return request[_VIEWER]
 
 
-def _presented(request: web.Request, *, cookie: str | None = None) -> bytes | None:
-    """The token the request carries: the Authorization header's, else the `cookie`'s."""
+def _presented(request: web.Request, *, cookie: str | None = None) -> tuple[bytes | None, bool]:
+    """The token the request carries: the Authorization header's, else the `cookie`'s; and
+    whether it came from the cookie (which a browser sends by itself)."""
     header = request.headers.get("Authorization", "")
     scheme, _, value = header.partition(" ")
     if scheme.lower() == "bearer" and value.strip():
-        return value.strip().encode()
+        return value.strip().encode(), False
     kept = request.cookies.get(cookie) if cookie is not None else None
-    return unquote(kept).encode() if kept else None
+    return (unquote(kept).encode(), True) if kept else (None, False)
+
+
+#: methods a browser may send across sites without asking (they change nothing here)
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def same_origin(request: web.Request) -> bool:
+    """Whether the request's `Origin` is this server (its host and port, as the browser
+    addressed it: the Host header). A browser sends Origin with every POST, its own
+    pages' included; a page of another site cannot forge it."""
+    origin = request.headers.get("Origin", "")
+    if not origin or origin == "null":
+        return False
+    try:
+        claimed = URL(origin)
+    except ValueError:
+        return False
+    return (claimed.host_port_subcomponent or "").lower() == request.host.lower()
 
 
 def auth_middleware(
@@ -149,7 +187,10 @@ def auth_middleware(
         if authenticator is None or access in authenticator.open or request.path in files:
             request[_VIEWER] = EVERYONE
             return await handler(request)
-        given = _presented(request, cookie=cookie)
+        given, from_cookie = _presented(request, cookie=cookie)
+        if from_cookie and request.method not in SAFE_METHODS and not same_origin(request):
+            # a cross-site request forgery: the browser sent the cookie by itself
+            return _error(403, f"{request.method} {request.path} from another site refused")
         try:
             viewer = await authenticator.authenticate(given) if given is not None else None
             if viewer is None:

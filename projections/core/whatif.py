@@ -5,7 +5,8 @@ another one (every `JobObserved` carries the changed spec) and walks both decisi
 streams on the observations' clock up to the first observation where they part. Past
 that point the recorded facts describe the run that happened, not the alternative one,
 so the report keeps them apart: the recorded pod failures still to come are *known
-facts of the old run*, the alternative's end phase is *unknown*.
+facts of the old run*, the alternative's end phase is *unknown*. Admissions are left out
+of both runs: a `JobAdmitted` records the spec, which differs by design.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import msgspec
 
 from lavalog.controller.decider.core import replay
 from lavalog.events.codec import LogEvent, decode_event, to_builtins
-from lavalog.events.decisions import Decision
+from lavalog.events.decisions import AnyDecision, Decision, JobAdmitted
 from lavalog.events.observations import (
     EXTENSION_PREFIX,
     AnyObservation,
@@ -193,7 +194,11 @@ def whatif(events: Iterable[LogEvent], replay: Replay, change: SpecChange) -> Wh
     for event in events:
         if isinstance(event, Observation):
             observations.append(event)
-        elif isinstance(event, Decision) and event.id not in seen:
+        elif (
+            isinstance(event, Decision)
+            and not isinstance(event, JobAdmitted)
+            and event.id not in seen
+        ):
             seen.add(event.id)
             recorded_by_cause.setdefault(event.cause, []).append(to_builtins(event))
     if not observations:
@@ -201,13 +206,13 @@ def whatif(events: Iterable[LogEvent], replay: Replay, change: SpecChange) -> Wh
     baseline = "recorded" if recorded_by_cause else "recomputed"
     if not recorded_by_cause:
         for observation, decisions in replay(observations):
-            recorded_by_cause[observation.id] = [to_builtins(d) for d in decisions]
+            recorded_by_cause[observation.id] = _compared(decisions)
     changed = [_changed(o, change) if isinstance(o, JobObserved) else o for o in observations]
     steps: list[Step] = []
     divergence: str | None = None
     alternative_all: list[dict[str, Any]] = []
     for original, (_, decisions) in zip(observations, replay(changed), strict=True):
-        alternative = [to_builtins(d) for d in decisions]
+        alternative = _compared(decisions)
         recorded = sorted(recorded_by_cause.get(original.id, []), key=lambda d: d["id"])
         alternative_all += alternative
         if recorded or alternative:
@@ -279,6 +284,11 @@ def _changed(observation: JobObserved, change: SpecChange) -> JobObserved:
     return msgspec.structs.replace(
         observation, spec=manifest["spec"], extensions=extensions or msgspec.UNSET
     )
+
+
+def _compared(decisions: list[AnyDecision]) -> list[dict[str, Any]]:
+    """The decisions the runs are compared by: all but the admission."""
+    return [to_builtins(d) for d in decisions if not isinstance(d, JobAdmitted)]
 
 
 def _acts(decisions: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -39,12 +39,25 @@ def time_text(seconds: float) -> str:
 
 def to_wire(value: object, kind: Any) -> Any:
     """JSON-ready builtins of `value` (of type `kind`), its `Time` fields as text."""
-    return _convert(msgspec.to_builtins(value), mi.type_info(kind), time_text)
+    return _convert(msgspec.to_builtins(value), _type_info(kind), time_text)
 
 
 def from_wire(data: Any, kind: type[T]) -> T:
     """The value of type `kind` that `to_wire` gave `data` for (an API answer, decoded)."""
-    return msgspec.convert(_convert(data, mi.type_info(kind), _seconds), kind)
+    return msgspec.convert(_convert(data, _type_info(kind), _seconds), kind)
+
+
+#: `msgspec.inspect.type_info` of each type converted so far
+_TYPE_INFO: dict[Any, mi.Type] = {}
+
+
+def _type_info(kind: Any) -> mi.Type:
+    """`msgspec.inspect.type_info`, once per type: it walks every annotation of the
+    type's structs, which took most of a job page answer's time."""
+    info = _TYPE_INFO.get(kind)
+    if info is None:
+        info = _TYPE_INFO[kind] = mi.type_info(kind)
+    return info
 
 
 def _seconds(text: object) -> float:

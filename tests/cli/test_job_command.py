@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from lavalog.cli.commands.job import ACTIONS, command_object
+from lavalog.controller.commands import ACTIONS, command_object
 
 
 def test_the_command_is_vcctls_with_the_target_under_its_json_name():

@@ -9,7 +9,7 @@ import logging
 import pytest
 import structlog
 
-from lavalog.controller.logs import configure_logging
+from lavalog.controller.logs import configure_logging, writes
 
 
 def fail_with_a_secret() -> None:
@@ -42,3 +42,10 @@ def test_json_lines_for_lavalog_and_the_libraries(capsys: pytest.CaptureFixture[
     ]
     assert (lines[0]["job"], lines[0]["count"]) == ("ml/train", 2)
     assert lines[1]["logger"] == "aiokafka.consumer"
+
+
+def test_a_hot_path_can_ask_whether_a_level_is_written() -> None:
+    configure_logging(level="warning", json=True)
+    assert (writes(logging.INFO), writes(logging.WARNING)) == (False, True)
+    configure_logging(level="info", json=True)
+    assert writes(logging.INFO)

@@ -186,3 +186,26 @@ def test_the_dashboard_is_installed_for_grafanas_sidecar(rendered, overlay):
     ]
     shipped = json.loads((DEPLOY / "base" / "grafana-dashboard.json").read_text())
     assert json.loads(config_map["data"]["grafana-dashboard.json"]) == shipped
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_projections_command_with_the_callers_token_never_their_own(rendered, overlay):
+    """The job page's suspend, resume and restart create each Command with the caller's own
+    token: the projections' service account is bound to the token and access reviews
+    (system:auth-delegator) and nothing else, and a user's right to create Commands comes
+    from lavalog-job-commander (create commands.bus.volcano.sh, nothing more), which
+    docs/install.md binds per namespace and no lavalog account holds."""
+    bindings = [d for d in rendered[overlay] if d["kind"] in ("ClusterRoleBinding", "RoleBinding")]
+    held = {
+        binding["roleRef"]["name"]
+        for binding in bindings
+        for subject in binding["subjects"]
+        if subject
+        == {"kind": "ServiceAccount", "name": "lavalog-projections", "namespace": "lavalog-system"}
+    }
+    assert held == {"system:auth-delegator"}
+    commander = by_name(objects(rendered, overlay, "ClusterRole"))["lavalog-job-commander"]
+    assert commander["rules"] == [
+        {"apiGroups": ["bus.volcano.sh"], "resources": ["commands"], "verbs": ["create"]}
+    ]
+    assert [b for b in bindings if b["roleRef"]["name"] == "lavalog-job-commander"] == []

@@ -285,3 +285,70 @@ async def test_a_malformed_access_review_is_invalid(
     status, answer = await _post(sim_cluster, ACCESS_REVIEWS, body)
     assert status == 422
     assert message in answer["message"]
+
+
+async def _as(
+    cluster: SimulatedCluster, token: str | None, method: str, path: str, body: Obj | None = None
+) -> tuple[int, Obj]:
+    headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+    async with (
+        aiohttp.ClientSession() as session,
+        session.request(method, cluster.url + path, json=body, headers=headers) as response,
+    ):
+        return response.status, await response.json()
+
+
+async def test_a_request_with_a_token_is_its_users_and_rbac_decides(
+    kubectl_path: str,
+    sim_cluster: SimulatedCluster,
+) -> None:
+    """As kube-apiserver: a token nobody was given is a 401; a request RBAC does not let the
+    token's user make is a 403 in the API server's words; one it does is made, as that user.
+    A request without a token is the kubeconfig's, an administrator's."""
+    await asyncio.to_thread(_grants, kubectl_path, sim_cluster)
+    sim_cluster.tokens.add("alice-token", "alice")
+    sim_cluster.tokens.add("root-token", "root", ("system:masters",))
+    users: list[tuple[str, str, str]] = []
+    sim_cluster.on_request(lambda access: users.append((access.user, access.verb, access.resource)))
+    jobs_a = "/apis/batch.volcano.sh/v1alpha1/namespaces/team-a/jobs"
+    commands_a = "/apis/bus.volcano.sh/v1alpha1/namespaces/team-a/commands"
+    command = {"metadata": {"name": "c"}, "action": "AbortJob"}
+
+    assert await _as(sim_cluster, "made-up", "GET", jobs_a + "/x") == (
+        401,
+        {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": "Unauthorized",
+            "reason": "Unauthorized",
+            "code": 401,
+        },
+    )
+    status, answer = await _as(sim_cluster, "alice-token", "POST", commands_a, command)
+    assert (status, answer["reason"]) == (403, "Forbidden")
+    assert answer["message"] == (
+        'commands.bus.volcano.sh is forbidden: User "alice" cannot create resource "commands"'
+        ' in API group "bus.volcano.sh" in the namespace "team-a"'
+    )
+    assert answer["details"] == {"group": "bus.volcano.sh", "kind": "commands"}
+    status, answer = await _as(
+        sim_cluster, "alice-token", "GET", "/api/v1/namespaces/team-a/pods/p"
+    )
+    assert answer["message"] == (
+        'pods "p" is forbidden: User "alice" cannot get resource "pods" in API group ""'
+        ' in the namespace "team-a"'
+    )
+    # the job-reader Role lets alice get team-a's jobs (there is none: a 404, not a 403)
+    assert (await _as(sim_cluster, "alice-token", "GET", jobs_a + "/x"))[0] == 404
+    assert (await _as(sim_cluster, "alice-token", "GET", jobs_a.replace("team-a", "team-b")))[
+        0
+    ] == 403
+    assert (await _as(sim_cluster, "root-token", "POST", commands_a, command))[0] == 201
+    assert (await _as(sim_cluster, None, "DELETE", commands_a + "/c"))[0] == 200
+    assert users == [
+        ("alice", "get", "jobs"),
+        ("root", "create", "commands"),
+        ("", "delete", "commands"),
+    ]

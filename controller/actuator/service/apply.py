@@ -125,7 +125,8 @@ class Applier:
         """Carry out `decision`; returns once it is done, skipped, or failed for good. Its
         API calls wait for the budget at `priority` (by default the decision's own)."""
         handler = self._handlers.get(type(decision))
-        if handler is None:  # timers: the decider service's business
+        if handler is None:  # a cancelled timer, an admission: the decider's own records
+            self._counters.ignored += 1
             return
         # every line logged meanwhile (API retries included) names the job and decision, and
         # every API call waits for the budget as this kind of decision does

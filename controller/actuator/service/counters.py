@@ -21,6 +21,9 @@ class Counters:
     coalesced: int = 0
     #: decisions received again (the decider produced them twice) after being carried out
     repeated: int = 0
+    #: decisions with nothing to carry out: the decider's own records (a cancelled timer,
+    #: an admission)
+    ignored: int = 0
     #: Kubernetes Events not written: counted into another or over their object's budget
     #: (`core.event_correlation`)
     events_filtered: int = 0
@@ -31,8 +34,8 @@ class Counters:
 
     @property
     def handled(self) -> int:
-        """Decisions taken off their lanes: carried out, refused, failed, skipped, coalesced
-        or repeated."""
+        """Decisions taken off their lanes: carried out, refused, failed, skipped, coalesced,
+        repeated or ignored."""
         return (
             self.applied
             + self.refused
@@ -40,4 +43,5 @@ class Counters:
             + self.skipped
             + self.coalesced
             + self.repeated
+            + self.ignored
         )

@@ -1,7 +1,9 @@
 """`evolve(state, event) -> state`: fold one observation or decision into a job's state.
 
 Pure and total: every event type has a rule, events of another incarnation of the job
-(another uid) leave the state as it is, and nothing here reads a clock.
+(another uid) leave the state as it is, and nothing here reads a clock or judges: a new
+spec takes effect through the decider's recorded verdict on it (`JobAdmitted`,
+`JobRejected`; see `admission`), not through the observation.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from typing import Any
 import msgspec
 from msgspec.structs import replace
 
-from lavalog.controller.admission import Admitted, admit_job, admit_update
 from lavalog.controller.decider.core import refused_creates
 from lavalog.controller.decider.core.counts import append_condition
 from lavalog.controller.decider.core.state import (
@@ -28,6 +29,7 @@ from lavalog.events.decisions import (
     ActionDecided,
     AnyDecision,
     Decision,
+    JobAdmitted,
     JobDelete,
     JobRejected,
     PhaseChanged,
@@ -84,29 +86,27 @@ def _job_observed(state: JobState, event: JobObserved) -> JobState:
             state = evolve(state, fact)
     if state.created is None and event.created is not None:
         state = replace(state, created=event.created)
-    if event.generation <= state.generation:
-        return replace(state, deleting=True) if event.deleting else state
-    extensions = event.extensions or {}
-    result = (
-        admit_job(event.spec, extensions)
-        if state.spec is None
-        else admit_update(state.spec, event.spec, extensions)
-    )
-    if isinstance(result, Admitted):
-        return replace(
-            state,
-            generation=event.generation,
-            spec=result.spec,
-            replicas=Replicas.of(result.spec),
-            exit_codes=result.exit_codes,
-            restart_backoff=result.restart_backoff,
-            uncounted_disruptions=result.uncounted_disruptions,
-            rejected=(),
-            deleting=event.deleting,
-        )
+    if event.deleting and not state.deleting:
+        state = replace(state, deleting=True)
+    return state
+
+
+def _job_admitted(state: JobState, event: JobAdmitted) -> JobState:
     return replace(
-        state, generation=event.generation, rejected=result.errors, deleting=event.deleting
+        state,
+        generation=event.generation,
+        spec=event.spec,
+        replicas=Replicas.of(event.spec),
+        exit_codes=event.exit_codes or {},
+        restart_backoff=event.restart_backoff or None,
+        uncounted_disruptions=event.uncounted_disruptions or None,
+        rejected=(),
     )
+
+
+def _job_rejected(state: JobState, event: JobRejected) -> JobState:
+    """The job goes on with the spec admitted before, if any."""
+    return replace(state, generation=event.generation, rejected=event.errors)
 
 
 def _job_deleted(state: JobState, event: JobDeleted) -> JobState:
@@ -123,12 +123,11 @@ _PHASE_ORDER: dict[str, int] = {
 }
 
 
-def is_stale(state: JobState, event: PodObserved) -> bool:
-    """Whether `event` shows a pod in a phase it has already left: a fact published
-    again late (a watcher that lost its Lease, a relist racing a watch). The pod keeps
-    its newer state and the observation decides nothing, so a late copy of an earlier
+def _is_stale(known: PodRecord | None, event: PodObserved) -> bool:
+    """Whether `event` shows the pod `known` in a phase it has already left: a fact
+    published again late (a watcher that lost its Lease, a relist racing a watch). The pod
+    keeps its newer state and the observation decides nothing, so a late copy of an earlier
     fact cannot undo the later one (nor differ from an audit that reads each fact once)."""
-    known = state.pods.get(event.pod)
     if known is None or known.uid != event.pod_uid:
         return False
     then, now = _PHASE_ORDER.get(known.phase), _PHASE_ORDER.get(event.phase)
@@ -136,9 +135,9 @@ def is_stale(state: JobState, event: PodObserved) -> bool:
 
 
 def _pod_observed(state: JobState, event: PodObserved) -> JobState:
-    if is_stale(state, event):
-        return state
     known = state.pods.get(event.pod)
+    if _is_stale(known, event):
+        return state
     same = known is not None and known.uid in ("", event.pod_uid)
     killed = same and known is not None and known.killed
     if known is not None and not known.observed and same:
@@ -159,6 +158,8 @@ def _pod_observed(state: JobState, event: PodObserved) -> JobState:
         node=event.node,
         disruption=event.disruption or "",
     )
+    if record == known:
+        return state  # seen again as it was: the state is not copied
     return replace(state, pods={**state.pods, event.pod: record})
 
 
@@ -337,10 +338,6 @@ def _job_delete(state: JobState, event: JobDelete) -> JobState:
     return replace(state, delete_requested=True)
 
 
-def _unchanged(state: JobState, event: Any) -> JobState:
-    return state
-
-
 _RULES: dict[type, Callable[[JobState, Any], JobState]] = {
     JobDeleted: _job_deleted,
     PodObserved: _pod_observed,
@@ -362,6 +359,7 @@ _RULES: dict[type, Callable[[JobState, Any], JobState]] = {
     StatusWrite: _status_write,
     TimerScheduled: _timer_scheduled,
     TimerCancelled: _timer_cancelled,
-    JobRejected: _unchanged,
+    JobAdmitted: _job_admitted,
+    JobRejected: _job_rejected,
     JobDelete: _job_delete,
 }

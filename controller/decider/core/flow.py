@@ -1,6 +1,8 @@
 """`step`, `decide`: one observation in, the decisions it leads to out (the flow of a step).
 
-The order is Volcano's job worker: derive the event, pick the action with the
+A new generation of the Job is judged first (`admission`): admitted, its spec is what
+every rule after runs on; rejected, the step reports it and does nothing else.
+Then the order is Volcano's job worker: derive the event, pick the action with the
 policies (or delay it), let the current phase's handler execute it, and after every
 phase change write the status and sync once more in the new phase (Volcano writes the
 status at the end of each handler and re-queues the job when it changed), so every
@@ -14,10 +16,12 @@ from __future__ import annotations
 import msgspec
 from msgspec.structs import replace
 
+from lavalog.controller.admission import Admitted, Rejected
 from lavalog.controller.decider.core import requeue
+from lavalog.controller.decider.core.admission import admission, judge
 from lavalog.controller.decider.core.counts import job_status
 from lavalog.controller.decider.core.disruptions import uncounted
-from lavalog.controller.decider.core.evolve import is_stale
+from lavalog.controller.decider.core.evolve import evolve
 from lavalog.controller.decider.core.gang import report_unschedulable
 from lavalog.controller.decider.core.phases import HANDLERS
 from lavalog.controller.decider.core.policies import SYNC, apply_policies
@@ -78,14 +82,23 @@ def step(state: JobState, observation: AnyObservation) -> tuple[JobState, list[A
     if isinstance(observation, CommandIssued) and not observation.job_uid:
         # a Command naming its target without a uid: Volcano goes by the name alone
         observation = replace(observation, job_uid=state.uid)
-    if isinstance(observation, PodObserved) and is_stale(state, observation):
+    observed = evolve(state, observation)
+    if observed is state and _seen_before(state, observation):
         return state, []
-    current = Step(state, observation)
+    return step_by_rules(state, observation, observed)
+
+
+def step_by_rules(
+    state: JobState, observation: AnyObservation, observed: JobState
+) -> tuple[JobState, list[AnyDecision]]:
+    """`step` running every rule, on a fact seen before too; `observed` is
+    `evolve(state, observation)`."""
+    current = Step(state, observation, observed)
     if current.state.uid != observation.job_uid:
         return current.state, []  # about another incarnation, or a Job not seen yet
     _decide(current)
     replace_finished_pods(current, step)
-    return current.state, current.decisions
+    return current.state, current.made
 
 
 def decide(state: JobState, observation: AnyObservation) -> list[AnyDecision]:
@@ -93,12 +106,28 @@ def decide(state: JobState, observation: AnyObservation) -> list[AnyDecision]:
     return step(state, observation)[1]
 
 
+def _seen_before(state: JobState, observation: AnyObservation) -> bool:
+    """Whether `observation`, which leaves the job's state as it was, is a pod or Job fact
+    seen before: a relist, the echo of the decider's own status write, a pod already being
+    killed seen terminating, or a late copy of a phase the pod has left (`evolve` keeps the
+    newer). Volcano would only sync the job on it, and the state a step ends with is
+    synced already: it decides nothing, and its rules need not run. (Not so a new
+    generation, which admission has yet to judge, nor a pod's deletion, which is an
+    eviction unless the decider asked for it; nor anything while refused creates wait for
+    their requeue, the one time a step ends without syncing.)"""
+    if state.refused_creates is not None:
+        return False
+    if isinstance(observation, PodObserved):
+        return True
+    return isinstance(observation, JobObserved) and observation.generation <= state.generation
+
+
 def _decide(step: Step) -> None:
     observation = step.observation
     if isinstance(observation, JobDeleted):
         cancel_all_timers(step, reason="job deleted")
         return
-    if isinstance(observation, JobObserved) and _rejected_now(step, observation):
+    if isinstance(observation, JobObserved) and not _admitted(step, observation):
         return
     state = step.state
     if state.spec is None or state.deleting:
@@ -176,28 +205,33 @@ def _execute(step: Step, request: ActionRequest) -> None:
         request = SYNC_REQUEST
 
 
-def _rejected_now(step: Step, observation: JobObserved) -> bool:
-    """Report a spec that admission refused (once per generation: this observation brought
-    a new one); a job never admitted ends Failed."""
+def _admitted(step: Step, observation: JobObserved) -> bool:
+    """Judge the generation `observation` brings, if it brings one, and record the verdict;
+    False when it was rejected: reported once (a late copy of the generation brings none),
+    and a job never admitted ends Failed."""
+    verdict = judge(step.state, observation)
+    if isinstance(verdict, Admitted):
+        step.admit(admission(observation, verdict))
+    if not isinstance(verdict, Rejected):
+        return True
     state = step.state
-    if not state.rejected or state.generation == step.before.generation:
-        return False
-    step.emit(JobRejected, generation=observation.generation, errors=state.rejected)
+    step.emit(JobRejected, generation=observation.generation, errors=verdict.errors)
     if state.spec is None and not state.phase:
-        message = "; ".join(str(error) for error in state.rejected)
+        message = "; ".join(str(error) for error in verdict.errors)
         enter_phase(step, Transition(JobPhase.FAILED, reason="InvalidSpec", message=message))
         _write_status(step)
-    return True
+    return False
 
 
 def _write_status(step: Step) -> None:
+    """Write the status if it changed: checked again only once something was decided."""
     state = step.state
-    if not state.phase:
+    if not state.phase or state is step.status_checked:
         return
     status = job_status(state, step.counts(), step.now)
-    if status == state.status:
-        return
-    step.emit(StatusWrite, status=status)
+    if status != state.status:
+        step.emit(StatusWrite, status=status)
+    step.status_checked = step.state
 
 
 def _kills_after_the_new_version(step: Step) -> None:
@@ -210,6 +244,8 @@ def _kills_after_the_new_version(step: Step) -> None:
     only the plugin objects, and of the decisions they pass none reads those, unless the
     step also makes pods (then the kill stays) or plugin objects (then the removal stays).
     """
+    if step.state.version == step.before.version:
+        return  # no new version in this step
     decisions = step.decisions
     first = next(
         (

@@ -15,10 +15,11 @@ from collections.abc import Mapping
 
 import msgspec
 
-from lavalog.controller.admission.exit_codes import ExitCodeSet, policy_key
+from lavalog.controller.admission.exit_codes import policy_key
 from lavalog.controller.decider.core.triggers import Trigger
 from lavalog.events.decisions import PolicyRef, RestartBackoffDelay
 from lavalog.events.durations import parse_duration
+from lavalog.events.extensions import ExitCodeSet
 from lavalog.events.volcano.api import Action, Event, JobSpec, LifecyclePolicy
 
 #: what `*` stands for: the events Volcano raises that reach its policies (PodPending only
@@ -86,7 +87,8 @@ def _first_match(
     task: str | None,
 ) -> tuple[int, LifecyclePolicy] | None:
     for index, policy in enumerate(policies):
-        if _matches(policy, trigger, exit_codes.get(policy_key(task, index))):
+        codes = exit_codes.get(policy_key(task, index)) if exit_codes else None
+        if _matches(policy, trigger, codes):
             return index, policy
     return None
 

@@ -1,7 +1,7 @@
 """Restart backoff (a lavalog extension): a restart a policy chose waits first.
 
 The wait grows with the job's restarts: the restart after n earlier ones waits
-`RestartBackoff.delay(n)`, where n is the job's `retryCount`. That is the count Volcano
+`restart_delay(backoff, n)`, where n is the job's `retryCount`. That is the count Volcano
 keeps and `maxRetry` bounds, raised by every restart (RestartJob, RestartTask,
 RestartPod, RestartPartition): one number, in the status, that survives restarts of the
 controller with no extra state, and a job failing in many places backs off as a whole,
@@ -27,7 +27,9 @@ from lavalog.controller.decider.core.policies import Resolution
 from lavalog.controller.decider.core.state import JobState
 from lavalog.controller.decider.core.transitions import ACTIVE_PHASES
 from lavalog.controller.decider.core.triggers import Trigger
+from lavalog.controller.delays import exponential
 from lavalog.events.decisions import RestartBackoffDelay
+from lavalog.events.extensions import RestartBackoff
 
 
 def with_restart_backoff(state: JobState, trigger: Trigger, resolution: Resolution) -> Resolution:
@@ -42,12 +44,17 @@ def with_restart_backoff(state: JobState, trigger: Trigger, resolution: Resoluti
         or (state.retry_count + 1 >= state.spec.max_retry and counts_retry(state, trigger))
     ):
         return resolution
-    delay = backoff.delay(state.retry_count)
+    delay = restart_delay(backoff, state.retry_count)
     return replace(
         resolution,
         delay=resolution.delay + delay,
         backoff=RestartBackoffDelay(delay=delay, restart=state.retry_count + 1),
     )
+
+
+def restart_delay(backoff: RestartBackoff, restarts_done: int) -> float:
+    """Seconds the restart after `restarts_done` earlier ones waits."""
+    return exponential(backoff.initial, backoff.factor, backoff.cap, restarts_done)
 
 
 def restart_pending(state: JobState) -> bool:

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import msgspec
 
-from lavalog.controller.admission.disruptions import UncountedDisruptions
-from lavalog.controller.admission.exit_codes import ExitCodeSet
-from lavalog.controller.admission.restart_backoff import RestartBackoff
 from lavalog.events.decisions import TimerScheduled
+from lavalog.events.extensions import ExitCodeSet, RestartBackoff, UncountedDisruptions
 from lavalog.events.observations import CommandIssued, PodGroupObserved, PodObserved, PodsListed
 from lavalog.events.volcano.api import FieldError, JobCondition, JobSpec, JobStatus
 

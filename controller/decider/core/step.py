@@ -2,7 +2,7 @@
 
 Every decision is folded into the working state as soon as it is made (with the same
 `evolve` that rebuilds state from the log), so later rules in the same step see its
-effect, and the state at the end equals `fold(evolve, state, [observation, *decisions])`.
+effect, and the state at the end equals `fold(evolve, state, [observation, *made])`.
 """
 
 from __future__ import annotations
@@ -15,11 +15,12 @@ from lavalog.controller.decider.core.counts import PodCounts, count_pods
 from lavalog.controller.decider.core.evolve import evolve
 from lavalog.controller.decider.core.request import ActionRequest
 from lavalog.controller.decider.core.state import JobState, PodRecord, incarnation_state
-from lavalog.events.decisions import AnyDecision
+from lavalog.events.decisions import AnyDecision, JobAdmitted
 from lavalog.events.observations import AnyObservation, JobObserved
 from lavalog.events.volcano.api import JobSpec
 
 D = TypeVar("D", bound=AnyDecision)
+_NOT_COUNTED = PodCounts()
 
 
 class Step:
@@ -30,28 +31,38 @@ class Step:
         "_counts",
         "_observed",
         "acted",
+        "admitted",
         "before",
         "decisions",
         "killed_targets",
         "observation",
         "state",
+        "status_checked",
     )
 
-    def __init__(self, state: JobState, observation: AnyObservation) -> None:
+    def __init__(self, state: JobState, observation: AnyObservation, observed: JobState) -> None:
+        """`observed`: `evolve(state, observation)`, folded by the caller."""
         #: the state of the observed Job's incarnation before the observation
         self.before = state
         if isinstance(observation, JobObserved):
             self.before = incarnation_state(state, observation.job_uid)
         self.observation = observation
-        self.state = self._observed = evolve(state, observation)
+        #: the working state; `_observed`: the state after the observation and its admission
+        self.state = self._observed = observed
+        #: the admission of the generation this observation brings, if it was admitted
+        self.admitted: JobAdmitted | None = None
+        #: the decisions the rules made, numbered in order
         self.decisions: list[AnyDecision] = []
         self._counted: dict[str, PodRecord] | None = None
-        self._counts = PodCounts()
+        self._counts = _NOT_COUNTED
         #: a RestartTask/RestartPod/RestartPartition killed pods (see `replacement`)
         self.killed_targets = False
         #: the request this step acts on (its action, or a sync, on what happened), for
         #: saying why in a phase change its follow-up syncs make (`why`)
         self.acted: ActionRequest | None = None
+        #: the working state the status was last checked against (`flow._write_status`):
+        #: while it is the working state, nothing was decided that could change the status
+        self.status_checked: JobState | None = None
 
     def counts(self) -> PodCounts:
         """Pod counts of the working state (counted again only when its pods changed)."""
@@ -71,6 +82,20 @@ class Step:
         spec = self.state.spec
         assert spec is not None, "rules run only for admitted jobs"
         return spec
+
+    @property
+    def made(self) -> list[AnyDecision]:
+        """Everything this step decided, in the order it is folded: the admission first."""
+        if self.admitted is None:
+            return self.decisions
+        return [self.admitted, *self.decisions]
+
+    def admit(self, admitted: JobAdmitted) -> None:
+        """Record the admission before any rule runs on the spec it admits (named, not
+        numbered: see `admission.admission`)."""
+        assert not self.decisions, "admission comes first"
+        self.admitted = admitted
+        self.state = self._observed = evolve(self.state, admitted)
 
     def emit(self, kind: type[D], **fields: Any) -> D:
         """Make a decision with a deterministic id derived from its cause, and fold it in."""
@@ -96,7 +121,8 @@ class Step:
     def substitute(self, old: AnyDecision, new: list[AnyDecision]) -> None:
         """Put `new` in the place of `old`: they must do what `old` did and more, of which
         nothing decided after `old` in this step depends (a kill that also makes the pods
-        again). The working state is folded again; ids are numbered again."""
+        again). The working state is folded again (on the observation and its admission);
+        ids are numbered again."""
         at = self.decisions.index(old)
         self.decisions = _numbered([*self.decisions[:at], *new, *self.decisions[at + 1 :]])
         state = self._observed

@@ -52,6 +52,8 @@ def schedule_delayed(step: Step, trigger: Trigger, resolution: Resolution) -> No
 def cancel_resolved_timers(step: Step) -> None:
     """Cancel delayed actions whose cause has gone away, if they wait for it to."""
     state = step.state
+    if not state.timers:
+        return
     for timer in list(state.timers.values()):
         backoff_only = not policy_timeout(step.spec, timer.policy)
         if isinstance(timer.backoff, RestartBackoffDelay) and backoff_only:

@@ -187,12 +187,12 @@ def _task_failed(job: JobState, pod: PodObserved, previous: PodRecord | None) ->
     containers included, of the task's pending and running pods add up to the task's
     `maxRetry`. Fired once, by the change that brings the sum there (Volcano fires it at
     every update of such a pod from then on)."""
-    task = job.spec.task(pod.task) if job.spec is not None else None
-    if task is None or task.replicas <= 0 or task.max_retry <= 0:
-        return False
     added = _counted_restarts(job.pods.get(pod.pod)) - _counted_restarts(previous)
     if added <= 0:
         return False  # only a rise of this pod's restarts can bring the sum up
+    task = job.spec.task(pod.task) if job.spec is not None else None
+    if task is None or task.replicas <= 0 or task.max_retry <= 0:
+        return False
     total = sum(_counted_restarts(other) for other in job.pods.values() if other.task == task.name)
     return total - added < task.max_retry <= total
 

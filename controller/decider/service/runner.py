@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import Awaitable
 from typing import Any
@@ -32,6 +33,7 @@ from lavalog.controller.decision_logs import decision_fields
 from lavalog.controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
 from lavalog.controller.kafka.batches import PartitionBatches
 from lavalog.controller.kafka.reading import keyed, read_to_end
+from lavalog.controller.logs import writes
 from lavalog.events import topics
 from lavalog.events.codec import decode_observation, encode
 from lavalog.events.deadletter import DeadLetter, encode_dead_letter
@@ -176,6 +178,7 @@ class DeciderService:
         """Decide each message and add its decisions to `outgoing`; the deliveries of
         batches sent meanwhile and of dead letters, to await."""
         deliveries: list[Awaitable[Any]] = []
+        logged = writes(logging.INFO)  # else no line's fields are worth making
         for message in messages:
             self.counters["observations"] += 1
             try:
@@ -189,7 +192,8 @@ class DeciderService:
                 for timer in partition.rebuilt_timers():
                     self._add_timer(timer)
             for decision in decisions:
-                log.info("decided", **decision_fields(decision))
+                if logged:
+                    log.info("decided", **decision_fields(decision))
                 deliveries += await outgoing.add(decision.key.encode(), encode(decision))
                 if isinstance(decision, TimerScheduled):
                     timer = DueTimer(

@@ -18,16 +18,28 @@ from aiohttp import web
 from aiohttp.http_exceptions import BadHttpMessage
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
-from lavalog.controller.auth.middleware import Access, ReviewUnavailable, Viewer, viewer_of
-from lavalog.events.codec import encode
+from lavalog.controller.auth.kubernetes import COMMANDS
+from lavalog.controller.auth.middleware import (
+    EVERYONE,
+    Access,
+    ReviewUnavailable,
+    Viewer,
+    viewer_of,
+)
+from lavalog.controller.commands import ACTIONS, issue_command
+from lavalog.controller.kube import KubeError, is_transient
+from lavalog.events.codec import decode_decision, decode_observation, encode
+from lavalog.events.observations import JobObserved
 from lavalog.events.timestamps import from_rfc3339
 from lavalog.events.topics import job_key, split_job_key
 from lavalog.projections.core.feed import Applied
+from lavalog.projections.core.kube_events import REPORTED_TYPES, KubeEvent, kube_events
+from lavalog.projections.core.spec import SpecVersion, spec_versions
 from lavalog.projections.core.summary import JobSummary
 from lavalog.projections.core.timeline import Timeline
 from lavalog.projections.core.whatif import WhatIf, whatif_from_sets
 from lavalog.projections.core.wire import Time, to_wire
-from lavalog.projections.service.http.auth import forbidden_namespace
+from lavalog.projections.service.http.auth import forbidden, forbidden_namespace
 from lavalog.projections.service.http.metrics import registry_for
 from lavalog.projections.service.http.openapi import Error, Handler, Param, Route, document
 from lavalog.projections.service.live import LiveHub, StreamFilter, TooManyStreams
@@ -88,6 +100,13 @@ class Unavailable(web.HTTPServiceUnavailable):
         )
 
 
+class NotFound(web.HTTPNotFound):
+    def __init__(self, message: str) -> None:
+        super().__init__(
+            text=msgspec.json.encode(Error(message)).decode(), content_type="application/json"
+        )
+
+
 class Forbidden(web.HTTPForbidden):
     def __init__(self, message: str) -> None:
         super().__init__(
@@ -105,6 +124,41 @@ class JobAnswer(msgspec.Struct, frozen=True, kw_only=True):
     incarnations: tuple[JobSummary, ...]
     #: the time of the newest event stored: "now" on the log's clock
     as_of: Time | None
+    #: the Kubernetes Events the controller recorded on this incarnation of the Job (drawn
+    #: from the decisions that produced them: Kubernetes keeps them an hour; a server
+    #: older than them sends none)
+    kube_events: tuple[KubeEvent, ...] = ()
+    #: the caller may suspend, resume and restart the job (RBAC lets them create
+    #: `commands.bus.volcano.sh` in its namespace; never without Kubernetes authentication)
+    may_command: bool = False
+
+
+class SpecAnswer(msgspec.Struct, frozen=True, kw_only=True):
+    """The specs one job incarnation ran with, one per generation, oldest first."""
+
+    uid: str
+    incarnation: int
+    specs: tuple[SpecVersion, ...]
+
+
+#: the commands the job page offers (`lavalog job`'s names for them)
+COMMAND_VERBS = ("suspend", "resume", "restart")
+
+
+class CommandRequest(msgspec.Struct, frozen=True):
+    #: suspend (AbortJob), resume (ResumeJob) or restart (RestartJob)
+    action: str
+
+
+class CommandAnswer(msgspec.Struct, frozen=True, kw_only=True):
+    """The Command created in the job's namespace, as `vcctl job suspend` creates one."""
+
+    namespace: str
+    #: its name (`<job>-<action>-<random>`)
+    name: str
+    #: the Volcano action it asks for
+    action: str
+    job: str
 
 
 class StoredEventAnswer(msgspec.Struct, frozen=True, kw_only=True):
@@ -126,6 +180,7 @@ class ReasonCount(msgspec.Struct, frozen=True, kw_only=True):
 
 class Stats(msgspec.Struct, frozen=True, kw_only=True):
     by_phase: dict[str, int]
+    by_namespace: dict[str, int]
     #: queue -> phase -> jobs
     by_queue: dict[str, dict[str, int]]
     job_failure_reasons: tuple[ReasonCount, ...]
@@ -288,7 +343,9 @@ async def _jobs(request: web.Request) -> web.Response:
     return _json(page, Page)
 
 
-async def _job(request: web.Request) -> web.Response:
+async def _timeline(request: web.Request) -> tuple[Timeline, list[JobSummary]]:
+    """The timeline asked for (`?incarnation=N`, else the latest) and every incarnation of
+    its name; a 403 for a namespace the caller may not read, a 404 for no such job."""
     queries = request.app[API].queries
     await _require(request, _namespace(request))
     key = job_key(request.match_info["namespace"], request.match_info["name"])
@@ -297,10 +354,83 @@ async def _job(request: web.Request) -> web.Response:
     timeline = await asyncio.to_thread(queries.timeline, key, incarnation=number)
     incarnations = await asyncio.to_thread(queries.incarnations, key)
     if timeline is None:
-        return _error(not_found(key, number, len(incarnations)), 404)
+        raise NotFound(not_found(key, number, len(incarnations)))
+    return timeline, incarnations
+
+
+async def _job(request: web.Request) -> web.Response:
+    queries = request.app[API].queries
+    timeline, incarnations = await _timeline(request)
     as_of = await asyncio.to_thread(queries.log_time)
-    answer = JobAnswer(timeline=timeline, incarnations=tuple(incarnations), as_of=as_of)
+    decisions = await asyncio.to_thread(
+        queries.bodies, timeline.uid, kind="decision", types=REPORTED_TYPES
+    )
+    answer = JobAnswer(
+        timeline=timeline,
+        incarnations=tuple(incarnations),
+        as_of=as_of,
+        kube_events=kube_events(decode_decision(body) for body in decisions),
+        may_command=await _may_command(viewer_of(request), timeline.namespace),
+    )
     return _json(answer, JobAnswer)
+
+
+async def _may_command(viewer: Viewer, namespace: str) -> bool:
+    """Whether the job page offers its buttons: without an answer from the API server, it
+    does not (the page itself was authorized already)."""
+    try:
+        return await viewer.may_command(namespace)
+    except ReviewUnavailable:
+        return False
+
+
+async def _job_spec(request: web.Request) -> web.Response:
+    queries = request.app[API].queries
+    timeline, _ = await _timeline(request)
+    bodies = await asyncio.to_thread(
+        queries.bodies, timeline.uid, kind="observation", types=("JobObserved",)
+    )
+    observed = [decode_observation(body) for body in bodies]
+    specs = spec_versions(o for o in observed if isinstance(o, JobObserved))
+    answer = SpecAnswer(uid=timeline.uid, incarnation=timeline.incarnation, specs=specs)
+    return _json(answer, SpecAnswer)
+
+
+async def _job_command(request: web.Request) -> web.Response:
+    """Suspend, resume or restart the job: a Volcano Command created with the caller's own
+    token, after RBAC said they may create Commands in the job's namespace (403 otherwise,
+    whatever the page showed them)."""
+    namespace, name = _namespace(request), request.match_info["name"]
+    await _require(request, namespace)
+    viewer = viewer_of(request)
+    if viewer is EVERYONE:
+        raise Forbidden(
+            "suspend, resume and restart create a Volcano Command with the caller's own"
+            " Kubernetes token: this server runs without --kubernetes-auth"
+        )
+    if not await viewer.may_command(namespace):
+        raise Forbidden(forbidden(viewer, COMMANDS, namespace))
+    try:
+        verb = msgspec.json.decode(await request.read(), type=CommandRequest).action
+    except msgspec.DecodeError as exc:
+        shape = '{"action": "suspend|resume|restart"}'
+        raise BadRequest(f"the body must be {shape}: {exc}") from None
+    if verb not in COMMAND_VERBS:
+        raise BadRequest(f"action: one of {', '.join(COMMAND_VERBS)}, not {verb!r}")
+    action = ACTIONS[verb]
+    try:
+        async with viewer.as_caller() as kube:
+            created = await issue_command(kube, namespace, name, action)
+    except KubeError as exc:
+        if exc.status in (401, 403, 404, 409, 422):  # the API server's answer to the caller
+            return _error(f"the Kubernetes API answered {exc}", exc.status)
+        raise Unavailable(f"the Kubernetes API answered {exc}") from None
+    except Exception as exc:
+        if not is_transient(exc):
+            raise
+        raise Unavailable(f"the Kubernetes API did not answer ({exc!r})") from None
+    answer = CommandAnswer(namespace=namespace, name=created, action=action, job=name)
+    return _json(answer, CommandAnswer, status=201)
 
 
 async def _job_events(request: web.Request) -> web.Response:
@@ -437,6 +567,9 @@ _FILTERS = (
     Param("q", "a substring of NAMESPACE/NAME"),
 )
 _INTEGER = {"type": "integer", "minimum": 0}
+_INCARNATION = Param(
+    "incarnation", "which job of that name, 1 = the first (default: the latest)", _INTEGER
+)
 
 #: every route of the API: registered from here and described from here
 #: (projections/service/http/openapi.py)
@@ -463,14 +596,28 @@ ROUTES: tuple[Route, ...] = (
         _job,
         "one job's timeline: phases, decisions and every pod attempt",
         JobAnswer,
-        params=(
-            Param(
-                "incarnation",
-                "which job of that name, 1 = the first (default: the latest)",
-                _INTEGER,
-            ),
-        ),
+        params=(_INCARNATION,),
         errors={400: Error, 404: Error},
+    ),
+    Route(
+        "GET",
+        "/api/v1/jobs/{namespace}/{name}/spec",
+        _job_spec,
+        "the specs one job incarnation ran with, one per generation, as YAML",
+        SpecAnswer,
+        params=(_INCARNATION,),
+        errors={400: Error, 404: Error},
+    ),
+    Route(
+        "POST",
+        "/api/v1/jobs/{namespace}/{name}/commands",
+        _job_command,
+        "suspend, resume or restart the job: a Volcano Command, created as `vcctl job` creates"
+        " one, with the caller's own Kubernetes token",
+        CommandAnswer,
+        body=CommandRequest,
+        status=201,
+        errors={400: Error, 404: Error, 409: Error, 422: Error},
     ),
     Route(
         "GET",

@@ -21,6 +21,7 @@ import hmac
 import os
 from pathlib import Path
 
+from lavalog.controller.auth.kubernetes import JOBS, ResourceRule
 from lavalog.controller.auth.middleware import EVERYONE, Access, SignIn, Viewer
 
 #: the UI's way in: the sign-in page, what it loads, and the cookie it keeps the token in
@@ -68,10 +69,16 @@ class SharedToken:
         return EVERYONE if hmac.compare_digest(token, self._token.current()) else None
 
 
-def forbidden_namespace(viewer: Viewer, namespace: str) -> str:
-    """Why a 403, in the words of a Kubernetes API server refusing the same `get`."""
+def forbidden(viewer: Viewer, rule: ResourceRule, namespace: str) -> str:
+    """Why a 403, in the words of a Kubernetes API server refusing the same request
+    (`responsewriters.forbiddenMessage`)."""
     where = f'in the namespace "{namespace}"' if namespace else "at the cluster scope"
     return (
-        f'jobs.batch.volcano.sh is forbidden: User "{viewer.name}" cannot get resource'
-        f' "jobs" in API group "batch.volcano.sh" {where}'
+        f'{rule.resource}.{rule.group} is forbidden: User "{viewer.name}" cannot'
+        f' {rule.verb} resource "{rule.resource}" in API group "{rule.group}" {where}'
     )
+
+
+def forbidden_namespace(viewer: Viewer, namespace: str) -> str:
+    """Why a 403 for reading a namespace's jobs."""
+    return forbidden(viewer, JOBS, namespace)

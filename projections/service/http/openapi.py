@@ -44,6 +44,8 @@ class Route:
     params: tuple[Param, ...] = ()
     #: the Struct of a JSON request body, if any
     body: Any = None
+    #: the status of its answer
+    status: int = 200
     #: who may call it
     access: Access = Access.READ
     #: other statuses it answers, each with its body's type (`Error` for a 4xx)
@@ -92,7 +94,9 @@ def _operation(route: Route, by_type: dict[Any, Any]) -> dict[str, Any]:
         if route.answer is not None
         else {route.media_type: {"schema": {"type": "string"}}}  # text: metrics, SSE
     )
-    responses: dict[str, Any] = {"200": {"description": route.summary, "content": content}}
+    responses: dict[str, Any] = {
+        str(route.status): {"description": route.summary, "content": content}
+    }
     public = route.access is Access.PROBE
     errors = route.errors if public else route.errors | {401: Error, 403: Error, 503: Error}
     for status, kind in errors.items():
@@ -119,9 +123,13 @@ _REASONS = {
     400: "a bad parameter or body; `error` says which and why",
     401: "authentication is on and the request carried no valid token"
     " (Authorization: Bearer TOKEN)",
-    403: "the token's user may not read this: RBAC lets them `get` no"
-    " `jobs.batch.volcano.sh` in the namespace (or `get` the path, for /metrics)",
+    403: "the token's user may not do this: RBAC lets them `get` no"
+    " `jobs.batch.volcano.sh` in the namespace (`create` no `commands.bus.volcano.sh`, for a"
+    " command; `get` not the path, for /metrics), or a browser's request came from another"
+    " site",
     404: "no such job (or incarnation)",
+    409: "the Kubernetes API refused the write as in conflict; `error` says why",
+    422: "the Kubernetes API refused the object as invalid; `error` says why",
     503: "not ready or failed, or the Kubernetes API could not review the token; `error` says why",
 }
 

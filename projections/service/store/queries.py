@@ -23,6 +23,7 @@ from lavalog.projections.service.store.locations import location_of
 
 _history_decoder = msgspec.msgpack.Decoder(JobHistory)
 _SUMMARY_COLUMNS = ", ".join(JobSummary.__struct_fields__)
+#: the list's order, newest first (the index jobs_by_sort is on it: change both together)
 _SORT = "COALESCE(submitted, updated)"
 #: Phases whose reason counts as a job failure reason.
 FAILED_PHASES = (JobPhase.FAILED, JobPhase.ABORTED, JobPhase.TERMINATED)
@@ -195,6 +196,17 @@ class Queries:
             for seq, kind, type_, body in self._all(sql, values)
         ]
 
+    def bodies(self, uid: str, *, kind: str, types: Sequence[str]) -> list[bytes]:
+        """The bytes of incarnation `uid`'s events of `kind` ('observation' or 'decision')
+        and of these `types`, in log order."""
+        marks = ", ".join("?" for _ in types)
+        rows = self._all(
+            "SELECT body FROM events WHERE job_uid = ? AND kind = ?"
+            f" AND type IN ({marks}) ORDER BY seq",
+            (uid, kind, *types),
+        )
+        return [bytes(body) for (body,) in rows]
+
     def log(self, after: int, limit: int) -> list[StoredEvent]:
         """The events stored after sequence number `after`, in log order (a follower's)."""
         return [
@@ -218,10 +230,14 @@ class Queries:
         return [row[0] for row in self._all("SELECT DISTINCT key FROM jobs ORDER BY key")]
 
     def counts(self, where: JobFilter) -> dict[str, Any]:
-        """Jobs by phase and by queue and phase, and the top failure reasons."""
+        """Jobs by phase, by namespace, and by queue and phase, and the top failure reasons."""
         clause, values = where.where()
         by_phase = self._all(
             f"SELECT phase, COUNT(*) FROM jobs{clause} GROUP BY phase ORDER BY phase", values
+        )
+        by_namespace = self._all(
+            f"SELECT namespace, COUNT(*) FROM jobs{clause} GROUP BY namespace ORDER BY namespace",
+            values,
         )
         by_queue = self._all(
             f"SELECT queue, phase, COUNT(*) FROM jobs{clause} GROUP BY queue, phase"
@@ -245,6 +261,7 @@ class Queries:
         )
         return {
             "by_phase": dict(by_phase),
+            "by_namespace": dict(by_namespace),
             "by_queue": queues,
             "job_failure_reasons": [{"reason": r, "count": n} for r, n in job_reasons],
             "pod_failure_reasons": [{"reason": r, "count": n} for r, n in pod_reasons],

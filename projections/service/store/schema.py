@@ -95,6 +95,14 @@ _READ_INDEXES = """
 CREATE INDEX IF NOT EXISTS events_by_job ON events (job_uid, seq);
 CREATE INDEX IF NOT EXISTS actions_by_job ON actions (job_uid);
 CREATE INDEX IF NOT EXISTS pod_failures_by_job ON pod_failures (job_uid);
+-- what the web UI asks on every page, read from narrow indexes rather than a scan of
+-- every job's row (each holds its folded history): the log's "now" (MAX(updated)) from
+-- the index's end; the list's counts by phase, queue and namespace (its total, its
+-- filters' counts) from a covering index; the list's page, newest first, walking the
+-- index of its order (`queries._SORT`) rather than sorting every job
+CREATE INDEX IF NOT EXISTS jobs_by_updated ON jobs (updated);
+CREATE INDEX IF NOT EXISTS jobs_by_phase ON jobs (phase, queue, namespace);
+CREATE INDEX IF NOT EXISTS jobs_by_sort ON jobs ((COALESCE(submitted, updated)), uid);
 """
 
 

@@ -15,6 +15,7 @@ from lavalog.controller.actuator.service.counters import Counters
 from lavalog.controller.kube import Kube
 from lavalog.events.decisions import (
     ActionDecided,
+    JobAdmitted,
     JobDelete,
     JobRejected,
     PhaseChanged,
@@ -29,7 +30,7 @@ from lavalog.events.decisions import (
     TimerScheduled,
 )
 from lavalog.events.observations import CreateFailed
-from lavalog.events.volcano.api import FieldError, JobState, JobStatus
+from lavalog.events.volcano.api import FieldError, JobSpec, JobState, JobStatus
 from lavalog.simulator.server import SimulatedCluster
 from tests.actuator.support import (
     EVENTS,
@@ -506,3 +507,18 @@ async def test_jobs_listed_at_a_takeover_spare_each_jobs_own_read(
     assert len(await items(kube, PODGROUPS)) == 3 and len(await items(kube, pods_path())) == 9
     for job in jobs:
         assert (await read(kube, job_path(job)))["status"]["state"]["phase"] == "Pending"
+
+
+async def test_an_admission_has_nothing_to_carry_out_and_is_counted_as_ignored(
+    kube: Kube, applier: Applier, counters: Counters
+) -> None:
+    """The decider's own record of the spec it runs: no API call, yet taken off its lane
+    (a consumer waiting for every decision to be handled must not wait for it forever)."""
+    job = await submit(kube)
+    admitted = decision(JobAdmitted, job, generation=1, spec=JobSpec())
+    before = await items(kube, EVENTS)
+
+    await twice(applier, admitted)
+
+    assert (counters.ignored, counters.applied, counters.handled) == (2, 0, 2)
+    assert await items(kube, EVENTS) == before

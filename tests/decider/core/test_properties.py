@@ -2,7 +2,10 @@
 
 For any sequence: the retry count never exceeds maxRetry, a finished job never gets
 pods created or replaced, replaying the same sequence gives identical decisions, and `step` equals
-folding `evolve` over the observation and its decisions.
+folding `evolve` over the observation and its decisions (spec updates, admitted or
+rejected, included: the admission is one of them). Folding an observation never admits
+a spec (only the recorded verdict does), and a fact that leaves the state as it was
+decides nothing even when every rule runs on it (which `step` spares itself).
 """
 
 from __future__ import annotations
@@ -13,7 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lavalog.controller.decider.core import evolve, initial_state, replay, step
-from lavalog.events.decisions import PodsCreate, PodsReplace
+from lavalog.controller.decider.core.flow import step_by_rules
+from lavalog.controller.decider.core.state import JobState
+from lavalog.events.decisions import JobAdmitted, JobRejected, PodsCreate, PodsReplace
+from lavalog.events.observations import JobObserved, PodObserved
 from lavalog.events.volcano.api import FINISHED_PHASES
 from tests.scenarios import JobScript
 
@@ -53,7 +59,19 @@ steps = st.one_of(
     st.tuples(st.just("podgroup"), st.sampled_from(["Inqueue", "Running", "Unknown"])),
     st.tuples(st.just("command"), st.sampled_from(["AbortJob", "ResumeJob", "RestartJob"])),
     st.tuples(st.just("wait"), st.integers(1, 60)),
+    # a new generation of the spec: the workers scaled (admitted), or the ps task's
+    # template changed too (a change admission forbids)
+    st.tuples(st.just("update"), st.integers(0, 3), st.booleans()),
+    # the latest fact published once more (a relist, a status write's echo)
+    st.tuples(st.just("again")),
 )
+
+
+def updated(workers: int, forbidden: bool) -> dict[str, Any]:
+    ps, worker = SPEC["tasks"]
+    if forbidden:
+        ps = {**ps, "template": {"spec": {"containers": [{"name": "c", "image": "other"}]}}}
+    return {**SPEC, "tasks": [ps, {**worker, "replicas": workers}]}
 
 
 def script_of(moves: list[tuple[Any, ...]]) -> JobScript:
@@ -72,6 +90,10 @@ def script_of(moves: list[tuple[Any, ...]]) -> JobScript:
             script.podgroup(move[1])
         elif kind == "command":
             script.command(move[1])
+        elif kind == "update":
+            script.submit(updated(move[1], move[2]))
+        elif kind == "again":
+            script.again()
         else:
             script.after(move[1])
     return script
@@ -107,3 +129,41 @@ def test_replay_is_deterministic_and_step_is_the_fold_of_evolve(moves):
             folded = evolve(folded, decision)
         assert stepped == folded
         state = stepped
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(steps, max_size=40))
+def test_folding_an_observation_never_admits_a_spec_only_the_recorded_verdict_does(moves):
+    events = script_of(moves).events
+    state = initial_state(events[0].key)
+    for observation, decisions in replay(events):
+        observed = evolve(state, observation)
+        judged = (state.generation, state.spec, state.rejected, state.exit_codes)
+        if observed.uid == state.uid:
+            assert (observed.generation, observed.spec, observed.rejected, observed.exit_codes) == (
+                judged
+            )
+        verdicts = [d for d in decisions if isinstance(d, JobAdmitted | JobRejected)]
+        assert len(verdicts) <= 1
+        for decision in decisions:
+            observed = evolve(observed, decision)
+        state = observed
+
+
+def _leaves_the_state_as_it_was(state: JobState, observation: object) -> bool:
+    if evolve(state, observation) != state:  # type: ignore[arg-type]
+        return False
+    if isinstance(observation, JobObserved):
+        return observation.generation <= state.generation  # else admission judges it
+    return isinstance(observation, PodObserved)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(steps, max_size=40))
+def test_a_fact_that_leaves_the_state_as_it_was_decides_nothing_even_by_every_rule(moves):
+    events = script_of(moves).events
+    state = initial_state(events[0].key)
+    for observation in events:
+        if _leaves_the_state_as_it_was(state, observation):
+            assert step_by_rules(state, observation, evolve(state, observation))[1] == []
+        state, _ = step(state, observation)

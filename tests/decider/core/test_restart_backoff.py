@@ -9,10 +9,10 @@ import msgspec
 import pytest
 
 from lavalog.controller.admission import Admitted, Rejected, admit_job
-from lavalog.controller.admission.restart_backoff import RestartBackoff, parse_backoff
+from lavalog.controller.admission.restart_backoff import parse_backoff
 from lavalog.controller.decider.core import JobState, initial_state, replay
 from lavalog.controller.decider.core.policies import Resolution
-from lavalog.controller.decider.core.restart_backoff import with_restart_backoff
+from lavalog.controller.decider.core.restart_backoff import restart_delay, with_restart_backoff
 from lavalog.controller.decider.core.triggers import Trigger
 from lavalog.events.codec import encode
 from lavalog.events.decisions import (
@@ -24,6 +24,7 @@ from lavalog.events.decisions import (
     TimerCancelled,
     TimerScheduled,
 )
+from lavalog.events.extensions import RestartBackoff
 from tests.decider.support import admitted, created, worker_spec
 from tests.scenarios import JobScript
 
@@ -88,7 +89,7 @@ def test_delay_grows_by_the_factor_up_to_the_cap(
 ) -> None:
     backoff = parse_backoff(text)
     assert isinstance(backoff, RestartBackoff)
-    assert backoff.delay(restarts_done) == seconds
+    assert restart_delay(backoff, restarts_done) == seconds
 
 
 # fmt: off

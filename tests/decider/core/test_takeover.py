@@ -15,6 +15,7 @@ from lavalog.controller.decider.core import JobState, initial_state, replay
 from lavalog.events.decisions import (
     ActionDecided,
     AnyDecision,
+    JobAdmitted,
     PodGroupCreate,
     PodsCreate,
     StatusWrite,
@@ -85,7 +86,8 @@ def test_a_running_job_keeps_its_podgroup_and_pods_and_its_counters():
     # the first status lavalog writes moves Running's entry to its time, as Volcano's would
     assert state.conditions[:2] == PAST[:2]
     assert [c.status for c in state.conditions] == ["Restarting", "Pending", "Running"]
-    assert all(ds == [] for ds in decisions[:-1])  # nothing decided before the pod list
+    # nothing decided before the pod list but the admission of the spec
+    assert [type(d) for d in flat(decisions[:-1])] == [JobAdmitted]
 
 
 def test_facts_that_come_before_the_job_are_not_lost():

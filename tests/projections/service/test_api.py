@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 import pytest
+import yaml
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
@@ -154,6 +155,7 @@ async def test_stats_count_phases_queues_and_failure_reasons(client):
     http, _, _ = client
     stats = await get(http, "/api/v1/stats")
     assert stats["by_phase"] == {"Aborted": 24, "Completed": 1}
+    assert stats["by_namespace"] == {"team-a": 9, "team-b": 8, "team-c": 8}
     assert stats["by_queue"] == {
         "batch": {"Aborted": 12},
         "research": {"Aborted": 12, "Completed": 1},
@@ -165,6 +167,42 @@ async def test_stats_count_phases_queues_and_failure_reasons(client):
     ]
     only_a = await get(http, "/api/v1/stats?namespace=team-a")
     assert only_a["by_phase"] == {"Aborted": 8, "Completed": 1}
+
+
+async def test_a_job_answers_with_its_kubernetes_events(client):
+    """The Events the controller recorded on the Job, kept after Kubernetes drops them:
+    one per phase change and per action, at the decision's time (tf_job: submitted at
+    1000 s, the worker fails at 1040 s)."""
+    http, _, _ = client
+    body = await get(http, "/api/v1/jobs/team-a/tf-mnist")
+    events = [(e["time"], e["type"], e["reason"]) for e in body["kube_events"]]
+    assert events[:4] == [
+        ("1970-01-01T00:16:40.000000Z", "Normal", "Pending"),
+        ("1970-01-01T00:16:50.000000Z", "Normal", "Running"),
+        ("1970-01-01T00:17:20.000000Z", "Normal", "ExecuteAction"),
+        ("1970-01-01T00:17:20.000000Z", "Normal", "Restarting"),
+    ]
+    assert body["kube_events"][2]["message"] == (
+        "Start to execute action RestartTask (on PodFailed, pod tf-mnist-worker-1, task"
+        " worker, exit code 137; matched task worker policy 0; job was Running)"
+    )
+    assert [e["reason"] for e in body["kube_events"]][-1] == "Completed"
+    assert body["may_command"] is False  # no Kubernetes identity to act with
+
+
+async def test_a_job_answers_with_its_spec_as_yaml(client):
+    http, _, _ = client
+    body = await get(http, "/api/v1/jobs/team-a/tf-mnist/spec")
+    assert (body["uid"], body["incarnation"]) == ("u-tf", 1)
+    (version,) = body["specs"]
+    assert (version["generation"], version["observed"]) == (1, "1970-01-01T00:16:40.000000Z")
+    manifest = yaml.safe_load(version["yaml"])
+    assert manifest["kind"] == "Job" and manifest["metadata"]["name"] == "tf-mnist"
+    assert manifest["spec"]["tasks"][1]["policies"] == [
+        {"event": "PodFailed", "action": "RestartTask"}
+    ]
+    await get(http, "/api/v1/jobs/team-a/nope/spec", status=404)
+    await get(http, "/api/v1/jobs/team-a/tf-mnist/spec?incarnation=2", status=404)
 
 
 async def test_stream_sends_matching_events_once_stored(client, store, tmp_path):

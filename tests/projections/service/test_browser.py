@@ -60,8 +60,10 @@ def chromium() -> Path:
 
 
 @asynccontextmanager
-async def browser_page(chromium: Path) -> AsyncIterator[Any]:
-    """A 1280x800 page of a headless Chromium, closed on exit. The server's
+async def browser_page(
+    chromium: Path, *, width: int = 1280, height: int = 800
+) -> AsyncIterator[Any]:
+    """A page of a headless Chromium (1280x800 unless asked), closed on exit. The server's
     Content-Security-Policy is in force: anything it refuses fails the test."""
     from playwright.async_api import async_playwright
 
@@ -71,7 +73,7 @@ async def browser_page(chromium: Path) -> AsyncIterator[Any]:
             executable_path=str(chromium), args=CHROMIUM_ARGS
         )
         try:
-            page = await browser.new_page(viewport={"width": 1280, "height": 800})
+            page = await browser.new_page(viewport={"width": width, "height": height})
             page.on(
                 "console",
                 lambda message: (
@@ -194,3 +196,24 @@ async def test_job_list_and_gantt_render_and_follow_the_stream(chromium, served)
     assert not any(
         isinstance(item.event, Observation) and item.event.key != "team-a/tf-mnist" for item in rest
     )
+
+
+async def test_a_job_page_opened_before_its_events_shows_the_job_when_they_arrive(
+    chromium: Path, tmp_path: Path
+) -> None:
+    """A link to a job followed before the projections have stored it (it was just
+    submitted): the page says so, and shows the job as its events arrive."""
+    store = Store(tmp_path / "s.sqlite")
+    load(store, read_file(write_events(tmp_path / "log.jsonl", decided_examples())))
+    story = list(
+        read_file(write_events(tmp_path / "story.jsonl", tf_job(start=1_767_225_600.0).log))
+    )
+    hub = LiveHub()
+    async with serving(store, hub) as url, browser_page(chromium) as page:
+        await page.goto(url + "#/jobs/team-a/tf-mnist")
+        await expect(page.locator("#no-job")).to_contain_text("No job team-a/tf-mnist")
+        await expect(page.locator("#live")).to_have_class(re.compile(r"\bon\b"))
+        hub.publish(store.apply(story))
+        await expect(page.locator("h2 .badge")).to_have_text("Completed", timeout=10_000)
+        await expect(page.locator("#gantt rect.attempt")).to_have_count(5)
+        await expect(page.locator("#no-job")).to_have_count(0)

@@ -237,6 +237,8 @@ ANSWERS = [
     ("/api/v1/jobs/team-a/job-00", "/api/v1/jobs/{namespace}/{name}", 200),
     ("/api/v1/jobs/team-a/missing", "/api/v1/jobs/{namespace}/{name}", 404),
     ("/api/v1/jobs/team-a/tf-mnist/events", "/api/v1/jobs/{namespace}/{name}/events", 200),
+    ("/api/v1/jobs/team-a/tf-mnist/spec", "/api/v1/jobs/{namespace}/{name}/spec", 200),
+    ("/api/v1/jobs/team-a/missing/spec", "/api/v1/jobs/{namespace}/{name}/spec", 404),
     ("/api/v1/stats", "/api/v1/stats", 200),
     ("/api/v1/openapi.json", "/api/v1/openapi.json", 200),
     ("/healthz", "/healthz", 200),

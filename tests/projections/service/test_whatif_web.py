@@ -8,7 +8,7 @@ import aiohttp
 import pytest
 from playwright.async_api import expect
 
-from tests.projections.service.test_browser import browser_page, chromium, served
+from tests.projections.service.test_browser import ARTIFACTS, browser_page, chromium, served
 
 __all__ = ["chromium", "served"]  # fixtures shared with the UI's own browser test
 
@@ -52,3 +52,44 @@ async def test_the_what_if_page_edits_the_policy_and_shows_the_divergence(chromi
         await page.fill("#whatif-set", "spec.maxRetry=2")
         await page.click("#whatif-run")
         await expect(page.locator("#whatif-verdict")).to_have_text(re.compile("^Identical"))
+
+
+#: what a page must not do at a laptop's size: scroll sideways, put anything past the
+#: window's right edge, or clip what an element holds (a box narrower than its content
+#: that hides the rest: overflow hidden, or a scroll bar of its own)
+OVERFLOWS = """() => {
+    const width = document.documentElement.clientWidth;
+    const out = [];
+    if (document.documentElement.scrollWidth > width) out.push(`page ${document.documentElement.scrollWidth} > ${width}`);
+    for (const node of document.querySelectorAll("#view *")) {
+        const box = node.getBoundingClientRect();
+        if (box.width && box.right > width + 0.5) out.push(`${node.tagName}#${node.id} right ${box.right}`);
+        const style = getComputedStyle(node);
+        if (style.overflowX !== "visible" && node.scrollWidth > node.clientWidth + 1) {
+            out.push(`${node.tagName}#${node.id} clips ${node.scrollWidth} > ${node.clientWidth}`);
+        }
+    }
+    return out;
+}"""
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(("width", "height"), [(1366, 768), (1440, 900)])
+async def test_the_what_if_page_fits_a_laptop_screen(chromium, served, width, height) -> None:
+    """The page at 1366x768 and 1440x900, a diverging replay on it (its table of facts and
+    decisions, the whys of both runs) and the longest kind of change typed in: no
+    sideways scrolling, nothing cut off."""
+    url, *_ = served
+    policy = 'spec.tasks[worker].policies=[{"event":"PodFailed","action":"RestartTask"}]'
+    async with browser_page(chromium, width=width, height=height) as page:
+        await page.goto(url + "#/jobs/ml/flaky-train/whatif")
+        await page.wait_for_selector("#whatif-verdict")
+        await page.fill("#whatif-set", f"spec.maxRetry=5\n{policy}")
+        await page.click("#whatif-run")
+        await expect(page.locator("#whatif-why li")).to_have_count(2)
+        assert await page.evaluate(OVERFLOWS) == []
+        ARTIFACTS.mkdir(exist_ok=True)
+        await page.screenshot(
+            path=str(ARTIFACTS / f"projections-whatif-{width}x{height}.png"), full_page=True
+        )

@@ -1,0 +1,127 @@
+"""The job list in headless Chromium: the reason column, filters by phase, namespace and
+queue that the server applies and the URL keeps (a view is shared by its link), and a long
+list a page at a time."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Page, expect
+
+from lavalog.projections.service.sources.file import read_file
+from lavalog.projections.service.store.writer import Store, load
+from tests.projections.helpers import decided_examples, failing_job, write_events
+from tests.projections.service.test_api import many_jobs
+from tests.projections.service.test_browser import ARTIFACTS, browser_page, chromium, serving
+
+__all__ = ["chromium"]  # the fixture
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
+
+
+@pytest.fixture
+async def served(tmp_path: Path) -> AsyncIterator[str]:
+    """many_jobs (25 jobs: team-a, team-b, team-c; queues research and batch; Aborted but
+    tf-mnist) and the decided examples (ml/ and hpc/, queue default)."""
+    store = Store(tmp_path / "s.sqlite")
+    load(store, read_file(write_events(tmp_path / "log.jsonl", many_jobs() + decided_examples())))
+    async with serving(store) as url:
+        yield url
+
+
+async def _keys(page: Page) -> list[str]:
+    return sorted(
+        await page.eval_on_selector_all("tr.job-row", "rows => rows.map(r => r.dataset.key)")
+    )
+
+
+async def test_the_filters_narrow_the_list_on_the_server_and_live_in_the_url(
+    chromium: Path, served: str
+) -> None:
+    async with browser_page(chromium) as page:
+        await page.goto(served)
+        await expect(page.locator("tr.job-row")).to_have_count(29)
+        # the reason column: the why of each job, short
+        flaky = page.locator("tr.job-row[data-key='ml/flaky-train'] td.reason")
+        await expect(flaky).to_have_text("RetriesExhausted")
+        await expect(page.locator("tr.job-row[data-key='team-a/job-00'] td.reason")).to_have_text(
+            "PodFailed"
+        )
+
+        # each control is found by its label: the way a screen reader announces it
+        await expect(page.get_by_label("Aborted")).not_to_be_checked()
+        await expect(page.locator("label[for='phase-Aborted']")).to_contain_text("24")
+        await page.get_by_label("Aborted").check()
+        await expect(page.locator("tr.job-row")).to_have_count(24)
+        assert {p for p in await page.eval_on_selector_all(
+            "tr.job-row", "rows => rows.map(r => r.dataset.phase)")} == {"Aborted"}  # fmt: skip
+        await page.get_by_label("Namespace").select_option("team-b")
+        await expect(page.locator("tr.job-row")).to_have_count(8)
+        await page.get_by_label("Queue").select_option("batch")
+        # team-b holds job-01, -04, ... -22; the odd ones are in batch
+        await expect(page.locator("tr.job-row")).to_have_count(4)
+        assert await _keys(page) == [
+            "team-b/job-01",
+            "team-b/job-07",
+            "team-b/job-13",
+            "team-b/job-19",
+        ]
+        await expect(page.locator("#jobs-shown")).to_have_text("1\N{EN DASH}4 of 4 jobs")
+        shared = page.url
+        assert re.search(r"#/\?namespace=team-b&queue=batch&phase=Aborted$", shared), shared
+        ARTIFACTS.mkdir(exist_ok=True)
+        await page.screenshot(
+            path=str(ARTIFACTS / "projections-job-list-filters.png"), full_page=True
+        )
+
+        # the link opens the same view, its controls set as they were
+        await page.goto("about:blank")
+        await page.goto(shared)
+        await expect(page.locator("tr.job-row")).to_have_count(4)
+        await expect(page.get_by_label("Namespace")).to_have_value("team-b")
+        await expect(page.get_by_label("Queue")).to_have_value("batch")
+        await expect(page.get_by_label("Aborted")).to_be_checked()
+
+        # several phases, then a search within them, from the keyboard
+        await page.get_by_role("button", name="clear filters").click()
+        await expect(page.locator("tr.job-row")).to_have_count(29)
+        assert page.url.endswith("#/")
+        await page.get_by_label("Failed").focus()
+        await page.keyboard.press("Space")
+        await page.get_by_label("Completed").check()
+        await expect(page.locator("tr.job-row")).to_have_count(5)
+        await page.get_by_label("Search").fill("ml/")
+        await expect(page.locator("tr.job-row")).to_have_count(3)
+        assert await _keys(page) == ["ml/batch-eval", "ml/flaky-train", "ml/tf-dist"]
+        assert page.url.endswith("#/?phase=Completed%2CFailed&q=ml%2F")
+
+
+async def test_a_long_list_is_shown_a_page_at_a_time(chromium: Path, tmp_path: Path) -> None:
+    """However many jobs there are, the page holds one page of them (100 rows), counted and
+    paged by the server, filters included."""
+    events = []
+    for n in range(250):
+        events += failing_job(key=f"big/job-{n:03}", uid=f"u-{n:03}", start=1_000.0 + n).log
+    events += many_jobs()
+    store = Store(tmp_path / "s.sqlite")
+    load(store, read_file(write_events(tmp_path / "log.jsonl", events)))
+    async with serving(store) as url, browser_page(chromium) as page:
+        await page.goto(url + "#/?namespace=big")
+        await expect(page.locator("#jobs-shown")).to_have_text("1\N{EN DASH}100 of 250 jobs")
+        assert await page.locator("tr.job-row").count() == 100
+        first = await page.locator("tr.job-row").first.get_attribute("data-key")
+        assert first == "big/job-249"  # newest first
+        await page.get_by_role("button", name="next page").click()
+        await expect(page.locator("#jobs-shown")).to_have_text("101\N{EN DASH}200 of 250 jobs")
+        await expect(page.locator("tr.job-row").first).to_have_attribute("data-key", "big/job-149")
+        await page.get_by_role("button", name="next page").click()
+        await expect(page.locator("#jobs-shown")).to_have_text("201\N{EN DASH}250 of 250 jobs")
+        await expect(page.locator("tr.job-row")).to_have_count(50)
+        await expect(page.get_by_role("button", name="next page")).to_have_count(0)
+        ARTIFACTS.mkdir(exist_ok=True)
+        await page.screenshot(path=str(ARTIFACTS / "projections-job-list-pages.png"))
+        await page.get_by_role("button", name="first page").click()
+        await expect(page.locator("#jobs-shown")).to_have_text("1\N{EN DASH}100 of 250 jobs")

@@ -48,6 +48,10 @@ JOBS = paths.collection("batch.volcano.sh/v1alpha1", "Job", NAMESPACE)
 PARTITIONS = 3
 #: phases a job does not leave on its own
 FINISHED = ("Completed", "Failed", "Terminated", "Aborted")
+#: the watchers' Lease duration of a replica, as `lavalog run` has it: a leader renews it
+#: within two thirds of it or steps down, and the next leader lists afresh (a pod's states
+#: in between are not seen), so a shorter one lets a busy machine change what a job does
+LEASE = LeaseTiming().duration
 
 Obj = dict[str, Any]
 
@@ -197,8 +201,11 @@ class ClusterLog:
                 waiting.append((predicate, future))
         self._waiters = waiting
 
-    async def until(self, predicate: Callable[[], bool], within: float, what: str = "") -> None:
-        """Return once `predicate()` holds (checked now and after every store write)."""
+    async def until(
+        self, predicate: Callable[[], bool], within: float, what: str | Callable[[], str] = ""
+    ) -> None:
+        """Return once `predicate()` holds (checked now and after every store write);
+        `what` (or what it returns when the wait fails) says what was waited for."""
         if predicate():
             return
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -207,7 +214,8 @@ class ClusterLog:
             async with asyncio.timeout(within):
                 await future
         except TimeoutError:
-            raise AssertionError(f"not within {within} s: {what or predicate}") from None
+            said = what() if callable(what) else what
+            raise AssertionError(f"not within {within} s: {said or predicate}") from None
 
     def _follow_conditions(self, job: Obj) -> None:
         name = job["metadata"]["name"]
@@ -325,7 +333,7 @@ class System:
         return await self.job(name)
 
     async def start_replica(
-        self, identity: str, *, lease_duration: float = 3.0, max_requeues: int = MAX_REQUEUE_NUM
+        self, identity: str, *, lease_duration: float = LEASE, max_requeues: int = MAX_REQUEUE_NUM
     ) -> Replica:
         stop = asyncio.Event()
         config = ControllerConfig(
@@ -401,7 +409,7 @@ async def running_system(
     replicas: Iterable[str] = ("e2e-1",),
     nodes: int = 2,
     time_scale: float = 50.0,
-    lease_duration: float = 3.0,
+    lease_duration: float = LEASE,
     max_requeues: int = MAX_REQUEUE_NUM,
     **cluster: Any,
 ) -> AsyncIterator[System]:

@@ -27,7 +27,7 @@ from tests.e2e.conftest import (
     job_phase,
     running_system,
 )
-from tests.e2e.faults import running_pod
+from tests.e2e.faults import running_pods
 from tests.e2e.jobs import job, on, task
 
 pytestmark = pytest.mark.integration
@@ -36,7 +36,7 @@ P, R, RS = "Pending", "Running", "Restarting"
 
 
 def both_running(system: System, name: str) -> bool:
-    return all(running_pod(system, name, f"test-{i}") for i in (0, 1))
+    return running_pods(system, name, ("test-0", "test-1"))
 
 
 def nothing_live(system: System, name: str) -> bool:

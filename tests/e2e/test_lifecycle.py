@@ -3,11 +3,18 @@ actuator and the simulated cluster.
 
 The table follows Volcano's `test/e2e/jobseq/job_error_handling.go` and
 `test/e2e/jobp/job_lifecycle.go` (and lavalog's documented differences, docs/semantics.md):
-a job manifest, the faults injected into it, and what a user then sees on the Job: its
+a job manifest, the steps taken on it, and what a user then sees on the Job: its
 final phase, `status.retryCount`, and every phase it went through (each write of `status.conditions`).
 Where Volcano's test stops at a phase that is not final (Restarting), the job here runs
 on to where it ends. All jobs of the table run at once in one system (the `world`); each
 test waits for its own job.
+
+Where the path depends on when a pod ends, the pod runs until a step of the scenario
+ends it (tests/e2e/faults.py): Volcano's `sleep 10s && xxx` fails the pod once the job
+runs, here `Crash` does, once the controller has written Running; and a job that runs on
+after a restart completes when `Finish` ends its pods, once it runs again. A pod that
+ends on its own timer races the controller: the cluster runs 50 times faster than the
+wall clock, and on a busy machine it ends before the controller has seen the job run.
 """
 
 from __future__ import annotations
@@ -23,8 +30,9 @@ import pytest_asyncio
 from bench.harness import read_topic
 from lavalog.controller.kafka import ensure_topics
 from lavalog.events import topics
-from lavalog.events.codec import decode_decision
-from lavalog.events.decisions import TimerCancelled, TimerScheduled
+from lavalog.events.codec import decode_decision, decode_observation
+from lavalog.events.decisions import PhaseChanged, TimerCancelled, TimerScheduled
+from lavalog.events.observations import TimerFired
 from tests.e2e.conftest import (
     FINISHED,
     JOBS,
@@ -33,37 +41,36 @@ from tests.e2e.conftest import (
     make_kafka,
     running_system,
 )
-from tests.e2e.faults import Crash, Evict, Fault, Issue, inject
+from tests.e2e.faults import Crash, Evict, Fault, Finish, Issue, inject
 from tests.e2e.jobs import job, on, task
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 
 P, R, RS = "Pending", "Running", "Restarting"
-#: fails with exit code 1 after 20 simulated seconds (0.4 s at the time scale used here)
-FAILS = "sleep 20; exit 1"
-#: succeeds after 100 simulated seconds (2 s): long enough to be crashed or evicted first
-SUCCEEDS = "sleep 100"
+#: a delayed action's timeout longer than any wait of this module: the scenario that
+#: cancels it (the replacement runs first) does not depend on how fast the controller is
+CANCELLED_TIMEOUT = "10m"
 
 SCENARIOS = [
     # -- job_error_handling.go ------------------------------------------------------------
     pytest.param(
-        job("pf-restartjob", task("success", 2), task("fail", 2, FAILS), policies=[on("PodFailed", "RestartJob")]),
-        [], "Failed", 3, [P, R, RS, P, R, RS, P, R, RS, "Failed"],
+        job("pf-restartjob", task("success", 2), task("fail", 2), policies=[on("PodFailed", "RestartJob")]),
+        [Crash("fail-0")] * 3, "Failed", 3, [P, R, RS, P, R, RS, P, R, RS, "Failed"],
         id="PodFailed-RestartJob-until-maxRetry-default-3",
     ),
     pytest.param(
-        job("pf-terminatejob", task("success", 2), task("fail", 2, FAILS), policies=[on("PodFailed", "TerminateJob")]),
-        [], "Terminated", 0, [P, R, "Terminating", "Terminated"],
+        job("pf-terminatejob", task("success", 2), task("fail", 2), policies=[on("PodFailed", "TerminateJob")]),
+        [Crash("fail-0")], "Terminated", 0, [P, R, "Terminating", "Terminated"],
         id="PodFailed-TerminateJob",
     ),
     pytest.param(
-        job("pf-abortjob", task("success", 2), task("fail", 2, FAILS), policies=[on("PodFailed", "AbortJob")]),
-        [], "Aborted", 0, [P, R, "Aborting", "Aborted"],
+        job("pf-abortjob", task("success", 2), task("fail", 2), policies=[on("PodFailed", "AbortJob")]),
+        [Crash("fail-0")], "Aborted", 0, [P, R, "Aborting", "Aborted"],
         id="PodFailed-AbortJob",
     ),
     pytest.param(
-        job("pe-restartjob", task("success", 2, SUCCEEDS), task("delete", 2, SUCCEEDS), policies=[on("PodEvicted", "RestartJob")]),
-        [Evict("delete-0")], "Completed", 1, [P, R, RS, P, R, "Completed"],
+        job("pe-restartjob", task("success", 2), task("delete", 2), policies=[on("PodEvicted", "RestartJob")]),
+        [Evict("delete-0"), Finish()], "Completed", 1, [P, R, RS, P, R, "Completed"],
         id="PodEvicted-RestartJob",
     ),
     pytest.param(
@@ -82,8 +89,8 @@ SCENARIOS = [
         id="Any-RestartJob",
     ),
     pytest.param(
-        job("tc-completejob", task("completed-task", 2, "sleep 20"), task("terminating-task", 2), policies=[on("TaskCompleted", "CompleteJob")]),
-        [], "Completed", 0, [P, R, "Completing", "Completed"],
+        job("tc-completejob", task("completed-task", 2), task("terminating-task", 2), policies=[on("TaskCompleted", "CompleteJob")]),
+        [Finish(("completed-task-0", "completed-task-1"))], "Completed", 0, [P, R, "Completing", "Completed"],
         id="TaskCompleted-CompleteJob",
     ),
     pytest.param(
@@ -98,13 +105,14 @@ SCENARIOS = [
         id="TaskFailed-TerminateJob",
     ),
     pytest.param(
-        job("ec3-restartjob", task("success", 1, SUCCEEDS), task("fail", 1, SUCCEEDS), policies=[{"exitCode": 3, "action": "RestartJob"}]),
-        [Crash("fail-0", exit_code=3)], "Completed", 1, [P, R, RS, P, R, "Completed"],
+        job("ec3-restartjob", task("success", 1), task("fail", 1), policies=[{"exitCode": 3, "action": "RestartJob"}]),
+        [Crash("fail-0", exit_code=3), Finish()], "Completed", 1, [P, R, RS, P, R, "Completed"],
         id="exitCode-3-RestartJob",
     ),
     pytest.param(
-        job("ec1-no-policy", task("success", 1, SUCCEEDS), task("fail", 1, SUCCEEDS), policies=[{"exitCode": 3, "action": "RestartJob"}]),
-        [Crash("fail-0", exit_code=1)], "Failed", 0, [P, R, "Failed"],
+        job("ec1-no-policy", task("success", 1), task("fail", 1), policies=[{"exitCode": 3, "action": "RestartJob"}]),
+        # no restart: the job fails once its other pod has ended too
+        [Crash("fail-0", exit_code=1), Finish(("success-0",))], "Failed", 0, [P, R, "Failed"],
         id="exitCode-1-matches-no-policy",
     ),
     pytest.param(
@@ -113,13 +121,13 @@ SCENARIOS = [
         id="Events-PodEvicted-PodFailed-TerminateJob",
     ),
     pytest.param(
-        job("task-pf-restartjob", task("success", 2, SUCCEEDS), task("fail", 2, SUCCEEDS, policies=[on("PodFailed", "RestartJob")])),
-        [Crash("fail-1")], "Completed", 1, [P, R, RS, P, R, "Completed"],
+        job("task-pf-restartjob", task("success", 2), task("fail", 2, policies=[on("PodFailed", "RestartJob")])),
+        [Crash("fail-1"), Finish()], "Completed", 1, [P, R, RS, P, R, "Completed"],
         id="task-PodFailed-RestartJob",
     ),
     pytest.param(
-        job("task-pe-restartjob", task("success", 2, SUCCEEDS), task("delete", 2, SUCCEEDS, policies=[on("PodEvicted", "RestartJob")])),
-        [Evict("delete-0")], "Completed", 1, [P, R, RS, P, R, "Completed"],
+        job("task-pe-restartjob", task("success", 2), task("delete", 2, policies=[on("PodEvicted", "RestartJob")])),
+        [Evict("delete-0"), Finish()], "Completed", 1, [P, R, RS, P, R, "Completed"],
         id="task-PodEvicted-RestartJob",
     ),
     pytest.param(
@@ -128,18 +136,18 @@ SCENARIOS = [
         id="task-PodEvicted-TerminateJob",
     ),
     pytest.param(
-        job("task-tc-completejob", task("completed-task", 2, "sleep 20", policies=[on("TaskCompleted", "CompleteJob")]), task("terminating-task", 2)),
-        [], "Completed", 0, [P, R, "Completing", "Completed"],
+        job("task-tc-completejob", task("completed-task", 2, policies=[on("TaskCompleted", "CompleteJob")]), task("terminating-task", 2)),
+        [Finish(("completed-task-0", "completed-task-1"))], "Completed", 0, [P, R, "Completing", "Completed"],
         id="task-TaskCompleted-CompleteJob",
     ),
     pytest.param(
         job(
             "task-over-job",
-            task("success", 2, SUCCEEDS),
-            task("fail", 2, SUCCEEDS, policies=[on("PodFailed", "RestartJob")]),
+            task("success", 2),
+            task("fail", 2, policies=[on("PodFailed", "RestartJob")]),
             policies=[on("PodFailed", "AbortJob")],
         ),
-        [Crash("fail-0")], "Completed", 1, [P, R, RS, P, R, "Completed"],
+        [Crash("fail-0"), Finish()], "Completed", 1, [P, R, RS, P, R, "Completed"],
         id="task-RestartJob-over-job-AbortJob",
     ),
     # -- job_lifecycle.go ---------------------------------------------------------------
@@ -160,56 +168,57 @@ SCENARIOS = [
     ),
     # -- lavalog's own stories --------------------------------------------------------------
     pytest.param(
-        job("restart-task", task("ps", 1, "sleep 200"), task("worker", 2, SUCCEEDS, policies=[on("PodFailed", "RestartTask")])),
-        [Crash("worker-1")], "Completed", 1, [P, R, RS, P, R, "Completed"],
+        job("restart-task", task("ps", 1), task("worker", 2, policies=[on("PodFailed", "RestartTask")])),
+        [Crash("worker-1"), Finish()], "Completed", 1, [P, R, RS, P, R, "Completed"],
         id="RestartTask-restarts-only-its-task",
     ),
     pytest.param(
-        job("max-retry", task("ps", 1), task("worker", 1, FAILS), maxRetry=2, policies=[on("PodFailed", "RestartJob")]),
-        [], "Failed", 2, [P, R, RS, P, R, RS, "Failed"],
+        job("max-retry", task("ps", 1), task("worker", 1), maxRetry=2, policies=[on("PodFailed", "RestartJob")]),
+        [Crash("worker-0")] * 2, "Failed", 2, [P, R, RS, P, R, RS, "Failed"],
         id="maxRetry-2-exhausted-fails",
     ),
     pytest.param(
         # lavalog extension: exit 137 matches the policy only through the exit-code set
         job(
-            "exit-code-set", task("ps", 1), task("worker", 1, "sleep 20; exit 137"), maxRetry=2,
+            "exit-code-set", task("ps", 1), task("worker", 1), maxRetry=2,
             policies=[{"exitCode": 1, "action": "RestartJob"}],
             annotations={"lavalog.io/exit-codes.0": "In 1,137"},
         ),
-        [], "Failed", 2, [P, R, RS, P, R, RS, "Failed"],
+        [Crash("worker-0", exit_code=137)] * 2, "Failed", 2, [P, R, RS, P, R, RS, "Failed"],
         id="exit-code-set-137-restarts-job",
     ),
     pytest.param(
-        job("suspend-resume", task("worker", 2, "sleep 150")),
-        [Issue("suspend", when=R), Issue("resume", when="Aborted")], "Completed", 0,
+        job("suspend-resume", task("worker", 2)),
+        [Issue("suspend", when=R), Issue("resume", when="Aborted"), Finish()], "Completed", 0,
         [P, R, "Aborting", "Aborted", RS, P, R, "Completed"],
         id="suspend-resume-keeps-retryCount",
     ),
     pytest.param(
-        job("min-success", task("a", 2, "sleep 20"), task("b", 1), minSuccess=2),
-        [], "Completed", 0, [P, R, "Completed"],
+        job("min-success", task("a", 2), task("b", 1), minSuccess=2),
+        [Finish(("a-0", "a-1"))], "Completed", 0, [P, R, "Completed"],
         id="minSuccess-reached-completes",
     ),
     pytest.param(
-        job("min-success-missed", task("a", 1, "sleep 20"), task("b", 2, FAILS), minSuccess=2),
+        job("min-success-missed", task("a", 1, "sleep 20"), task("b", 2, "sleep 20; exit 1"), minSuccess=2),
         [], "Failed", 0, [P, R, "Failed"],
         id="minSuccess-missed-fails",
     ),
     pytest.param(
-        job("depends-on", task("ps", 1, SUCCEEDS), task("worker", 2, "sleep 20", dependsOn={"name": ["ps"]}), minAvailable=1),
+        job("depends-on", task("ps", 1, "sleep 100"), task("worker", 2, "sleep 20", dependsOn={"name": ["ps"]}), minAvailable=1),
         [], "Completed", 0, [P, R, "Completed"],
         id="dependsOn",
     ),
     # -- policy timeouts ------------------------------------------------------------------
     pytest.param(
-        job("evict-timeout", task("worker", 2, "sleep 300"), policies=[on("PodEvicted", "RestartJob", timeout="3s")]),
-        # the replacement, Pending, is more than the job can spare (state/running.go)
-        [Evict("worker-0")], "Completed", 0, [P, R, P, R, "Completed"],
+        # the replacement, Pending, is more than the job can spare (state/running.go); the
+        # timeout is longer than the test waits, so the replacement always runs first
+        job("evict-timeout", task("worker", 2), policies=[on("PodEvicted", "RestartJob", timeout=CANCELLED_TIMEOUT)]),
+        [Evict("worker-0"), Finish()], "Completed", 0, [P, R, P, R, "Completed"],
         id="delayed-RestartJob-cancelled-when-the-replacement-runs",
     ),
     pytest.param(
-        job("fail-timeout", task("ps", 1), task("worker", 1, FAILS), policies=[on("PodFailed", "AbortJob", timeout="1s")]),
-        [], "Aborted", 0, [P, R, "Aborting", "Aborted"],
+        job("fail-timeout", task("ps", 1), task("worker", 1), policies=[on("PodFailed", "AbortJob", timeout="1s")]),
+        [Crash("worker-0")], "Aborted", 0, [P, R, "Aborting", "Aborted"],
         id="delayed-AbortJob-fires-when-the-pod-stays-failed",
     ),
 ]  # fmt: skip
@@ -238,8 +247,8 @@ class World:
     faults: dict[str, asyncio.Task[None]]
 
     async def settled(self, name: str, path: list[str], within: float = 60.0) -> dict[str, Any]:
-        """The Job once its conditions reached `path`, went past it or it finished; the
-        faults of its scenario all injected."""
+        """The Job once its conditions reached `path`, went past it or it finished, and
+        every step of its scenario was taken (each waits for its own moment)."""
         log = self.system.log
 
         def settled() -> bool:
@@ -247,8 +256,10 @@ class World:
             went = log.phase_path(name)
             return went == path or len(went) > len(path) or job_phase(found) in TERMINAL
 
-        await log.until(settled, within, f"{name} through {path}")
-        await asyncio.wait_for(asyncio.shield(self.faults[name]), timeout=10)
+        await log.until(
+            settled, within, lambda: f"{name} through {path}, not {log.phase_path(name)}"
+        )
+        await asyncio.shield(self.faults[name])
         return await self.system.job(name)
 
 
@@ -262,7 +273,7 @@ async def world(kafka_broker: str) -> AsyncIterator[World]:
         for manifest, injected, *_ in rows():
             name = manifest["metadata"]["name"]
             await system.submit(manifest)
-            faults[name] = asyncio.create_task(inject(system, name, injected))
+            faults[name] = asyncio.create_task(inject(system, manifest, injected))
         yield World(system, faults)
         for pending in faults.values():
             pending.cancel()
@@ -332,36 +343,62 @@ async def test_depends_on_creates_workers_once_the_ps_runs(world: World) -> None
 
 
 async def test_delayed_actions_wait_and_are_cancelled(world: World) -> None:
-    """A delayed RestartJob is cancelled once the evicted pod's replacement runs (the job
-    ran on past the timeout without restarting); a delayed AbortJob fires no earlier than
-    its timeout after the failure, and both were durable timers in the decisions log."""
-    log = world.system.log
+    """A delayed RestartJob is cancelled once the evicted pod's replacement runs, and never
+    fires; a delayed AbortJob fires its timeout after the failure, on the log's own time
+    (TimerFired carries the due time), and the abort is its doing. Both were durable
+    timers in the decisions log."""
+    system = world.system
+    log = system.log
     await world.settled("evict-timeout", [P, R, P, R, "Completed"])
     await world.settled("fail-timeout", [P, R, "Aborting", "Aborted"])
+    kafka = system.kafka
+    decisions = [
+        decode_decision(r.value)
+        for r in await read_topic(kafka, topics.DECISIONS, kafka.decisions_partitions)
+    ]
+    fired = {
+        o.timer_id: o
+        for o in (
+            decode_observation(r.value)
+            for r in await read_topic(kafka, topics.OBSERVED, kafka.observed_partitions)
+        )
+        if isinstance(o, TimerFired)
+    }
 
-    evicted = next(t for phase, t in log.pod_times["evict-timeout-worker-0"] if phase == "Deleted")
-    completed = dict(log.job_phases["evict-timeout"])["Completed"]
-    assert completed - evicted > 3.0  # the timer would have restarted the job by then
-    failed = next(t for phase, t in log.pod_times["fail-timeout-worker-0"] if phase == "Failed")
-    aborting = dict(log.job_phases["fail-timeout"])["Aborting"]
-    assert 1.0 <= aborting - failed < 5.0
-
-    records = await read_topic(
-        world.system.kafka, topics.DECISIONS, world.system.kafka.decisions_partitions
-    )
-    decisions = [decode_decision(r.value) for r in records]
-    timers = {
-        key: [
-            type(d).__name__
-            for d in decisions
-            if d.key == key and isinstance(d, TimerScheduled | TimerCancelled)
+    def timers(key: str) -> list[TimerScheduled | TimerCancelled]:
+        return [
+            d for d in decisions if d.key == key and isinstance(d, TimerScheduled | TimerCancelled)
         ]
-        for key in ("default/evict-timeout", "default/fail-timeout")
-    }
-    assert timers == {
-        "default/evict-timeout": ["TimerScheduled", "TimerCancelled"],
-        "default/fail-timeout": ["TimerScheduled"],
-    }
+
+    def uids(pod: str) -> list[str]:
+        return [c.uid for c in log.created if c.name == pod]
+
+    evicted, replacement = uids("evict-timeout-worker-0")
+    scheduled, cancelled = timers("default/evict-timeout")
+    assert isinstance(scheduled, TimerScheduled) and isinstance(cancelled, TimerCancelled)
+    assert scheduled.cause.startswith(f"pod/{evicted}/")  # the eviction
+    assert scheduled.fire_at - scheduled.time == pytest.approx(600.0)  # CANCELLED_TIMEOUT
+    assert cancelled.timer_id == scheduled.timer_id
+    assert cancelled.cause.startswith(f"pod/{replacement}/Running/")
+    assert cancelled.time < scheduled.fire_at
+    assert scheduled.timer_id not in fired
+
+    (failed_pod,) = uids("fail-timeout-worker-0")
+    (scheduled,) = timers("default/fail-timeout")
+    assert isinstance(scheduled, TimerScheduled)
+    assert scheduled.cause.startswith(f"pod/{failed_pod}/Failed/")
+    assert scheduled.fire_at - scheduled.time == pytest.approx(1.0)
+    firing = fired[scheduled.timer_id]
+    assert firing.time == scheduled.fire_at
+    (aborting,) = [
+        d
+        for d in decisions
+        if d.key == "default/fail-timeout" and isinstance(d, PhaseChanged) and d.phase == "Aborting"
+    ]
+    assert aborting.cause == firing.id
+    # and on the cluster's clock: not before the timeout had passed since the pod failed
+    failed_at = next(t for phase, t in log.pod_times["fail-timeout-worker-0"] if phase == "Failed")
+    assert dict(log.job_phases["fail-timeout"])["Aborting"] - failed_at >= 1.0
 
 
 @pytest.mark.parametrize(

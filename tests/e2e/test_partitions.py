@@ -27,9 +27,8 @@ async def test_restart_partition_restarts_the_crashed_pods_partition(system: Sys
         partitionPolicy={"totalPartitions": 2, "partitionSize": 2, "minPartitions": 1},
         policies=[on("PodFailed", "RestartPartition")],
     )
-    await system.submit(
-        job(NAME, worker, networkTopology={"mode": "soft", "highestTierAllowed": 1})
-    )
+    manifest = job(NAME, worker, networkTopology={"mode": "soft", "highestTierAllowed": 1})
+    await system.submit(manifest)
     await system.until_phase(NAME, ["Running"], 30)
     await system.log.until(lambda: len(system.log.live_pods(NAME)) == 4, 30, "four pods run")
 
@@ -54,7 +53,7 @@ async def test_restart_partition_restarts_the_crashed_pods_partition(system: Sys
     assert partitions == {f"{NAME}-worker-{i}": str(i // 2) for i in range(4)}
     before = uids(system)
 
-    await inject(system, NAME, [Crash("worker-3")])
+    await inject(system, manifest, [Crash("worker-3")])
     await system.log.until(
         lambda: (
             int((system.log.job(NAME) or {}).get("status", {}).get("retryCount", 0)) == 1

@@ -4,7 +4,9 @@ Each test ports one `It(...)` of volcano-sh/volcano `test/e2e/jobseq/*.go`, name
 docstring: the plugins (svc, ssh, env, mpi, pytorch, tensorflow, ray) and the queue's
 PodGroups. The images' programs (nginx, mpiexec, mnist) are replaced by what the
 simulated kubelet runs (`sleep`), so a test checks what the controller does (pods,
-their volumes and environment, plugin objects, phases), not the frameworks themselves.
+their volumes and environment, plugin objects, phases), not the frameworks themselves;
+a program whose end decides the job's path (mpiexec, the training) ends when the test
+says, once the job runs.
 Volcano's `WaitJobPhases` checks that the job passes the listed phases in order
 (others may come between); so do these tests. All plugin jobs run at once in one system.
 
@@ -33,6 +35,7 @@ from lavalog.simulator import registry
 from lavalog.simulator.selectors import Selector
 from lavalog.simulator.store import Change
 from tests.e2e.conftest import NAMESPACE, System, make_kafka, pod_phase, running_system
+from tests.e2e.faults import Finish, inject
 from tests.e2e.jobs import FOREVER, job, on, task
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
@@ -87,7 +90,7 @@ MANIFESTS = [
     # mpi.go
     job(
         "mpi",
-        task("mpimaster", 1, "sleep 5; " + SHORT),
+        task("mpimaster", 1),  # its mpiexec ends when the test says (`finish`)
         task("mpiworker", 2, FOREVER),
         policies=[on("TaskCompleted", "CompleteJob")],
         plugins={"ssh": [], "env": [], "svc": []},
@@ -114,7 +117,8 @@ MANIFESTS = [
     job(
         "tensorflow-dist-mnist",
         shaped(task("ps", 1, FOREVER), container="tensorflow"),
-        shaped(task("worker", 2, SHORT, policies=[on("TaskCompleted", "CompleteJob")]), container="tensorflow"),
+        # the workers' training ends when the test says (`finish`)
+        shaped(task("worker", 2, policies=[on("TaskCompleted", "CompleteJob")]), container="tensorflow"),
         minAvailable=3,
         policies=[on("PodEvicted", "RestartJob")],
         plugins={"tensorflow": ["--ps=ps", "--worker=worker", "--port=2222"]},
@@ -200,6 +204,16 @@ async def ready(world: World, name: str) -> None:
         return [pod_phase(p) for p in system.log.pods_of(name)].count(R) == wanted
 
     await system.log.until(all_running, 30, f"{wanted} pods of {name} running")
+
+
+async def finish(world: World, name: str, pods: tuple[str, ...]) -> None:
+    """The programs of `pods` (of job `name`) end successfully once the job is ready.
+    Left to a `sleep`, they could end before every pod of the job runs (on a busy machine
+    the simulated cluster, 50 times faster than the wall clock, starts a gang's pods
+    seconds of its time apart), and the job would go Pending -> Completing."""
+    manifest = next(m for m in MANIFESTS if m["metadata"]["name"] == name)
+    await ready(world, name)
+    await inject(world.system, manifest, [Finish(pods)])
 
 
 def passes_through(path: list[str], phases: Iterable[str]) -> bool:
@@ -310,6 +324,7 @@ async def test_mpi_job_with_ssh_env_svc_completes(world: World) -> None:
     CompleteJob: Pending, Running, Completing, Completed; the workers read their hosts
     from the svc ConfigMap mounted at /etc/volcano (svc/const.go `ConfigMapMountPath`)."""
     name = "mpi"
+    await finish(world, name, ("mpimaster-0",))
     await world.system.until_phase(name, ["Completed"], 30)
 
     assert passes_through(world.system.log.phase_path(name), [P, R, "Completing", "Completed"])
@@ -353,6 +368,7 @@ async def test_tensorflow_plugin_job_completes(world: World) -> None:
     through other phases to get complete phase": the workers end, TaskCompleted ->
     CompleteJob: Pending, Running, Completed; each pod has tensorflow.go's `TF_CONFIG`."""
     name = "tensorflow-dist-mnist"
+    await finish(world, name, ("worker-0", "worker-1"))
     await world.system.until_phase(name, ["Completed"], 30)
 
     assert passes_through(world.system.log.phase_path(name), [P, R, "Completed"])

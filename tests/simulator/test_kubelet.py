@@ -238,7 +238,9 @@ async def test_the_oom_killer_ends_one_container_and_its_log_tail_is_its_last_wo
             "command": ["sh", "-c", "echo loading shard 7; sleep 1000"],
             "terminationMessagePolicy": "FallbackToLogsOnError",
         },
-        {"name": "agent", "image": "agent", "command": ["sleep", "40"]},
+        # runs until the test ends its sleep (`advance`): at 50x a `sleep 40` (0.8 s of wall
+        # time) could end before the OOM kill on a busy machine, and the pod be Failed
+        {"name": "agent", "image": "agent", "command": ["sleep", "1000"]},
     ]
     await core.create_namespaced_pod(
         "default",
@@ -269,6 +271,7 @@ async def test_the_oom_killer_ends_one_container_and_its_log_tail_is_its_last_wo
         "OOMKilled",
         "loading shard 7\n",
     )
+    sim_cluster.admin.advance(1000)  # the sidecar's sleep ends: exit 0
     failed = await wait_phase(kube_api, "oom", "Failed")
     agent = failed.status.container_statuses[0].state.terminated
     assert (agent.exit_code, agent.reason, agent.message) == (0, "Completed", None)

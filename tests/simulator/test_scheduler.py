@@ -4,7 +4,6 @@ scheduling avoids it; PodGroup phases, conditions and queue capability."""
 from __future__ import annotations
 
 import asyncio
-import itertools
 from typing import Any
 
 import pytest
@@ -15,7 +14,14 @@ from lavalog.simulator.gang import Gang, Task, TaskStatus
 from lavalog.simulator.selectors import Selector
 from lavalog.simulator.server import SimulatedCluster
 from lavalog.simulator.store import Change
-from tests.simulator.kube import SCHED, core_api, custom_api, event_messages, eventually
+from tests.simulator.kube import (
+    SCHED,
+    core_api,
+    custom_api,
+    event_messages,
+    eventually,
+    running_pod,
+)
 
 GPU = {"nvidia.com/gpu": "1"}
 
@@ -468,33 +474,57 @@ async def test_scheduled_is_added_beside_unschedulable_and_the_gang_completes(
     assert phases == ["Pending", "Inqueue", "Running", "Completed"]
 
 
+@pytest.mark.cluster(nodes=1, time_scale=0.001)  # simulated time moves when the test says
 async def test_sessions_are_a_schedule_period_apart(sim_cluster: SimulatedCluster) -> None:
     """vc-scheduler runs a session at most once per second of simulated time: what
     makes `lastTransitionTime`, in whole seconds, order the conditions of successive
     sessions, as on a real cluster. PodGroups created faster than that are admitted
-    together in the next session."""
-    scheduler = sim_cluster.scheduler
-    admitted: list[float] = []  # when the session that admitted each PodGroup began
+    together in the next session, as soon as it is due."""
+    scheduler, clock = sim_cluster.scheduler, sim_cluster.clock
+    admitted: dict[str, float] = {}  # PodGroup -> when the session that admitted it began
 
     def follow(change: Change) -> None:
         inqueue = change.entry.obj.get("status", {}).get("phase") == "Inqueue"
         if change.resource is registry.PODGROUP and change.type == "MODIFIED" and inqueue:
-            admitted.append(scheduler.last_session)
+            admitted[change.entry.obj["metadata"]["name"]] = scheduler.last_session
+
+    def create(name: str) -> None:
+        sim_cluster.objects.create(
+            registry.PODGROUP, "default", {"metadata": {"name": name}, "spec": {"minMember": 1}}
+        )
+
+    async def have_been_admitted(*names: str) -> None:
+        async def admitted_all() -> bool:
+            return all(name in admitted for name in names)
+
+        await eventually(admitted_all)
+
+    async def scheduled_since(name: str) -> None:
+        """Wait for a scheduling cycle that saw PodGroup `name`: kube-scheduler's pods are
+        bound in the cycle, so a pod created with it is bound once that cycle ran."""
+        probe = f"{name}-probe"
+        sim_cluster.objects.create(registry.POD, "default", running_pod(probe, ["sleep", "3600"]))
+
+        async def bound() -> bool:
+            pod = sim_cluster.objects.find(registry.POD, "default", probe)
+            return bool((pod or {}).get("spec", {}).get("nodeName"))
+
+        await eventually(bound)
 
     sim_cluster.store.subscribe(follow)
-    for i in range(12):
-        sim_cluster.objects.create(
-            registry.PODGROUP, "default", {"metadata": {"name": f"p{i}"}, "spec": {"minMember": 1}}
-        )
-        await asyncio.sleep(0.004)  # 0.2 simulated seconds
+    create("p0")
+    await have_been_admitted("p0")
+    later = [f"p{i}" for i in range(1, 6)]
+    for name in later:  # 0.75 s within the period the session of p0 began
+        create(name)
+        await scheduled_since(name)
+        clock.advance(0.15)
+    clock.advance(scheduler.schedule_period - 0.75)
+    await have_been_admitted(*later)
 
-    async def all_admitted() -> bool:
-        return len(admitted) == 12
-
-    await eventually(all_admitted)
-    sessions = sorted(set(admitted))
-    assert 1 < len(sessions) < 12, admitted  # batched, in several sessions
-    assert all(b - a >= scheduler.schedule_period for a, b in itertools.pairwise(sessions))
+    [second] = {admitted[name] for name in later}  # one session for all
+    gap = second - admitted["p0"]
+    assert scheduler.schedule_period <= gap < scheduler.schedule_period + 0.1, admitted
 
 
 def _gang(min_member: int, *statuses: TaskStatus, node: str = "node-1") -> Gang:

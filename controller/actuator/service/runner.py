@@ -48,6 +48,7 @@ from lavalog.events.topics import DECISIONS
 #: a burst's pod creates, decided after its PodGroups were admitted, are fetched (and go
 #: first, `core.priority`) while the status writes and Events before them still wait
 MAX_IN_FLIGHT = 20_000
+GROUP_ID = "lavalog-actuator"
 #: how long a rebalance or a stop waits for the decisions under way before abandoning them
 DRAIN_SECONDS = 30.0
 #: how long the final commit and leaving the group may take on the way out
@@ -77,7 +78,7 @@ class ActuatorService:
         *,
         kube: Kube,
         kafka: KafkaSettings,
-        group_id: str = "lavalog-actuator",
+        group_id: str = GROUP_ID,
         qps: float = 50,
         burst: int = 100,
         concurrency: int = 32,

@@ -26,6 +26,7 @@ from lavalog.controller.decider.core.gang import report_unschedulable
 from lavalog.controller.decider.core.phases import HANDLERS
 from lavalog.controller.decider.core.policies import SYNC, apply_policies
 from lavalog.controller.decider.core.replacement import (
+    as_deleted_first,
     replace_finished_pods,
     replacement_seen_first,
 )
@@ -142,7 +143,11 @@ def _decide(step: Step) -> None:
     report_unschedulable(step)
     trigger = _trigger(step)
     if replacement_seen_first(step):
-        _act(step, OUT_OF_SYNC)  # the replaced pod's deletion, which was not seen
+        # the replaced pod's deletion, which was not seen, on the pods as it left them;
+        # then what this observation shows, on which the trigger acts
+        step.state = as_deleted_first(step)
+        _act(step, OUT_OF_SYNC)
+        step.state = evolve(step.state, step.observation)
     if trigger is not None:
         _act(step, trigger)
     for action in state.deferred_actions:  # Commands that came before it was decided

@@ -19,9 +19,10 @@ from collections.abc import Callable
 
 from msgspec import structs
 
+from lavalog.controller.decider.core.evolve import evolve
 from lavalog.controller.decider.core.operations import TARGET_KILLS
 from lavalog.controller.decider.core.phases import restarting
-from lavalog.controller.decider.core.state import JobState
+from lavalog.controller.decider.core.state import JobState, PodRecord
 from lavalog.controller.decider.core.step import Step
 from lavalog.controller.decider.core.transitions import CREATING_PHASES
 from lavalog.events.decisions import AnyDecision, PodRef, PodsCreate, PodsKill, PodsReplace
@@ -82,6 +83,16 @@ def replacement_seen_first(step: Step) -> bool:
     )
 
 
+def as_deleted_first(step: Step) -> JobState:
+    """The working state as the unseen deletion of the replaced pod left it: its
+    replacement asked for, not yet as this observation shows it (which happened after)."""
+    observation = step.observation
+    assert isinstance(observation, PodObserved), "only a pod's observation shows its replacement"
+    replaced = step.before.pods[observation.pod]
+    state = structs.replace(step.state, pods={**step.state.pods, observation.pod: replaced})
+    return evolve(state, _deletion(state, replaced, observation.id, step.now))
+
+
 def _may_come_back(step: Step, gone: int) -> bool:
     """False where no pod can be made after `gone` deletions, which the look ahead would
     only confirm: a job in a phase that makes no pods, or restarting with a gang that
@@ -103,22 +114,26 @@ def _made_again_after_deletion(step: Step, finished: list[PodRef], decide: Decid
     state, version = step.state, step.state.version
     made: set[str] = set()
     for ref in finished:
-        record = step.state.pods[ref.name]
-        gone = PodDeleted(
-            id=f"{step.observation.id}?gone={ref.name}",
-            key=state.key,
-            job_uid=state.uid,
-            time=step.now,
-            pod=ref.name,
-            pod_uid=ref.uid,
-            task=record.task,
-            index=record.index,
-            job_version=record.version,
-            phase=record.phase,
-            exit_code=record.exit_code,
-        )
+        gone = _deletion(state, step.state.pods[ref.name], step.observation.id, step.now)
         state, decisions = decide(state, gone)
         for decision in decisions:
             if isinstance(decision, PodsCreate) and decision.job_version == version:
                 made.update(pod.name for pod in decision.pods)
     return {ref.name for ref in finished if ref.name in made}
+
+
+def _deletion(state: JobState, record: PodRecord, cause: str, now: float) -> PodDeleted:
+    """The deletion of the pod `record` describes, as the watchers would report it."""
+    return PodDeleted(
+        id=f"{cause}?gone={record.name}",
+        key=state.key,
+        job_uid=state.uid,
+        time=now,
+        pod=record.name,
+        pod_uid=record.uid,
+        task=record.task,
+        index=record.index,
+        job_version=record.version,
+        phase=record.phase,
+        exit_code=record.exit_code,
+    )

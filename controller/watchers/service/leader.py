@@ -17,7 +17,8 @@ Only the leader runs the watchers, so that several replicas can run while one pu
   names another holder) it steps down, before any candidate may consider the Lease
   expired. A candidate tries every retry period.
 * A leader that stops gracefully releases the Lease (no holder), so that a standby takes
-  over without waiting for it to expire.
+  over without waiting for it to expire; also when its last renewal was cancelled in
+  flight after the API server had written it (a 409: read again, still ours, released).
 """
 
 from __future__ import annotations
@@ -112,12 +113,10 @@ class LeaderElection:
         lease, leading, self.is_leader = self._lease, self.is_leader, False
         if not leading or lease is None:
             return
+        released = {"holderIdentity": "", "leaseDurationSeconds": 1, "renewTime": self._now()}
         try:
-            self._lease = await self._patch(
-                lease,
-                {"holderIdentity": "", "leaseDurationSeconds": 1, "renewTime": self._now()},
-            )
-            self._log.info("released the lease")
+            if await self._write_while_mine(released):
+                self._log.info("released the lease")
         except RETRYABLE as exc:  # it will expire on its own
             self._log.warning("cannot release the lease", error=str(exc))
 
@@ -151,15 +150,22 @@ class LeaderElection:
 
     async def _renew(self) -> bool:
         """True when renewed; False when the Lease now names another holder."""
+        return await self._write_while_mine(self._claim())
+
+    async def _write_while_mine(self, spec: dict[str, Any]) -> bool:
+        """Write `spec` into the Lease if it names this candidate as its holder: True when
+        written, False when it now names another. A 409 means the Lease changed since it
+        was last read or written here: someone else's write, or one of ours whose answer
+        never came (a renewal cancelled in flight by a graceful stop), so read it again."""
         lease = self._lease
         while lease is not None and lease.spec.holder_identity == self.settings.identity:
             try:
-                self._lease = await self._patch(lease, self._claim())
+                self._lease = await self._patch(lease, spec)
                 return True
             except KubeError as exc:
                 if exc.status != 409:
                     raise
-            lease = await self._get()  # someone else wrote it: is it still ours?
+            lease = await self._get()
         return False
 
     async def _create(self) -> bool:

@@ -132,19 +132,29 @@ def test_a_relist_that_lacks_the_replaced_pod_counts_as_its_deletion():
     assert (record.uid, record.version) == ("", 0)
 
 
-def test_a_replacement_seen_before_the_deletion_it_followed_counts_the_deletion_first():
-    """The decider down while the replacement ran and failed (the chaos and crash tests): a
-    relist shows the new pod Failed and never the old one's deletion. The deletion's sync
-    comes first (Restarting -> Pending -> Running), so the failure is the job's second and
-    exhausts its retries, as without the outage; it is not taken for a restart of the
-    first (in Restarting, which counts no retry) and replaced once more."""
+def worker_replaced_once(name: str) -> Decided:
+    """A running ps and worker (RestartTask, maxRetry 2) whose worker failed once and was
+    replaced; the replacement not seen yet."""
     spec = job(task("ps", 1), task("worker", 1, policies=RESTART_TASK), maxRetry=2)
-    script = JobScript("unseen", spec).submit().podgroup("Inqueue")
+    script = JobScript(name, spec).submit().podgroup("Inqueue")
     running(script, "ps", 1)
     job_ = Decided(running(script, "worker", 1))
     job_.new()
     job_.script.pod("worker", 0, "Failed", exit_code=1)
-    assert replaced(job_.new()) == ["unseen-worker-0"]
+    assert replaced(job_.new()) == [f"{name}-worker-0"]
+    return job_
+
+
+def test_a_replacement_seen_before_the_deletion_it_followed_counts_the_deletion_first():
+    """The decider down while the replacement ran and failed (the chaos and crash tests): a
+    relist shows the new pod Failed and never the old one's deletion. The deletion's sync
+    comes first (Restarting -> Pending, on the pods as the deletion left them: the new pod
+    asked for), so the failure is the job's second and exhausts its retries (Pending ->
+    Restarting -> Failed, as Volcano's pending.go restarts a task), as without the outage;
+    it is not taken for a restart of the first (in Restarting, which counts no retry) and
+    replaced once more. The new pod's Running was never seen, so the job is not written
+    Running in between."""
+    job_ = worker_replaced_once("unseen")
 
     job_.script.new_incarnation("worker", 0).pod("worker", 0, "Failed", exit_code=1)
     decisions = job_.new()
@@ -152,7 +162,28 @@ def test_a_replacement_seen_before_the_deletion_it_followed_counts_the_deletion_
     assert replaced(decisions) == []
     assert [d.phase for d in decisions if isinstance(d, PhaseChanged)] == [
         "Pending",
-        "Running",
+        "Restarting",
+        "Failed",
+    ]
+    assert (job_.state.phase, job_.state.retry_count) == ("Failed", 2)
+
+
+def test_a_replacement_seen_failed_after_its_job_finished_the_other_pods_still_counts_a_retry():
+    """As above, and the ps succeeded too while the decider was down: the relist shows the
+    ps Succeeded, then the new worker Failed. The deletion's sync sees the pods as the
+    deletion left them (the new worker asked for, its failure not yet seen), so the job is
+    Pending when the failure comes, and the failure restarts the task once more and
+    exhausts the retries (Failed, retryCount 2), as without the outage; it is not counted
+    in a sync that finishes the job first (every pod done: Failed, retryCount 1)."""
+    job_ = worker_replaced_once("gone")
+
+    job_.script.pod("ps", 0, "Succeeded")
+    job_.new()
+    job_.script.new_incarnation("worker", 0).pod("worker", 0, "Failed", exit_code=1)
+    decisions = job_.new()
+
+    assert [d.phase for d in decisions if isinstance(d, PhaseChanged)] == [
+        "Pending",
         "Restarting",
         "Failed",
     ]

@@ -13,6 +13,9 @@ from lavalog.controller.watchers.core.lease import LeaseTiming, micro_time
 from lavalog.controller.watchers.core.objects import Lease
 from lavalog.controller.watchers.service.leader import LeaderElection, LeaseSettings
 from lavalog.events.observations import AnyObservation, JobObserved
+from lavalog.simulator import registry
+from lavalog.simulator.server import SimulatedCluster
+from lavalog.simulator.store import Change
 from tests.watchers.conftest import ONE_NODE, ObservedLog, create_job, running, service, until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60), ONE_NODE]
@@ -28,9 +31,25 @@ async def read_lease(kube: Kube) -> Lease:
     return msgspec.json.decode(await kube.request("GET", LEASE), type=Lease)
 
 
+def holders(cluster: SimulatedCluster) -> list[str]:
+    """The holders the Lease names, in order, as the API server stores its writes ("" for
+    released); filled as the writes come."""
+    seen: list[str] = []
+
+    def follow(change: Change) -> None:
+        if change.resource is registry.LEASE and change.type != "DELETED":
+            holder = change.entry.obj["spec"].get("holderIdentity") or ""
+            if not seen or seen[-1] != holder:
+                seen.append(holder)
+
+    cluster.store.subscribe(follow)
+    return seen
+
+
 async def test_only_the_leader_publishes_and_a_standby_takes_over(
-    kube: Kube, kafka_settings: KafkaSettings, observed: ObservedLog
+    sim_cluster: SimulatedCluster, kube: Kube, kafka_settings: KafkaSettings, observed: ObservedLog
 ) -> None:
+    lease_holders = holders(sim_cluster)
     leader = service(kube, kafka_settings, "replica-a", lease_duration=2.0)
     standby = service(kube, kafka_settings, "replica-b", lease_duration=2.0)
     async with running(leader) as (leader_task,):
@@ -44,7 +63,9 @@ async def test_only_the_leader_publishes_and_a_standby_takes_over(
             assert len(about("one", seen)) == 1  # the standby does not watch
 
             leader_task.cancel()  # a graceful stop releases the lease: no waiting for expiry
-            await until(lambda: standby.is_leader and standby.ready, within=2.0)
+            await until(lambda: standby.is_leader and standby.ready)
+            # taken once released (a claim that expired would go from a to b directly)
+            assert lease_holders == ["replica-a", "", "replica-b"]
             await create_job(kube, "two")
             seen = await observed.wait_for(lambda seen: bool(about("two", seen)))
 
@@ -60,19 +81,15 @@ async def test_a_leader_that_loses_its_lease_stops_publishing_until_it_wins_it_b
     watchers = service(kube, kafka_settings, "replica-a", lease_duration=2.0)
     async with running(watchers):
         await until(lambda: watchers.is_leader and watchers.ready)
-        lease = await read_lease(kube)
         stolen = {
             "holderIdentity": "intruder",
             "renewTime": micro_time(time.time()),
             "leaseDurationSeconds": 2,
             "leaseTransitions": 1,
         }
-        await kube.request(
-            "PATCH",
-            LEASE,
-            body={"metadata": {"resourceVersion": lease.metadata.resource_version}, "spec": stolen},
-            content_type=MERGE_PATCH,
-        )
+        # whatever the leader renewed meanwhile: a write naming no resourceVersion
+        # overwrites the lease (the leader renews every 2/3 s, a guarded write races it)
+        await kube.request("PATCH", LEASE, body={"spec": stolen}, content_type=MERGE_PATCH)
         await until(lambda: not watchers.is_leader, within=2.0)  # at its next renewal
 
         await create_job(kube, "meanwhile")
@@ -83,6 +100,38 @@ async def test_a_leader_that_loses_its_lease_stops_publishing_until_it_wins_it_b
         await observed.wait_for(lambda seen: bool(about("meanwhile", seen)))
         lease = await read_lease(kube)
         assert (lease.spec.holder_identity, lease.spec.lease_transitions) == ("replica-a", 2)
+
+
+async def released_after_a_write_of(kube: Kube, holder: str) -> LeaderElection:
+    """replica-a, leading, releases the Lease after `holder` wrote it (unguarded) since
+    replica-a last read or wrote it."""
+    settings = LeaseSettings(identity="replica-a", timing=LeaseTiming.scaled(60.0))
+    election = LeaderElection(kube, settings)
+    await election.acquire()
+    claim = {"holderIdentity": holder, "renewTime": micro_time(time.time())}
+    await kube.request("PATCH", LEASE, body={"spec": claim}, content_type=MERGE_PATCH)
+    await election.release()
+    return election
+
+
+async def test_a_leader_whose_last_renewal_went_unanswered_still_releases_its_lease(
+    kube: Kube,
+) -> None:
+    """A graceful stop cancels the renewal in flight: the API server may have written it
+    while its answer never came back, so the leader's copy of the Lease is one version
+    behind and its release gets 409. It reads the Lease again, finds its own claim and
+    releases it, or a standby would wait for the claim to expire."""
+    election = await released_after_a_write_of(kube, "replica-a")
+
+    assert (await read_lease(kube)).spec.holder_identity == ""
+    assert not election.is_leader
+
+
+async def test_a_leader_releases_no_claim_but_its_own(kube: Kube) -> None:
+    """A release that finds the Lease taken meanwhile leaves the new holder's claim."""
+    await released_after_a_write_of(kube, "intruder")
+
+    assert (await read_lease(kube)).spec.holder_identity == "intruder"
 
 
 async def hold_lease(kube: Kube, identity: str, duration: float) -> tuple[Lease, float]:

@@ -284,13 +284,15 @@ class ActuatorService:
             self._repeated(item.partition, item.offset)
             return
         if superseded(item.decision, [queued.decision for queued in later]):
+            # Not carried out, so not remembered as carried out: the later write may be a
+            # copy of this very message (decided again), which must then be carried out.
             self.counters.coalesced += 1
         else:
             # what waits behind it in its lane waits for it: it goes at their priority too
             # (a kill behind the status write that must come first is not held by it)
             priority = min(priority_of(d.decision) for d in (item, *later))
             await self._applier.apply(item.decision, priority=priority)
-        self._done.put(item.digest, True)
+            self._done.put(item.digest, True)
         self._offsets.done(item.partition, item.offset)
 
     def _repeated(self, partition: TopicPartition, offset: int) -> None:

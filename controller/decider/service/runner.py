@@ -297,9 +297,7 @@ class DeciderService:
             if partition.dirty and not in_flight:
                 await self._snapshot(number, partition, position)
             self._timers.drop_keys(set(partition.states))
-            log.info(
-                "partition released", partition=number, position=position, in_flight=in_flight
-            )
+            log.info("partition released", partition=number, position=position, in_flight=in_flight)
 
     async def _read_state_partitions(
         self, numbers: list[int]

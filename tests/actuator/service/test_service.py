@@ -55,7 +55,6 @@ from tests.actuator.support import (
 pytestmark = pytest.mark.integration
 
 
-
 def lifecycle(job: dict[str, Any]) -> list[AnyDecision]:
     """A job's start as the decider writes it; its status counts only go up, so a job whose
     decisions ran out of order would end with fewer than 3 running."""
@@ -141,7 +140,10 @@ def handled(service: ActuatorService) -> int:
 
 
 def service(kube: Kube, settings: KafkaSettings, group: str) -> ActuatorService:
-    return ActuatorService(kube=kube, kafka=settings, group_id=group, qps=1000, burst=1000)
+    """With phase changes as Events (`--phase-events`): the Events these tests follow."""
+    return ActuatorService(
+        kube=kube, kafka=settings, group_id=group, qps=1000, burst=1000, phase_events=True
+    )
 
 
 async def cluster_state(kube: Kube, jobs: list[dict[str, Any]]) -> dict[str, Any]:

@@ -95,8 +95,7 @@ async def audit_all(
             say(
                 f"audit {key}: "
                 + "; ".join(
-                    f"{d.kind} {d.id} {d.type} ({', '.join(d.fields)})"
-                    for d in report.differences
+                    f"{d.kind} {d.id} {d.type} ({', '.join(d.fields)})" for d in report.differences
                 )
             )
     return recorded, reproduced, len(events), consistent

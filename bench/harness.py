@@ -116,12 +116,36 @@ async def simulator_process(
             await proc.wait()
 
 
+@dataclass(frozen=True)
+class ControllerChild:
+    #: its /metrics URL
+    metrics: str
+    pid: int
+
+    def memory(self) -> tuple[int, int]:
+        """(resident, peak resident) bytes, from /proc (Linux)."""
+        fields = dict(
+            line.split(":", 1) for line in Path(f"/proc/{self.pid}/status").read_text().splitlines()
+        )
+        return _kib(fields["VmRSS"]), _kib(fields["VmHWM"])
+
+    def cpu_seconds(self) -> float:
+        """User and system CPU time it has used so far, from /proc (Linux): what a run cost
+        it whatever else the machine was doing."""
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _kib(value: str) -> int:
+    return int(value.split()[0]) * 1024
+
+
 @asynccontextmanager
 async def controller_process(
     *, bootstrap: str, kubeconfig: Path, partitions: int, qps: float, burst: int
-) -> AsyncIterator[str]:
-    """The controller (watchers, decider, actuator) in a child process; yields its
-    /metrics URL once /readyz answers 200. SIGTERM stops it cleanly."""
+) -> AsyncIterator[ControllerChild]:
+    """The controller (watchers, decider, actuator) in a child process, once /readyz
+    answers 200. SIGTERM stops it cleanly."""
     command = [
         sys.executable, str(Path(__file__)), "--bootstrap", bootstrap,
         "--kubeconfig", str(kubeconfig), "--partitions", str(partitions),
@@ -138,7 +162,7 @@ async def controller_process(
                     if response.status == 200:
                         break
                 await asyncio.sleep(0.1)
-        yield f"{base}/metrics"
+        yield ControllerChild(f"{base}/metrics", proc.pid)
     finally:
         if proc.returncode is None:
             proc.send_signal(signal.SIGTERM)

@@ -285,7 +285,8 @@ async def main(args: argparse.Namespace) -> None:
                 partitions=args.partitions,
                 qps=args.qps,
                 burst=args.burst,
-            ) as metrics:
+            ) as controller:
+                metrics = controller.metrics
                 for index in range(args.jobs):
                     await kube.request("POST", JOBS_PATH, body=job(index, args.replicas))
                 pods = [

@@ -75,6 +75,8 @@ class ControllerConfig:
     burst: int = DEFAULT_BURST
     #: `--max-requeue-num`: refused creates in a row before a job is terminated
     max_requeues: int = MAX_REQUEUE_NUM
+    #: `--phase-events`: a Kubernetes Event on the Job for each phase change (Volcano writes none)
+    phase_events: bool = False
     lease_namespace: str = "default"
     lease: LeaseTiming = field(default_factory=LeaseTiming)
 
@@ -145,6 +147,7 @@ def _build(name: str, kube: Kube, config: ControllerConfig) -> Service:
         burst=config.burst,
         namespace=config.namespace,
         max_requeues=config.max_requeues,
+        phase_events=config.phase_events,
     )
 
 

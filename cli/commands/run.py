@@ -56,10 +56,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=int(env("LAVALOG_HTTP_PORT", "8080")),
         help="port of /healthz, /readyz and /metrics",
     )
-    parser.add_argument(
+    _add_switch(
+        parser,
         "--kubernetes-auth",
-        action=argparse.BooleanOptionalAction,
-        default=env("LAVALOG_KUBERNETES_AUTH", "").strip().lower() in ("1", "true", "yes"),
+        "LAVALOG_KUBERNETES_AUTH",
         help="answer /metrics only to a caller whose Kubernetes bearer token (TokenReview) "
         "RBAC lets get /metrics (SubjectAccessReview), as the projections do; /healthz and "
         "/readyz stay open. Without it --http-host must be a loopback address (env "
@@ -102,9 +102,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "ResourceQuota) is retried, 5 ms later doubling each time, and terminated after this "
         "many retries in a row; negative: never (Volcano's flag; default %(default)s)",
     )
+    _add_switch(
+        parser,
+        "--phase-events",
+        "LAVALOG_PHASE_EVENTS",
+        help="also record a Kubernetes Event on the Job for each phase change (reason: the "
+        "new phase, e.g. 'Pending -> Running'); off by default, as Volcano records none on a "
+        "job's way to Running and each costs an API call (env LAVALOG_PHASE_EVENTS=true)",
+    )
     add_lease_arguments(parser)
     add_kafka_arguments(parser)
     add_logging_arguments(parser)
+
+
+def _add_switch(parser: argparse.ArgumentParser, flag: str, variable: str, *, help: str) -> None:
+    """`--flag`/`--no-flag`, by default on when `variable` is 1, true or yes."""
+    on = os.environ.get(variable, "").strip().lower() in ("1", "true", "yes")
+    parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=on, help=help)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -133,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
         qps=args.kube_api_qps,
         burst=args.kube_api_burst,
         max_requeues=args.max_requeue_num,
+        phase_events=args.phase_events,
         lease=lease,
     )
     return asyncio.run(_main(config))

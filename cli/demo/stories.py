@@ -168,7 +168,7 @@ STORIES: tuple[Story, ...] = (
     Story(
         jobs=("backoff-train",),
         what_happens=(
-            "flaky-train with a restart backoff (`lavalog.io/restart-backoff: \"1s,2,4s\"`,"
+            'flaky-train with a restart backoff (`lavalog.io/restart-backoff: "1s,2,4s"`,'
             " a lavalog extension): each restart waits longer, 1s then 2s, on a durable timer"
             " the timeline shows; the third exhausts `maxRetry: 3` and fails the job at once"
         ),
@@ -188,8 +188,8 @@ STORIES: tuple[Story, ...] = (
         jobs=("preempted-train",),
         what_happens=(
             "the worker is preempted once (injected, exit 143, SIGTERM); the policy's"
-            " `exitCode: 137` widened by an exit-code set (`lavalog.io/exit-codes.0: \"In"
-            " 137,143\"`, a lavalog extension) restarts the whole job, which then completes"
+            ' `exitCode: 137` widened by an exit-code set (`lavalog.io/exit-codes.0: "In'
+            ' 137,143"`, a lavalog extension) restarts the whole job, which then completes'
         ),
         faults=(Crash(pod="preempted-train-worker-0", exit_code=143),),
         ending=Ending(

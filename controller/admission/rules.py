@@ -59,7 +59,6 @@ _ALL_EVENTS = frozenset(Event)
 _ALL_ACTIONS = frozenset(Action)
 
 
-
 @dataclass(frozen=True)
 class Range(Generic[_S]):
     """An integer field that must lie between `minimum` and, if given, `maximum(owner)`.

@@ -2,7 +2,9 @@
 consuming on (the decider's snapshots, the watchers' view of what the decider holds).
 
 The end is the high watermark seen after a fetch: `end_offsets` is not exact on every
-Kafka-compatible broker. A partition with no watermark yet after an empty fetch is empty.
+Kafka-compatible broker. A partition is read until the broker has answered a fetch of it
+(an empty one too answers, with its watermark): a fetch wait that ended with no answer
+yet says nothing, and taking it for an empty partition lost whole snapshots under load.
 """
 
 from __future__ import annotations
@@ -30,9 +32,8 @@ async def read_to_end(
             records[tp].extend(messages)
         left = []
         for tp in pending:
-            end = reader.highwater(tp)
-            caught_up = end is not None and await reader.position(tp) >= end
-            if not (caught_up or (not batch and end is None)):
+            end = reader.highwater(tp)  # None until the broker answered a fetch of it
+            if end is None or await reader.position(tp) < end:
                 left.append(tp)
         pending = left
     return records

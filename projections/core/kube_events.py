@@ -6,7 +6,9 @@ them). Kubernetes deletes Events after an hour (kube-apiserver's `--event-ttl`);
 decisions that produced them stay on the log. So the projections draw the same Events
 from the decisions, with the function the actuator writes them with
 (`lavalog.controller.actuator.core.job_events.notices`): the same type, reason and
-message, at the decision's time, which is the time the actuator gives the Event.
+message, at the decision's time, which is the time the actuator gives the Event. Phase
+changes are among them whether or not the controller writes them to Kubernetes
+(`lavalog run --phase-events`): the page shows a job's history, and they are part of it.
 
 Not here: the Warnings of decisions the API server refused to carry out (FailedCreate,
 FailedDelete...), whose answer is not on the log, and Events other components record on
@@ -56,5 +58,5 @@ def kube_events(decisions: Iterable[Decision]) -> tuple[KubeEvent, ...]:
             decision=decision.id,
         )
         for decision in decisions
-        for notice in notices(decision)
+        for notice in notices(decision, phase_events=True)
     )

@@ -333,7 +333,12 @@ class System:
         return await self.job(name)
 
     async def start_replica(
-        self, identity: str, *, lease_duration: float = LEASE, max_requeues: int = MAX_REQUEUE_NUM
+        self,
+        identity: str,
+        *,
+        lease_duration: float = LEASE,
+        max_requeues: int = MAX_REQUEUE_NUM,
+        phase_events: bool = False,
     ) -> Replica:
         stop = asyncio.Event()
         config = ControllerConfig(
@@ -345,6 +350,7 @@ class System:
             qps=1000.0,
             burst=2000,
             max_requeues=max_requeues,
+            phase_events=phase_events,
         )
         started: list[Health] = []
         task = asyncio.create_task(
@@ -411,6 +417,7 @@ async def running_system(
     time_scale: float = 50.0,
     lease_duration: float = LEASE,
     max_requeues: int = MAX_REQUEUE_NUM,
+    phase_events: bool = False,
     **cluster: Any,
 ) -> AsyncIterator[System]:
     """A simulated cluster and controller replicas (ready) on `kafka`."""
@@ -424,7 +431,10 @@ async def running_system(
         try:
             for identity in replicas:
                 await system.start_replica(
-                    identity, lease_duration=lease_duration, max_requeues=max_requeues
+                    identity,
+                    lease_duration=lease_duration,
+                    max_requeues=max_requeues,
+                    phase_events=phase_events,
                 )
             if system.replicas:
                 await system.ready()

@@ -5,7 +5,9 @@ reason and source component, and a message that starts as Volcano's does, so tha
 alerts and dashboards built on Volcano's Events keep working; lavalog's own detail
 (trigger, pod, exit code, matched policy, decision id) follows in the message. Reasons
 are Volcano's (`lavalog.events.volcano.reasons`). Phase changes and rejected specs
-are Events Volcano does not have (its webhook refuses a bad spec before it exists).
+are Events Volcano does not have (its webhook refuses a bad spec before it exists);
+phase changes are written only when asked for (`phase_events`): Volcano's controller
+records no Event on a job's way to Running, and they would cost two calls per job.
 
 An Event's name is derived from the decision id, so carrying out a decision again (a
 replay, a restart before the offset commit) creates nothing new: the second create is
@@ -140,16 +142,19 @@ REPORTED = tuple(_NOTICES)
 """Decision types that are carried out as Events and nothing else."""
 
 
-def notices(decision: Decision) -> tuple[Notice, ...]:
-    """The Events reporting `decision` (one of `REPORTED`), in the order Volcano records them."""
+def notices(decision: Decision, *, phase_events: bool = False) -> tuple[Notice, ...]:
+    """The Events reporting `decision` (one of `REPORTED`), in the order Volcano records them;
+    none for a phase change unless `phase_events` (lavalog's own Event, off by default)."""
+    if isinstance(decision, PhaseChanged) and not phase_events:
+        return ()
     return _NOTICES[type(decision)](decision)
 
 
-def reported(decision: Decision) -> list[dict[str, Any]]:
+def reported(decision: Decision, *, phase_events: bool = False) -> list[dict[str, Any]]:
     """The Event manifests of `decision` (one of `REPORTED`), each named apart."""
     return [
         event_manifest(decision, notice, suffix=f"#{notice.reason}" if index else "")
-        for index, notice in enumerate(notices(decision))
+        for index, notice in enumerate(notices(decision, phase_events=phase_events))
     ]
 
 

@@ -23,8 +23,8 @@ import msgspec
 import structlog
 
 from lavalog.controller.actuator.core import job_events, paths, volumes
+from lavalog.controller.actuator.core.held_jobs import HeldJobs, uid_of
 from lavalog.controller.actuator.core.job import JobView
-from lavalog.controller.actuator.core.lru import Lru
 from lavalog.controller.actuator.core.plugins import KeyGenerator
 from lavalog.controller.actuator.core.podgroup import build_podgroup
 from lavalog.controller.actuator.core.pods import build_pods
@@ -36,7 +36,7 @@ from lavalog.controller.actuator.core.resources import (
 )
 from lavalog.controller.actuator.core.staleness import pods_are_stale, status_is_older, still_wanted
 from lavalog.controller.actuator.core.status import merged_status
-from lavalog.controller.actuator.service.client import Api, Obj, decode_object
+from lavalog.controller.actuator.service.client import Api, Obj
 from lavalog.controller.actuator.service.counters import Counters
 from lavalog.controller.actuator.service.ratelimit import prioritized
 from lavalog.controller.actuator.service.recorder import EventRecorder
@@ -60,7 +60,6 @@ from lavalog.events.decisions import (
 from lavalog.events.observations import MAX_REQUEUE_NUM, CreateFailed
 from lavalog.events.topics import split_job_key
 from lavalog.events.volcano import reasons
-from lavalog.events.volcano.api import API_VERSION as JOB_API_VERSION
 from lavalog.events.volcano.api import PODGROUP_API_VERSION
 
 #: a refused create reported, as the decider learns of it (`CreateFailed` on the log)
@@ -69,8 +68,6 @@ OnRefused = Callable[[CreateFailed], Awaitable[None]]
 #: the Job is already past it: see `staleness`)
 Handler = Callable[[Any], Awaitable[bool]]
 
-#: Jobs per page when they are listed
-_LIST_PAGE = 500
 _PODGROUP_FIELDS = (
     "minMember",
     "minTaskMember",
@@ -95,8 +92,11 @@ class Applier:
         cached_jobs: int = 10_000,
         on_refused: OnRefused | None = None,
         max_requeues: int = MAX_REQUEUE_NUM,
+        phase_events: bool = False,
     ) -> None:
         self._api = api
+        #: `--phase-events`: phase changes as Events (lavalog's own; Volcano writes none)
+        self._phase_events = phase_events
         self._counters = counters
         self._on_refused = on_refused
         #: `--max-requeue-num`, told to the decider with each refusal
@@ -105,7 +105,8 @@ class Applier:
         self.events = EventRecorder(api, counters)
         self._pod_concurrency = pod_concurrency
         self._keygen = keygen
-        self._jobs = _JobCache(cached_jobs)
+        #: the Jobs as last read, written or watched (`job_informer` keeps them current)
+        self.jobs = HeldJobs(cached_jobs)
         self._priorities: dict[str, int] = {}
         reported: dict[type[Decision], Handler] = dict.fromkeys(job_events.REPORTED, self._report)
         self._handlers: dict[type[Decision], Handler] = {
@@ -125,7 +126,11 @@ class Applier:
         """Carry out `decision`; returns once it is done, skipped, or failed for good. Its
         API calls wait for the budget at `priority` (by default the decision's own)."""
         handler = self._handlers.get(type(decision))
-        if handler is None:  # a cancelled timer, an admission: the decider's own records
+        # a cancelled timer, an admission: the decider's own records; a phase change
+        # without --phase-events: nothing to write
+        if handler is None or (
+            type(decision) in job_events.REPORTED and not self.reported(decision)
+        ):
             self._counters.ignored += 1
             return
         # every line logged meanwhile (API retries included) names the job and decision, and
@@ -181,9 +186,13 @@ class Applier:
 
     # handlers ------------------------------------------------------------------------
 
+    def reported(self, decision: Decision) -> list[Obj]:
+        """The Event manifests of a decision that is only Events (`job_events.REPORTED`)."""
+        return job_events.reported(decision, phase_events=self._phase_events)
+
     async def _report(self, decision: Decision) -> bool:
         """Queue its Events (the actuator's service records them without a lane)."""
-        self.events.record(job_events.reported(decision))
+        self.events.record(self.reported(decision))
         return True
 
     async def _create_podgroup(self, decision: PodGroupCreate) -> bool:
@@ -208,15 +217,17 @@ class Applier:
         None when it is gone."""
 
         def name_claims(current: Obj) -> Obj | None:
-            return volumes.with_claim_names(current) if _uid(current) == decision.job_uid else None
+            return (
+                volumes.with_claim_names(current) if uid_of(current) == decision.job_uid else None
+            )
 
         if volumes.with_claim_names(job) is not None:
             path = paths.job(*split_job_key(decision.key))
             written = await self._api.update(path, name_claims, current=job)
-            if written is None or _uid(written) != decision.job_uid:
+            if written is None or uid_of(written) != decision.job_uid:
                 return None
             job = written
-            self._jobs.put(decision.key, job)
+            self.jobs.hold(job)
         for claim in volumes.claims_to_create(job):
             try:
                 await self._api.create(paths.of_manifest(claim)[0], claim)
@@ -260,34 +271,11 @@ class Applier:
         await _all(self._api.delete(path) for path in plugin_resource_paths(decision))
         return True
 
-    async def learn_jobs(self, namespace: str | None = None) -> int:
-        """Hold the Jobs the API server lists (of `namespace`, or all; as many as are held
-        at most), one page of 500 per call: after partitions are taken over, each job's
-        first status write or pod create then needs no read of its own. A Job held already
-        (written here meanwhile) is kept. The number of Jobs listed."""
-        path = paths.jobs(namespace)
-        listed, token = 0, ""
-        with prioritized(Priority.PODS):
-            while listed < self._jobs.size:
-                query: dict[str, str | int | bool] = {"limit": _LIST_PAGE}
-                if token:
-                    query["continue"] = token
-                page = decode_object(await self._api.call("GET", path, query=query))
-                for item in page.get("items") or []:
-                    job = {"apiVersion": JOB_API_VERSION, "kind": "Job", **item}
-                    meta = job.get("metadata") or {}
-                    self._jobs.put_absent(f"{meta.get('namespace')}/{meta.get('name')}", job)
-                    listed += 1
-                token = (page.get("metadata") or {}).get("continue") or ""
-                if not token:
-                    break
-        return listed
-
     def forget_jobs(self) -> None:
-        """Drop the Jobs held from earlier reads and writes: called when partitions go to
-        another member, whose writes this member does not see (so a decision it carries
-        out again later is checked against the Job as it is, not as it was here)."""
-        self._jobs.clear()
+        """Drop the Jobs held: called when partitions go to another member, whose writes
+        this member may not have seen yet (so a decision it carries out again later is
+        checked against the Job as it is, not as it was here)."""
+        self.jobs.clear()
 
     async def _create_pods(self, decision: PodsCreate) -> bool:
         job = self._job_at_generation(decision) or await self._read_job(decision)
@@ -341,7 +329,7 @@ class Applier:
 
         def change(job: Obj) -> Obj | None:
             current = job.get("status")
-            if _uid(job) != decision.job_uid:
+            if uid_of(job) != decision.job_uid:
                 return None
             if status_is_older(current, decision.status):
                 return None  # carried out again after a later status was written
@@ -349,16 +337,16 @@ class Applier:
             return None if merged == current else {**job, "status": merged}
 
         path = paths.job(*split_job_key(decision.key))
-        cached = self._jobs.get(decision.key, decision.job_uid)
+        cached = self.jobs.get(decision.key, decision.job_uid)
         written = await self._api.update(path, change, subresource="status", current=cached)
-        if written is None or _uid(written) != decision.job_uid:
+        if written is None or uid_of(written) != decision.job_uid:
             return False
-        self._jobs.put(decision.key, written)
+        self.jobs.hold(written)
         return True
 
     async def _delete_job(self, decision: JobDelete) -> bool:
         path = paths.job(*split_job_key(decision.key))
-        self._jobs.drop(decision.key)
+        self.jobs.drop(decision.key)
         return await self._api.delete(path, uid=decision.job_uid, propagation="Background")
 
     # helpers -------------------------------------------------------------------------
@@ -366,19 +354,20 @@ class Applier:
     async def _read_job(self, decision: Decision) -> Obj | None:
         """The Job as it is now, if it is still the incarnation the decision is about."""
         job = await self._api.get(paths.job(*split_job_key(decision.key)))
-        if job is None or _uid(job) != decision.job_uid:
+        if job is None or uid_of(job) != decision.job_uid:
             return None
-        self._jobs.put(decision.key, job)
+        self.jobs.hold(job)
         return job
 
     def _job_at_generation(
         self, decision: PodGroupCreate | PluginResourcesEnsure | PodsCreate | PodsReplace
     ) -> Obj | None:
-        """The Job as last read or written here, if it is the decision's incarnation and at
-        least at the generation the decision was made from: its spec is then as new as the
-        decider's, and its status is the last one this actuator wrote (its lane writes the
-        job's statuses in log order), so reading it again would tell nothing new."""
-        job = self._jobs.get(decision.key, decision.job_uid)
+        """The Job held (as last read, written or watched here), if it is the decision's
+        incarnation and at least at the generation the decision was made from: its spec is
+        then as new as the decider's, and its status at least the last one this actuator
+        wrote (its lane writes the job's statuses in log order), so reading it again would
+        tell nothing new."""
+        job = self.jobs.get(decision.key, decision.job_uid)
         if job is None or decision.job_generation == 0:
             return None
         generation = int((job.get("metadata") or {}).get("generation") or 0)
@@ -405,10 +394,6 @@ def _pods_to_make(job: Obj, decision: PodsCreate | PodsReplace) -> list[Obj]:
         return []
     wanted = still_wanted(JobView.of(job).spec, decision.pods)
     return build_pods(job, msgspec.structs.replace(decision, pods=wanted)) if wanted else []
-
-
-def _uid(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("uid", ""))
 
 
 async def _all(calls: Iterable[Awaitable[object]]) -> None:
@@ -474,33 +459,3 @@ def _merge_plugin_resource(existing: Obj, desired: Obj) -> Obj | None:
     if desired["kind"] in KEEP_EXISTING_KINDS or existing.get("data") == desired.get("data"):
         return None
     return {**existing, "data": desired.get("data")}
-
-
-class _JobCache:
-    """The last Job object read or written per job key: a status write's first guess at the
-    resourceVersion (a stale guess costs one conflict and a re-read), and a pod create's
-    Job when it is at the decision's generation (`Applier._job_at_generation`)."""
-
-    def __init__(self, size: int) -> None:
-        self._jobs: Lru[str, Obj] = Lru(size)
-
-    @property
-    def size(self) -> int:
-        return self._jobs.size
-
-    def get(self, key: str, uid: str) -> Obj | None:
-        job = self._jobs.get(key)
-        return job if job is not None and _uid(job) == uid else None
-
-    def put(self, key: str, job: Obj) -> None:
-        self._jobs.put(key, job)
-
-    def put_absent(self, key: str, job: Obj) -> None:
-        if key not in self._jobs:
-            self._jobs.put(key, job)
-
-    def drop(self, key: str) -> None:
-        self._jobs.drop(key)
-
-    def clear(self) -> None:
-        self._jobs.clear()

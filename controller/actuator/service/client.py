@@ -10,8 +10,9 @@ retried on conflict.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import msgspec
@@ -148,14 +149,9 @@ class Api:
             "timeoutSeconds": _DELETION_WATCH_SECONDS,
         }
         try:
-            async with self._limiter:
-                pass  # a token, as every request takes; the watch holds no slot
-            self.calls[classify("GET", collection, watch=True)] += 1
             async with (
                 aside(),  # the other jobs' lanes go on meanwhile
-                self._kube.stream(
-                    collection, query, request_timeout=_DELETION_WATCH_SECONDS + 10
-                ) as lines,
+                self.watch(collection, query, seconds=_DELETION_WATCH_SECONDS) as lines,
             ):
                 async for line in lines:
                     change = _WATCHED.decode(line)
@@ -168,6 +164,19 @@ class Api:
                 raise
             _log.info("deletion watch failed", path=collection, name=name, error=str(exc))
         return False
+
+    @contextlib.asynccontextmanager
+    async def watch(
+        self, collection: str, query: Mapping[str, str | int | bool], *, seconds: float
+    ) -> AsyncIterator[AsyncIterator[bytes]]:
+        """A watch of `collection` (`query` as the API takes it, `watch` included), open
+        `seconds` at most: its lines. It takes a token of the budget, as every request
+        does, but holds no slot of the concurrency while it is open."""
+        async with self._limiter:
+            pass
+        self.calls[classify("GET", collection, watch=True)] += 1
+        async with self._kube.stream(collection, query, request_timeout=seconds + 10) as lines:
+            yield lines
 
     async def update(
         self, path: str, change: Change, *, subresource: str = "", current: Obj | None = None

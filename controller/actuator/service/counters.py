@@ -22,7 +22,7 @@ class Counters:
     #: decisions received again (the decider produced them twice) after being carried out
     repeated: int = 0
     #: decisions with nothing to carry out: the decider's own records (a cancelled timer,
-    #: an admission)
+    #: an admission), a phase change without `--phase-events`
     ignored: int = 0
     #: Kubernetes Events not written: counted into another or over their object's budget
     #: (`core.event_correlation`)

@@ -24,7 +24,7 @@ import structlog
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.errors import KafkaError
 
-from lavalog.controller.actuator.core.job_events import REPORTED, reported
+from lavalog.controller.actuator.core.job_events import REPORTED
 from lavalog.controller.actuator.core.lane_order import next_up, superseded
 from lavalog.controller.actuator.core.lru import Lru
 from lavalog.controller.actuator.core.offsets import OffsetTracker, Progress
@@ -32,13 +32,14 @@ from lavalog.controller.actuator.core.priority import Priority, priority_of
 from lavalog.controller.actuator.service.apply import Applier
 from lavalog.controller.actuator.service.client import Api
 from lavalog.controller.actuator.service.counters import Counters
+from lavalog.controller.actuator.service.job_informer import JobInformer
 from lavalog.controller.actuator.service.progress_log import ProgressLog
 from lavalog.controller.actuator.service.queues import KeyedQueues, step_aside
 from lavalog.controller.actuator.service.ratelimit import RateLimiter, TokenBucket
 from lavalog.controller.actuator.service.refusals import RefusalPublisher
 from lavalog.controller.decision_logs import carried_out, decision_fields, lag
 from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
-from lavalog.controller.kube import Kube, KubeError
+from lavalog.controller.kube import Kube
 from lavalog.events.codec import DecodeError, decode_decision
 from lavalog.events.decisions import AnyDecision
 from lavalog.events.observations import MAX_REQUEUE_NUM
@@ -84,17 +85,22 @@ class ActuatorService:
         concurrency: int = 32,
         namespace: str | None = None,
         max_requeues: int = MAX_REQUEUE_NUM,
+        phase_events: bool = False,
     ) -> None:
         self.counters = Counters()
         #: the namespace the controller watches (None: all), whose Jobs a takeover lists
         self._namespace = namespace
-        self._learning: asyncio.Task[None] | None = None
+        self._informer: asyncio.Task[None] | None = None
         limiter = RateLimiter(TokenBucket(qps, burst), concurrency, counters=self.counters)
         # a call waiting to be retried leaves its lane's turn to another job meanwhile
         self._api = Api(kube, limiter, self.counters, sleep=step_aside)
         self._refusals = RefusalPublisher(kafka)
         self._applier = Applier(
-            self._api, self.counters, on_refused=self._refusals.publish, max_requeues=max_requeues
+            self._api,
+            self.counters,
+            on_refused=self._refusals.publish,
+            max_requeues=max_requeues,
+            phase_events=phase_events,
         )
         self._events = self._applier.events
         self._kafka = kafka
@@ -172,8 +178,8 @@ class ActuatorService:
                 await self._commit(consumer, progress_log)
         finally:
             self._ready = False
-            if self._learning is not None:
-                self._learning.cancel()
+            if self._informer is not None:
+                self._informer.cancel()
             self._lanes.drop_waiting()
             await self._lanes.drain(DRAIN_SECONDS)
             await self._stop_writing(writer)
@@ -237,13 +243,18 @@ class ActuatorService:
             self._repeated(partition, offset)
             return
         if type(decision) in REPORTED:  # no lane: an Event waits for nothing, nor holds up
+            events = self._applier.reported(decision)
+            if not events:  # a phase change without --phase-events: nothing to write
+                self.counters.ignored += 1
+                self._offsets.done(partition, offset)
+                return
             copies = self._events_waiting.get(digest)
             if copies is not None:  # its first copy is still being written
                 copies.append(offset)
                 return
             self._events_waiting[digest] = []
             done = functools.partial(self._event_done, partition, offset, decision, digest)
-            self._events.record(reported(decision), group=partition, done=done, decision=digest)
+            self._events.record(events, group=partition, done=done, decision=digest)
             return
         self._lanes.put(decision.key, partition, _Item(partition, offset, decision, digest))
 
@@ -273,13 +284,15 @@ class ActuatorService:
             self._repeated(item.partition, item.offset)
             return
         if superseded(item.decision, [queued.decision for queued in later]):
+            # Not carried out, so not remembered as carried out: the later write may be a
+            # copy of this very message (decided again), which must then be carried out.
             self.counters.coalesced += 1
         else:
             # what waits behind it in its lane waits for it: it goes at their priority too
             # (a kill behind the status write that must come first is not held by it)
             priority = min(priority_of(d.decision) for d in (item, *later))
             await self._applier.apply(item.decision, priority=priority)
-        self._done.put(item.digest, True)
+            self._done.put(item.digest, True)
         self._offsets.done(item.partition, item.offset)
 
     def _repeated(self, partition: TopicPartition, offset: int) -> None:
@@ -326,8 +339,8 @@ class ActuatorService:
         self._offsets.forget(partitions)
         self._taken_over -= partitions
         if partitions:
-            if self._learning is not None:  # a list from before would hold them again
-                self._learning.cancel()
+            if self._informer is not None:  # what it lists or watches now would be held again
+                self._informer.cancel()
             self._applier.forget_jobs()
 
     async def _take_over(
@@ -352,25 +365,16 @@ class ActuatorService:
             self._offsets.resume(tp, Progress(start, done))
         self._taken_over |= partitions
         if partitions:
-            if self._learning is not None:
-                self._learning.cancel()
-            self._learning = asyncio.create_task(self._learn_jobs(), name="actuator jobs list")
+            if self._informer is not None:
+                self._informer.cancel()
+            informer = JobInformer(self._api, self._applier.jobs, self._namespace)
+            self._informer = asyncio.create_task(informer.run(), name="actuator jobs informer")
         _log.info(
             "partitions taken over",
             partitions=sorted(tp.partition for tp in partitions),
             skipping={n: len(p.done) for n, p in recorded.items()},
         )
         self._ready = True
-
-    async def _learn_jobs(self) -> None:
-        """List the Jobs once the partitions are taken over (`Applier.learn_jobs`): their
-        decisions meanwhile read the Jobs they need, as they would without."""
-        try:
-            listed = await self._applier.learn_jobs(self._namespace)
-        except KubeError as exc:  # e.g. no RBAC to list: each job is read when needed
-            _log.warning("jobs not listed", error=str(exc))
-            return
-        _log.info("jobs listed", jobs=listed)
 
 
 def _same(message: bytes) -> str:

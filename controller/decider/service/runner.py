@@ -150,8 +150,14 @@ class DeciderService:
         offsets = {tp: messages[-1].offset + 1 for tp, _, messages in batches}
         for tp, next_offset in offsets.items():
             self._positions[tp.partition] = next_offset
+        # Not while rebuilding below the group's commit: that would move it back, and the
+        # next owner (if the partition goes mid-rebuild) would decide it all again.
+        ahead = {
+            tp: offsets[tp] for tp, partition, _ in batches if offsets[tp] > partition.committed
+        }
         try:
-            await self._require_consumer().commit(offsets)
+            if ahead:
+                await self._require_consumer().commit(ahead)
         except KafkaError as exc:
             # The group rebalanced meanwhile (a long broker pause, a session expired): the
             # partitions' next owner replays from the last commit, whose decisions are
@@ -291,9 +297,7 @@ class DeciderService:
             if partition.dirty and not in_flight:
                 await self._snapshot(number, partition, position)
             self._timers.drop_keys(set(partition.states))
-            log.info(
-                "partition released", partition=number, position=position, in_flight=in_flight
-            )
+            log.info("partition released", partition=number, position=position, in_flight=in_flight)
 
     async def _read_state_partitions(
         self, numbers: list[int]

@@ -22,6 +22,7 @@ log = structlog.get_logger("lavalog.watchers")
 
 T = TypeVar("T", bound=KubeObject)
 
+
 class ChangeType(enum.StrEnum):
     ADDED = "ADDED"
     MODIFIED = "MODIFIED"

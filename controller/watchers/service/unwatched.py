@@ -90,4 +90,3 @@ async def decider_view(settings: KafkaSettings) -> list[JobState]:
             except DecodeError:
                 continue  # the decider dead-letters it: no state
     return [state for decider in deciders.values() for state in decider.states.values()]
-

@@ -220,12 +220,24 @@ def test_a_phase_change_names_the_phase_and_a_failure_warns() -> None:
         retry_count=3,
         version=3,
     )
-    assert job_events.notices(failed) == (
+    assert job_events.notices(failed, phase_events=True) == (
         job_events.Notice(
             "Warning",
             "Failed",
             "Restarting -> Failed: MaxRetryExceeded: retried 3 times (version 3, retries 3)",
         ),
+    )
+
+
+def test_phase_changes_are_no_events_unless_asked_for_as_volcano_records_none() -> None:
+    """Volcano's controller records no Event when a job goes Pending or Running."""
+    pending = PhaseChanged(**ENVELOPE, id="obs-9#1", previous="", phase="Pending")
+    assert job_events.notices(pending) == ()
+    assert job_events.reported(pending) == []
+    (event,) = job_events.reported(pending, phase_events=True)
+    assert (event["reason"], event["message"]) == (
+        "Pending",
+        "new -> Pending (version 0, retries 0)",
     )
 
 

@@ -130,7 +130,13 @@ def job() -> dict[str, Any]:
 
 @pytest.mark.parametrize(
     ("name", "index", "partition"),
-    [("worker", 0, "0"), ("worker", 3, "0"), ("worker", 4, "1"), ("worker", 7, "1"), ("eval", 1, "1")],
+    [
+        ("worker", 0, "0"),
+        ("worker", 3, "0"),
+        ("worker", 4, "1"),
+        ("worker", 7, "1"),
+        ("eval", 1, "1"),
+    ],
 )
 def test_pod_partition_label(name: str, index: int, partition: str) -> None:
     ref = PodRef(name=f"llm-{name}-{index}", task=name, index=index)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 from typing import Any
 
@@ -12,6 +13,7 @@ from msgspec.structs import replace
 from lavalog.controller.actuator.core import paths
 from lavalog.controller.actuator.service.apply import Applier
 from lavalog.controller.actuator.service.counters import Counters
+from lavalog.controller.actuator.service.job_informer import JobInformer
 from lavalog.controller.kube import Kube
 from lavalog.events.decisions import (
     ActionDecided,
@@ -259,6 +261,7 @@ async def test_a_status_write_keeps_what_others_wrote_in_the_status(
 async def test_actions_phases_and_rejections_become_one_event_each(
     kube: Kube, applier: Applier
 ) -> None:
+    """Phase changes with `--phase-events`; without it they are no Event."""
     job = await submit(kube)
     action = decision(
         ActionDecided,
@@ -292,8 +295,14 @@ async def test_actions_phases_and_rejections_become_one_event_each(
     timer = decision(
         TimerScheduled, job, timer_id="t1", fire_at=1.0, action="RestartJob", trigger="PodFailed"
     )
-    await twice(applier, action, phase, rejected, timer)
+    await twice(applier, phase)
     await applier.events.idle()
+    assert events_of(await items(kube, EVENTS), job) == []
+    reporting = Applier(applier._api, Counters(), phase_events=True)
+    writer = asyncio.create_task(reporting.events.run())
+    await twice(reporting, action, phase, rejected, timer)
+    await reporting.events.idle()
+    writer.cancel()
 
     events = {e["message"][:28]: e for e in events_of(await items(kube, EVENTS), job)}
     assert sorted((e["reason"], m) for m, e in events.items()) == [
@@ -361,9 +370,9 @@ async def test_a_refused_create_is_reported_in_volcanos_words_and_to_the_decider
         f'Error creating pods: [failed to create pod {refused}, err: Pod "{refused}" is invalid'
     )
     assert bad.id in warning["message"]
-    assert [(r.id, r.decision, r.object_kind, r.names, r.job_version, r.code) for r in refusals] == [
-        (f"{bad.id}/refused", bad.id, "Pod", (refused,), 1, 422)
-    ] * 2
+    assert [
+        (r.id, r.decision, r.object_kind, r.names, r.job_version, r.code) for r in refusals
+    ] == [(f"{bad.id}/refused", bad.id, "Pod", (refused,), 1, 422)] * 2
     # The good pod of the same decision was created all the same.
     assert [p["metadata"]["name"] for p in await items(kube, pods_path())] == [f"{long}-ps-0"]
 
@@ -485,7 +494,8 @@ async def test_jobs_listed_at_a_takeover_spare_each_jobs_own_read(
     """One list instead of a read per job: a status write, a PodGroup and pods of a Job
     held at the decision's generation need no read of it."""
     jobs = [await submit(kube, name=f"tf-{n}") for n in range(3)]
-    assert await applier.learn_jobs("default") == 3
+    await JobInformer(applier._api, applier.jobs, "default").list()
+    assert len(applier.jobs) == 3
     reads = sim_cluster.api_calls["get jobs"]
 
     for job in jobs:

@@ -55,7 +55,6 @@ from tests.actuator.support import (
 pytestmark = pytest.mark.integration
 
 
-
 def lifecycle(job: dict[str, Any]) -> list[AnyDecision]:
     """A job's start as the decider writes it; its status counts only go up, so a job whose
     decisions ran out of order would end with fewer than 3 running."""
@@ -141,7 +140,10 @@ def handled(service: ActuatorService) -> int:
 
 
 def service(kube: Kube, settings: KafkaSettings, group: str) -> ActuatorService:
-    return ActuatorService(kube=kube, kafka=settings, group_id=group, qps=1000, burst=1000)
+    """With phase changes as Events (`--phase-events`): the Events these tests follow."""
+    return ActuatorService(
+        kube=kube, kafka=settings, group_id=group, qps=1000, burst=1000, phase_events=True
+    )
 
 
 async def cluster_state(kube: Kube, jobs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -304,6 +306,25 @@ async def test_a_decision_the_decider_produced_again_is_not_carried_out_again(
     assert actuator.counters.applied == 2
     assert sim_cluster.api_calls["create pods"] == 3
     assert len(events_of(await items(kube, EVENTS), job)) == 1
+
+
+async def test_a_status_write_queued_behind_itself_is_written_once(
+    sim_cluster: SimulatedCluster, kube: Kube, kafka_settings: KafkaSettings
+) -> None:
+    """A status write decided again (at-least-once) while its first copy still waits in
+    the job's lane: the first is left out for the later one of its phase (`superseded`),
+    which is then carried out, not taken for a repeat of a write never made (in the churn
+    run a job's Failed status was lost so, and the run waited minutes for that job)."""
+    job = await submit(kube)
+    failed = decision(StatusWrite, job, status=status("Failed", 0))
+    # All in one fetch: both copies are in the lane, behind the pod creates, together.
+    await produce(kafka_settings, [tf_pods(job), failed, failed], partition=0)
+    async with running(service(kube, kafka_settings, "actuator")) as actuator:
+        await until(lambda: handled(actuator) + actuator.counters.repeated == 3)
+        await until(lambda: actuator.in_flight == 0)
+    assert (actuator.counters.coalesced, actuator.counters.repeated) == (1, 0)
+    assert (await read(kube, job_path(job)))["status"]["state"]["phase"] == "Failed"
+    assert sim_cluster.api_calls["update jobs/status"] == 1
 
 
 async def test_another_decision_under_the_same_id_is_carried_out(

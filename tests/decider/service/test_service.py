@@ -8,6 +8,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable
 
 import pytest
+from aiokafka import TopicPartition
 
 from lavalog.controller.decider.core import replay
 from lavalog.controller.decider.service.runner import DeciderService
@@ -187,3 +188,49 @@ async def test_a_reused_name_with_an_invalid_spec_fails_whether_or_not_the_decid
     failed = [d for d in recorded if isinstance(d, PhaseChanged) and d.job_uid == "uid-second"]
     assert [(d.phase, d.reason) for d in failed] == [("Failed", "InvalidSpec")]
     assert audit([*old, *new, *recorded], replay).ok
+
+
+async def commit_observed(settings: KafkaSettings, offsets: dict[int, int]) -> None:
+    """Commit these offsets of `lavalog.observed` for the deciders' group."""
+    topic = topic_name(settings, topics.OBSERVED)
+    consumer = create_consumer(settings, group_id="decider")
+    consumer.assign([TopicPartition(topic, n) for n in offsets])
+    async with consumer:
+        await consumer.commit({TopicPartition(topic, n): at for n, at in offsets.items()})
+
+
+async def committed_observed(settings: KafkaSettings, partition: int) -> int | None:
+    tp = TopicPartition(topic_name(settings, topics.OBSERVED), partition)
+    consumer = create_consumer(settings, group_id="decider")
+    consumer.assign([tp])
+    async with consumer:
+        offset: int | None = await consumer.committed(tp)
+    return offset
+
+
+async def test_a_rebuild_below_the_groups_commit_never_moves_the_commit_back(kafka_settings):
+    """A member whose snapshot is older than the group's commit (its predecessor crashed
+    after deciding on, or the snapshot was not found) rebuilds the states from it up to
+    the commit, deciding nothing again. Nor may it commit there: a member that goes
+    mid-rebuild would move the commit back, and the next owner would decide everything
+    after it again (in the churn run a commit went from 21,028 back to 4,000, and
+    1,051 decisions were carried out again six minutes late). Here the rebuild cannot
+    reach the commit, which stands for the member going before it does."""
+    events = tensorflow_restart_task()
+    async with create_producer(kafka_settings) as producer:
+        for event in events:
+            sent = await producer.send_and_wait(
+                topic_name(kafka_settings, topics.OBSERVED), encode(event), key=event.key.encode()
+            )
+    partition, ahead = sent.partition, len(events) + 5
+    await commit_observed(kafka_settings, {partition: ahead})
+
+    async with running(decider(kafka_settings, max_batch=2)) as service:
+        async with asyncio.timeout(30):
+            while True:  # until it has rebuilt all there is
+                if service.lag().get(partition) == 0:
+                    break
+                await asyncio.sleep(0.05)
+    assert service.counters["observations"] == len(events)
+    assert service.counters["decisions"] == 0
+    assert await committed_observed(kafka_settings, partition) == ahead

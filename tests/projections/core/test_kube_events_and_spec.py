@@ -23,7 +23,11 @@ def test_the_events_are_those_the_actuator_records_for_the_decisions() -> None:
 
     events = kube_events(reported)
 
-    written = [(d.time, n.type, n.reason, n.message, d.id) for d in reported for n in notices(d)]
+    written = [
+        (d.time, n.type, n.reason, n.message, d.id)
+        for d in reported
+        for n in notices(d, phase_events=True)
+    ]
     assert [(e.time, e.type, e.reason, e.message, e.decision) for e in events] == written
     assert {e.source for e in events} == {"vc-controller-manager"}
     reasons = [e.reason for e in events]

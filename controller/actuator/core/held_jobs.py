@@ -1,0 +1,85 @@
+"""The Jobs the actuator holds: the newest version of each it has read, written or watched.
+
+Volcano's job controller reads Jobs from its informer's cache, never from the API server;
+the actuator does likewise (`service.job_informer`), so that a job's first status write
+or pod create needs no read of its own. What is held may be behind the API server (a
+watch lags a little): a status write on a stale resourceVersion is refused (409) and
+read again, and a pod create checks the held Job's generation against the decision's.
+
+Newest wins: a watch may deliver a change after the answer to a later write of the same
+Job was held, and must not take its place. kube-apiserver's resourceVersions are etcd
+revisions, decimal integers that grow with every write; one that is not a number is
+taken as newer. Finished Jobs (Completed, Failed, Terminated) are not held: no pod is
+created for them again, so memory stays flat as jobs finish. Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from lavalog.controller.actuator.core.lru import Lru
+from lavalog.events.volcano.api import FINISHED_PHASES
+
+Obj = dict[str, Any]
+
+
+class HeldJobs:
+    """At most `size` Jobs by job key (`namespace/name`), the least recently used dropped."""
+
+    def __init__(self, size: int) -> None:
+        self._jobs: Lru[str, Obj] = Lru(size)
+
+    @property
+    def size(self) -> int:
+        return self._jobs.size
+
+    def __len__(self) -> int:
+        return len(self._jobs)
+
+    def get(self, key: str, uid: str) -> Obj | None:
+        """The Job held under `key` if it is the incarnation `uid`."""
+        job = self._jobs.get(key)
+        return job if job is not None and uid_of(job) == uid else None
+
+    def hold(self, job: Obj) -> None:
+        """Hold `job` unless a newer version of it is held; a finished Job is let go."""
+        key = key_of(job)
+        held = self._jobs.get(key)
+        if held is not None and is_newer(held, job):
+            return
+        if _phase(job) in FINISHED_PHASES:
+            self._jobs.drop(key)
+        else:
+            self._jobs.put(key, job)
+
+    def drop(self, key: str, uid: str = "") -> None:
+        """Let go of the Job under `key` (only if it is the incarnation `uid`, when given)."""
+        if not uid or self.get(key, uid) is not None:
+            self._jobs.drop(key)
+
+    def clear(self) -> None:
+        self._jobs.clear()
+
+
+def is_newer(held: Mapping[str, Any], other: Mapping[str, Any]) -> bool:
+    """Whether `held` is a later version than `other` (a later write of the same object)."""
+    mine, theirs = _version(held), _version(other)
+    return mine.isdigit() and theirs.isdigit() and int(mine) > int(theirs)
+
+
+def key_of(job: Mapping[str, Any]) -> str:
+    meta = job.get("metadata") or {}
+    return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+
+
+def uid_of(job: Mapping[str, Any]) -> str:
+    return str((job.get("metadata") or {}).get("uid", ""))
+
+
+def _version(job: Mapping[str, Any]) -> str:
+    return str((job.get("metadata") or {}).get("resourceVersion", ""))
+
+
+def _phase(job: Mapping[str, Any]) -> str:
+    return str(((job.get("status") or {}).get("state") or {}).get("phase", ""))

@@ -515,14 +515,17 @@ class _PodRun:
             if not run.done():
                 run.cancel()
             del self._oom[name]
-        if run.done() and not run.cancelled():
-            code = run.result()
-            return code, _EXITED[code == 0]
+        # a fault that came while the status still said running wins over an exit seen in
+        # the same turn: the container was running when it was hit, whichever task the
+        # event loop happened to wake first
         if oom.is_set() and not self._killed.is_set():
             return KILLED, OOM_KILLED
         if self._crash_code is not None and not self._killed.is_set() and not stop.is_set():
             code, self._crash_code = self._crash_code, None
             self._crashed.clear()
+            return code, _EXITED[code == 0]
+        if run.done() and not run.cancelled():
+            code = run.result()
             return code, _EXITED[code == 0]
         return KILLED, _EXITED[False]
 

@@ -427,5 +427,9 @@ async def test_deleted_job_is_cleaned_up(
         store = system.cluster.objects.store
         return system.log.job(name) is None and not store.dependents(uid)
 
-    await system.log.until(cleaned_up, 15, f"{name} and its objects gone")
+    def left() -> str:
+        store = system.cluster.objects.store
+        return f"{name} and its objects gone (left: {store.dependents(uid)})"
+
+    await system.log.until(cleaned_up, 15, left)
     assert system.log.pods_of(name) == []

@@ -458,6 +458,29 @@ async def test_deleting_a_job_collects_its_dependents(kube_api: ApiClient) -> No
     await eventually(collected)
 
 
+async def test_an_object_made_for_a_deleted_owner_is_collected(kube_api: ApiClient) -> None:
+    """A controller acting on a stale view creates a pod for a Job already deleted: the
+    collector finds its only owner gone and deletes it (`attemptToDeleteItem`); a pod
+    that keeps another owner only loses the reference to the gone one."""
+    core = core_api(kube_api)
+    custom = custom_api(kube_api)
+    gone = await custom.create_namespaced_custom_object(*VC, "default", "jobs", vcjob("gone"))
+    kept = await custom.create_namespaced_custom_object(*VC, "default", "jobs", vcjob("kept"))
+    await custom.delete_namespaced_custom_object(*VC, "default", "jobs", "gone")
+    for name, refs in (("late", owned_by(gone)), ("shared", owned_by(gone) + owned_by(kept))):
+        await core.create_namespaced_pod(
+            "default", {**pod(name), "metadata": {"name": name, "ownerReferences": refs}}
+        )
+
+    async def collected() -> bool:
+        names = [p.metadata.name for p in (await core.list_namespaced_pod("default")).items]
+        return names == ["shared"]
+
+    await eventually(collected)
+    shared = await core.read_namespaced_pod("shared", "default")
+    assert [ref.uid for ref in shared.metadata.owner_references] == [kept["metadata"]["uid"]]
+
+
 async def test_orphan_propagation_keeps_dependents(kube_api: ApiClient) -> None:
     await make_job_family(kube_api)
     await custom_api(kube_api).delete_namespaced_custom_object(

@@ -224,6 +224,26 @@ async def test_node_loss_fails_its_pods_with_node_lost(
     assert next(c for c in node.status.conditions if c.type == "Ready").status == "True"
 
 
+async def test_a_crash_while_running_wins_over_an_exit_in_the_same_turn(
+    sim_cluster: SimulatedCluster, kube_api: ApiClient
+) -> None:
+    """A crash delivered while the status still says running ends the container with
+    the crash's code, even when its program's own end comes due in the same turn of the
+    event loop (on a busy machine, a late wake-up makes both due at once)."""
+    core = core_api(kube_api)
+    await core.create_namespaced_pod(
+        "default", running_pod("hit", ["sh", "-c", "sleep 1000"], restartPolicy="Never")
+    )
+    await wait_phase(kube_api, "hit", "Running")
+
+    sim_cluster.admin.advance(1000)  # the program's end is due ...
+    sim_cluster.admin.crash("default", "hit", 143)  # ... and so is the crash
+
+    failed = await wait_phase(kube_api, "hit", "Failed", "Succeeded")
+    terminated = failed.status.container_statuses[0].state.terminated
+    assert (failed.status.phase, terminated.exit_code) == ("Failed", 143)
+
+
 async def test_the_oom_killer_ends_one_container_and_its_log_tail_is_its_last_words(
     sim_cluster: SimulatedCluster, kube_api: ApiClient
 ) -> None:

@@ -23,7 +23,7 @@ from lavalog.controller.kube import CONTROLLER
 from lavalog.simulator import registry
 from lavalog.simulator.access import Access
 from tests.deploy.conftest import Grant, cluster_role_grants
-from tests.e2e.conftest import NAMESPACE, make_kafka, running_system
+from tests.e2e.conftest import LEASE, NAMESPACE, make_kafka, poll_until, running_system
 from tests.e2e.jobs import FOREVER, job, task
 
 pytestmark = pytest.mark.integration
@@ -48,6 +48,7 @@ EVERYTHING = job(
         {"mountPath": "/existing", "volumeClaimName": EXISTING_CLAIM},
     ],
 )
+RENEWAL: Grant = ("coordination.k8s.io", "leases", "patch")
 EXPIRING = job("expiring", task("worker", 1, "true"), ttlSecondsAfterFinished=0)
 
 
@@ -93,6 +94,10 @@ async def asked(kafka_broker: str) -> AsyncIterator[set[Grant]]:
         await system.command("everything", "abort")
         await system.until_phase("everything", ["Aborted"], 30)
         await log.until(lambda: log.job("expiring") is None, 30, "expiring deleted by its TTL")
+        # the leader renews its Lease once per retry period: a quick scenario can end before
+        # the first renewal, so it waits for one (the path is the leader election's, taken
+        # in every real run)
+        await poll_until(lambda: RENEWAL in found, 3 * LEASE, "the leader renewed its Lease")
         yield found
 
 

@@ -38,7 +38,8 @@ def restart_message(state: JobState, request: ActionRequest, *, counted: bool) -
 def exhausted_message(state: JobState, acted: ActionRequest | None) -> str:
     """Retries exhausted: how many runs, and the restart that used the last one."""
     assert state.spec is not None, "only an admitted job restarts"
-    message = f"the job ran {state.retry_count} times; maxRetry is {state.spec.max_retry}"
+    runs = "1 time" if state.retry_count == 1 else f"{state.retry_count} times"
+    message = f"the job ran {runs}; maxRetry is {state.spec.max_retry}"
     if acted is not None and acted.action in RESTART_ACTIONS:
         message += f"; the last {acted.action} was on {acted.describe()}"
     return message

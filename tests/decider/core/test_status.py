@@ -132,7 +132,7 @@ def test_state_reason_and_message_say_why_the_phase_changed():
     failed = statuses(script)[-1]
     assert (failed.state.phase, failed.state.reason) == ("Failed", "RetriesExhausted")
     assert failed.state.message == (
-        "the job ran 1 times; maxRetry is 1; the last RestartJob was on PodFailed of pod"
+        "the job ran 1 time; maxRetry is 1; the last RestartJob was on PodFailed of pod"
         " why-worker-0 (exit code 1) on node-0, matched job policy #0"
     )
 

@@ -9,14 +9,14 @@ process; the deciders and actuators split the `lavalog.observed` and `lavalog.de
 partitions between the replicas through their consumer groups. Per replica count it
 prints the seconds until every pod exists and every Job is Running, and the ratio
 against 1 replica from the same run (the baseline); the observations the leader's
-watchers published per second (by the timestamps of the records on `lavalog.observed`: mean
-and busiest second); each replica's CPU seconds (from /proc) and the observations its decider
-took. With N > 1 the leader's CPU beyond the followers' mean is what watching cost
-(the followers run the same decider and actuator share without it), so the watchers' CPU
-per observation, and with it the observations/s one leader's watchers can publish on one
-core, follow from the same run. Throughput ratios need as many free cores as processes:
-on a 2-core machine the replicas, the broker and the simulated cluster share two, and the
-CPU per process is the part that does not depend on the machine.
+watchers published per second (by the timestamps of the records on `lavalog.observed`:
+mean and busiest second); each replica's CPU seconds (from /proc) and the observations
+its decider took. With N > 1, the leader's CPU beyond its own share of deciding and
+acting (at the followers' CPU per observation decided) is what watching cost, so the
+watchers' CPU per observation, and with it the observations/s one leader's watchers can
+publish on one core, follow from the same run. Throughput ratios need as many free cores
+as processes: on a 2-core machine the replicas, the broker and the simulated cluster
+share two, and the CPU per process is the part that does not depend on the machine.
 """
 
 from __future__ import annotations

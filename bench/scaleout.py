@@ -267,11 +267,19 @@ def watchers_cost(outcome: Outcome, jobs: int) -> str:
     )
 
 
+def replica_counts(text: str) -> list[int]:
+    """`--replicas 1,2,4`: positive whole numbers, comma-separated."""
+    counts = [int(n) for n in text.split(",")]
+    if any(n < 1 for n in counts):
+        raise ValueError(text)
+    return counts
+
+
 def parse() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--replicas",
-        type=lambda text: [int(n) for n in text.split(",")],
+        type=replica_counts,
         default=[1, 2, 4],
         help="replica counts to run, comma-separated; 1 is the baseline (default 1,2,4)",
     )

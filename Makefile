@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/reaction.py
 	$(BIN)/python bench/recovery.py
 	$(BIN)/python bench/scale.py
+	$(BIN)/python bench/scaleout.py
 	$(BIN)/python bench/simulator.py
 	$(BIN)/python bench/validate.py
 	$(BIN)/python bench/whatif.py

@@ -115,7 +115,8 @@ class Product:
     bootstrap: str
     store: str
     prefix: str
-    processes: list[subprocess.Popen[str]] = field(default_factory=list)
+    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    outputs: list[Path] = field(default_factory=list)
     controller_port: int = field(default_factory=free_port)
     projections_url: str = ""
 
@@ -125,26 +126,32 @@ class Product:
             "run", "--kubeconfig", str(self.kubeconfig), "--http-port",
             str(self.controller_port), "--identity", f"{self.prefix}controller", *kafka,
         )  # fmt: skip
-        projections = self._spawn(
+        self._spawn(
             "projections", "serve", "--store", self.store, "--port", "0", "--kubernetes-auth",
             "--kubeconfig", str(self.kubeconfig), *kafka,
         )  # fmt: skip
-        assert projections.stdout is not None
-        line = projections.stdout.readline()
-        assert "projections at http://" in line, (line, self._errors())
-        self.projections_url = line.split()[2]
+        self.projections_url = self.wait_for("the projections' address", self._projections_url)
 
-    def _spawn(self, *args: str) -> subprocess.Popen[str]:
+    def _spawn(self, *args: str) -> None:
+        """Each process logs to its own file, at info so that a wait that fails shows what
+        the process was doing (a pipe nobody reads while it runs would fill and block it)."""
         environ = {k: v for k, v in os.environ.items() if not k.startswith("LAVALOG_")}
-        process = subprocess.Popen(
-            [str(self.env.bin("lavalog")), *args, "--log-level", "warning"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=environ,
-        )
+        output = self.env.root / f"{self.prefix}{args[0]}.log"
+        with output.open("w") as file:
+            process = subprocess.Popen(
+                [str(self.env.bin("lavalog")), *args, "--log-level", "info"],
+                stdout=file,
+                stderr=subprocess.STDOUT,
+                env=environ,
+            )
         self.processes.append(process)
-        return process
+        self.outputs.append(output)
+
+    def _projections_url(self) -> str | None:
+        for line in self.outputs[-1].read_text().splitlines():
+            if "projections at http://" in line:
+                return line.split()[2]
+        return None
 
     def get(self, url: str, token: str | None = None) -> tuple[int, bytes]:
         request = urllib.request.Request(url)
@@ -184,8 +191,8 @@ class Product:
         return codes
 
     def _errors(self) -> str:
-        told = []
-        for process in self.processes:
-            if process.poll() is not None and process.stderr is not None:
-                told.append(f"{process.args!r}: {process.stderr.read()[-3000:]}")
-        return "\n".join(told)
+        """The end of what each process wrote, running or not."""
+        return "\n".join(
+            f"{process.args!r}: {output.read_text()[-3000:]}"
+            for process, output in zip(self.processes, self.outputs, strict=True)
+        )

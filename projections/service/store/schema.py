@@ -59,7 +59,6 @@ CREATE TABLE IF NOT EXISTS jobs (
     history       BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS jobs_by_key ON jobs (key, incarnation);
-CREATE INDEX IF NOT EXISTS jobs_by_submitted ON jobs (submitted, uid);
 CREATE INDEX IF NOT EXISTS jobs_by_ended ON jobs (ended);
 -- every action decided (restarts, aborts...), for /metrics and aggregates
 CREATE TABLE IF NOT EXISTS actions (
@@ -95,14 +94,27 @@ _READ_INDEXES = """
 CREATE INDEX IF NOT EXISTS events_by_job ON events (job_uid, seq);
 CREATE INDEX IF NOT EXISTS actions_by_job ON actions (job_uid);
 CREATE INDEX IF NOT EXISTS pod_failures_by_job ON pod_failures (job_uid);
+CREATE INDEX IF NOT EXISTS pod_failures_by_reason ON pod_failures (reason);
 -- what the web UI asks on every page, read from narrow indexes rather than a scan of
 -- every job's row (each holds its folded history): the log's "now" (MAX(updated)) from
 -- the index's end; the list's counts by phase, queue and namespace (its total, its
--- filters' counts) from a covering index; the list's page, newest first, walking the
--- index of its order (`queries._SORT`) rather than sorting every job
+-- filters' counts) and the failed jobs' reasons from covering indexes; the list's page,
+-- newest first, walking the index of its order (`queries._SORT`) rather than sorting
+-- every job, its filters (`queries.JobFilter`) checked on the index's entries before a
+-- row is read; a namespace's jobs (its pods' failure reasons) without reading their rows
 CREATE INDEX IF NOT EXISTS jobs_by_updated ON jobs (updated);
-CREATE INDEX IF NOT EXISTS jobs_by_phase ON jobs (phase, queue, namespace);
-CREATE INDEX IF NOT EXISTS jobs_by_sort ON jobs ((COALESCE(submitted, updated)), uid);
+CREATE INDEX IF NOT EXISTS jobs_by_phase_reason ON jobs (phase, queue, namespace, reason);
+CREATE INDEX IF NOT EXISTS jobs_list ON jobs
+    ((COALESCE(submitted, updated)), uid, phase, namespace, queue, key, ended);
+CREATE INDEX IF NOT EXISTS jobs_by_namespace ON jobs (namespace, uid);
+"""
+
+
+#: Indexes earlier versions created that nothing reads any more (dropped on open).
+_RETIRED_INDEXES = """
+DROP INDEX IF EXISTS jobs_by_submitted;
+DROP INDEX IF EXISTS jobs_by_sort;
+DROP INDEX IF EXISTS jobs_by_phase;
 """
 
 
@@ -114,6 +126,7 @@ def create(db: Connection, *, read_indexes: bool = True) -> None:
     """Create the tables (idempotent) and check the store's schema version."""
     with db.schema_lock():
         db.script(_TABLES)
+        db.script(_RETIRED_INDEXES)
         if read_indexes:
             create_read_indexes(db)
         rows = db.rows("SELECT value FROM meta WHERE key = 'schema_version'")
@@ -130,3 +143,11 @@ def create(db: Connection, *, read_indexes: bool = True) -> None:
 
 def create_read_indexes(db: Connection) -> None:
     db.script(_READ_INDEXES)
+
+
+def refresh_statistics(db: Connection) -> None:
+    """Measure the jobs table for the query planner (how many jobs per phase...). SQLite
+    has no statistics until asked: without them it reads every job of a common phase to
+    sort it (150 ms at 10,000 jobs) rather than walking the list's index (2 ms).
+    PostgreSQL's autovacuum measures on its own; asking it too is harmless."""
+    db.script("ANALYZE jobs")

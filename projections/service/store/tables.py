@@ -117,6 +117,9 @@ class Tables:
     def job_uids(self) -> list[str]:
         return [row[0] for row in self._db.rows("SELECT uid FROM jobs")]
 
+    def job_count(self) -> int:
+        return int(self._db.rows("SELECT COUNT(*) FROM jobs")[0][0])
+
     def log_time(self) -> float:
         """The latest event time of the stored jobs (0 when there are none)."""
         return float(self._db.rows("SELECT MAX(updated) FROM jobs")[0][0] or 0.0)
@@ -175,6 +178,9 @@ class Tables:
 
     def create_read_indexes(self) -> None:
         schema.create_read_indexes(self._db)
+
+    def refresh_statistics(self) -> None:
+        schema.refresh_statistics(self._db)
 
     def close(self, *, abandon: bool = False) -> None:
         """`abandon`: the caller gives the store up (same here: nothing is pending)."""

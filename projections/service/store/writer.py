@@ -54,6 +54,9 @@ from lavalog.projections.service.store.tables_process import TablesProcess
 PART = 500
 #: Parts sent ahead of the one being folded (a few: each waits in a pipe).
 AHEAD = 2
+#: Jobs below which the planner's statistics are not refreshed as jobs arrive (a small
+#: store's plans do not depend on them).
+MEASURE_FROM_JOBS = 1_000
 
 _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(JobHistory)
@@ -96,7 +99,12 @@ class Store:
         self._pruned: set[str] = set()
         self._log_time = 0.0
         self._lock = threading.Lock()
+        #: jobs when the planner's statistics were last refreshed, and jobs seen since
+        self._jobs_measured = 0
+        self._new_jobs = 0
         self._reload()
+        if not self._bulk:
+            self._refresh_statistics()
 
     def _reload(self) -> None:
         """Forget what memory holds beyond the committed store (after a rollback)."""
@@ -117,6 +125,7 @@ class Store:
                     self._tables.commit()
                     self._unsaved.clear()
                     self._tables.create_read_indexes()
+                    self._tables.refresh_statistics()
             finally:
                 self._tables.close(abandon=self._failed)
 
@@ -143,10 +152,20 @@ class Store:
                 self._tables.rollback()
                 self._reload()  # the cached histories hold the rolled-back batch
                 raise
-            if not self._bulk and len(self._cache) > self._cache_size:
-                for uid in list(self._cache)[: len(self._cache) // 2]:
-                    del self._cache[uid]
+            if not self._bulk:
+                if len(self._cache) > self._cache_size:
+                    for uid in list(self._cache)[: len(self._cache) // 2]:
+                        del self._cache[uid]
+                if self._new_jobs >= max(self._jobs_measured, MEASURE_FROM_JOBS):
+                    self._refresh_statistics()
             return applied
+
+    def _refresh_statistics(self) -> None:
+        """Let the query planner measure the jobs again once their number has doubled
+        (amortized: the measuring reads each job's index entries once per doubling)."""
+        self._tables.refresh_statistics()
+        self._jobs_measured = self._tables.job_count()
+        self._new_jobs = 0
 
     def _write(self, items: Sequence[Sourced]) -> list[Applied]:
         batch = items if isinstance(items, Batch) else Batch.of(items)
@@ -165,6 +184,7 @@ class Store:
                 self._fold(*sent.popleft(), changes)
         while sent:
             self._fold(*sent.popleft(), changes)
+        self._new_jobs += len(changes.created)
         saved = self._saved_lazily(changes) if self._bulk else changes.touched.values()
         self._tables.write(
             Writes(

@@ -8,7 +8,9 @@ from the decisions, with the function the actuator writes them with
 (`lavalog.controller.actuator.core.job_events.notices`): the same type, reason and
 message, at the decision's time, which is the time the actuator gives the Event. Phase
 changes are among them whether or not the controller writes them to Kubernetes
-(`lavalog run --phase-events`): the page shows a job's history, and they are part of it.
+(`lavalog run --phase-events`): the page shows a job's history, and they are part of it;
+each says whether the controller writes it only with that option (`opt_in`), so the page
+does not claim `kubectl describe` showed what a controller run without it never wrote.
 
 Not here: the Warnings of decisions the API server refused to carry out (FailedCreate,
 FailedDelete...), whose answer is not on the log, and Events other components record on
@@ -43,6 +45,8 @@ class KubeEvent(msgspec.Struct, frozen=True, kw_only=True):
     source: str
     #: the id of the decision it reports
     decision: str
+    #: written to Kubernetes only when the controller runs with `--phase-events`
+    opt_in: bool = False
 
 
 def kube_events(decisions: Iterable[Decision]) -> tuple[KubeEvent, ...]:
@@ -56,7 +60,9 @@ def kube_events(decisions: Iterable[Decision]) -> tuple[KubeEvent, ...]:
             message=notice.message,
             source=COMPONENT,
             decision=decision.id,
+            opt_in=notice not in always,
         )
         for decision in decisions
+        for always in (notices(decision),)
         for notice in notices(decision, phase_events=True)
     )

@@ -36,6 +36,9 @@ def test_the_events_are_those_the_actuator_records_for_the_decisions() -> None:
         "ExecuteAction", "Restarting",
     ]  # fmt: skip
     assert "container trainer, exit code 137, OOMKilled, node n2" in events[6].message
+    # phase changes reach Kubernetes only with `lavalog run --phase-events`, as Volcano
+    # writes none; the rest always
+    assert [e.reason for e in events if not e.opt_in] == ["ExecuteAction", "ExecuteAction"]
 
 
 def test_a_failed_job_has_a_warning_event() -> None:

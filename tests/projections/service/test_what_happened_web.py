@@ -84,6 +84,12 @@ async def test_bars_say_where_and_how_and_the_events_share_the_time_axis(
             "Pending", "Running", "ExecuteAction", "Restarting", "Pending", "Running",
             "ExecuteAction", "Completing", "Completed",
         ]  # fmt: skip
+        # phase changes reach Kubernetes only with --phase-events: told apart, and said why
+        opt_in = await page.eval_on_selector_all(
+            "#kube-events tr.opt-in", "rows => rows.map(r => r.dataset.reason)"
+        )
+        assert [r for r in rows if r not in opt_in] == ["ExecuteAction", "ExecuteAction"]
+        assert "--phase-events" in (await page.text_content("#opt-in-note") or "")
         counts = await page.eval_on_selector_all(
             "#gantt g.kube-event", "gs => gs.map(g => Number(g.dataset.count))"
         )

@@ -482,17 +482,21 @@ function podEnds(t, t0) {
     table({}, ["At", "Pod", "Node", "Outcome", "Containers", "Disrupted by", "Last words"], rows));
 }
 
+const OPT_IN = "phase changes, written to Kubernetes only when the controller runs with --phase-events (Volcano writes none)";
+
 // The job's Kubernetes Events as `kubectl describe vcjob` lists them, kept past the hour
 // Kubernetes keeps them; those of a marker clicked on the chart are picked out.
 function eventsTable(events, t0, picked) {
   if (!events.length) {
     return el("p", { class: "muted empty", text: "No Events: the controller has recorded none on this job." });
   }
-  const rows = events.map((e) => el("tr", { class: `kube-event-row${picked.has(e) ? " picked" : ""}${e.type === "Warning" ? " warning" : ""}`,
-    "data-decision": e.decision, "data-reason": e.reason },
+  const rows = events.map((e) => el("tr", { class: `kube-event-row${picked.has(e) ? " picked" : ""}${e.type === "Warning" ? " warning" : ""}${e.opt_in ? " opt-in" : ""}`,
+    "data-decision": e.decision, "data-reason": e.reason, title: e.opt_in ? OPT_IN : null },
   el("td", { text: `+${seconds(e.time - t0)}` }), el("td", { text: when(e.time) }), el("td", { text: e.type }),
   el("td", { text: e.reason }), el("td", { text: e.source }), el("td", { class: "message", text: e.message })));
-  return table({ id: "kube-events" }, ["At", "Time", "Type", "Reason", "From", "Message"], rows);
+  const note = events.some((e) => e.opt_in)
+    ? [el("p", { class: "muted", id: "opt-in-note", text: `Rows in grey: ${OPT_IN}.` })] : [];
+  return el("div", {}, table({ id: "kube-events" }, ["At", "Time", "Type", "Reason", "From", "Message"], rows), ...note);
 }
 
 // Which commands apply in a phase (Volcano's state machine: a job suspends while it runs

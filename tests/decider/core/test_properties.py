@@ -5,7 +5,8 @@ pods created or replaced, replaying the same sequence gives identical decisions,
 folding `evolve` over the observation and its decisions (spec updates, admitted or
 rejected, included: the admission is one of them). Folding an observation never admits
 a spec (only the recorded verdict does), and a fact that leaves the state as it was
-decides nothing even when every rule runs on it (which `step` spares itself).
+decides nothing even when every rule runs on it (which `step` spares itself). A job held
+as a compact record once it settled decides exactly as one kept in memory.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 
 from lavalog.controller.decider.core import evolve, initial_state, replay, step
 from lavalog.controller.decider.core.flow import step_by_rules
+from lavalog.controller.decider.core.settled import JobStates, freeze, settled, thaw
 from lavalog.controller.decider.core.state import JobState
 from lavalog.events.decisions import JobAdmitted, JobRejected, PodsCreate, PodsReplace
 from lavalog.events.observations import JobObserved, PodObserved
@@ -167,3 +169,30 @@ def test_a_fact_that_leaves_the_state_as_it_was_decides_nothing_even_by_every_ru
         if _leaves_the_state_as_it_was(state, observation):
             assert step_by_rules(state, observation, evolve(state, observation))[1] == []
         state, _ = step(state, observation)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(steps, max_size=40))
+def test_a_job_held_frozen_once_settled_decides_as_one_kept_in_memory(moves):
+    events = script_of(moves).events
+    kept: dict[str, JobState] = {}
+    held = JobStates()
+    for (_, decisions), (_, decided_held) in zip(
+        replay(events, kept), replay(events, held), strict=True
+    ):
+        assert decided_held == decisions
+        assert dict(held) == kept
+        key = events[0].key
+        assert (held.frozen(key) is not None) == (key in kept and settled(kept[key]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(steps, max_size=40))
+def test_every_state_frozen_and_thawed_between_steps_decides_the_same(moves):
+    """The compact record is lossless for any state, settled or not."""
+    events = script_of(moves).events
+    state = thawed = initial_state(events[0].key)
+    for observation in events:
+        state, decisions = step(state, observation)
+        thawed, decided = step(thaw(freeze(thawed)), observation)
+        assert (thawed, decided) == (state, decisions)

@@ -102,7 +102,8 @@ def decode_only(messages: list[bytes]) -> float:
 
 
 def decide_all(messages: list[bytes]) -> tuple[float, int]:
-    states: dict[str, JobState] = {}
+    """Decide every message, holding the states as the decider service does (`JobStates`)."""
+    states = JobStates()
     decisions = 0
     started = time.perf_counter()
     for message in messages:

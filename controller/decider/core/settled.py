@@ -73,6 +73,15 @@ class JobStates(MutableMapping[str, JobState]):
             return state
         return thaw(self._frozen[key])
 
+    def get(self, key: str, default: JobState | None = None) -> JobState | None:  # type: ignore[override]
+        """As `Mapping.get`, without its exception for a job not held (most facts are about
+        working jobs: this is on the decider's path for each one)."""
+        state = self._working.get(key)
+        if state is not None:
+            return state
+        record = self._frozen.get(key)
+        return default if record is None else thaw(record)
+
     def __setitem__(self, key: str, state: JobState) -> None:
         if settled(state):
             self._working.pop(key, None)

@@ -5,7 +5,8 @@ pods created or replaced, replaying the same sequence gives identical decisions,
 folding `evolve` over the observation and its decisions (spec updates, admitted or
 rejected, included: the admission is one of them). Folding an observation never admits
 a spec (only the recorded verdict does), and a fact that leaves the state as it was
-decides nothing even when every rule runs on it (which `step` spares itself). A job held
+decides nothing even when every rule runs on it (which `step` spares itself), nor does a
+pod the decider asked for first seen as it was counted (`_seen_as_asked`). A job held
 as a compact record once it settled decides exactly as one kept in memory.
 """
 
@@ -17,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lavalog.controller.decider.core import evolve, initial_state, replay, step
-from lavalog.controller.decider.core.flow import step_by_rules
+from lavalog.controller.decider.core.flow import _seen_as_asked, step_by_rules
 from lavalog.controller.decider.core.settled import JobStates, freeze, settled, thaw
 from lavalog.controller.decider.core.state import JobState
 from lavalog.events.decisions import JobAdmitted, JobRejected, PodsCreate, PodsReplace
@@ -76,8 +77,8 @@ def updated(workers: int, forbidden: bool) -> dict[str, Any]:
     return {**SPEC, "tasks": [ps, {**worker, "replicas": workers}]}
 
 
-def script_of(moves: list[tuple[Any, ...]]) -> JobScript:
-    script = JobScript("prop", SPEC).submit()
+def script_of(moves: list[tuple[Any, ...]], spec: dict[str, Any] = SPEC) -> JobScript:
+    script = JobScript("prop", spec).submit()
     for move in moves:
         kind = move[0]
         if kind == "pod":
@@ -196,3 +197,25 @@ def test_every_state_frozen_and_thawed_between_steps_decides_the_same(moves):
         state, decisions = step(state, observation)
         thawed, decided = step(thaw(freeze(thawed)), observation)
         assert (thawed, decided) == (state, decisions)
+
+
+#: SPEC with a PodPending policy with a timeout, which a pod first seen Pending matches
+PENDING_SPEC: dict[str, Any] = {
+    **SPEC,
+    "policies": [
+        *SPEC["policies"],
+        {"event": "PodPending", "action": "RestartJob", "timeout": "1m"},
+    ],
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(steps, max_size=40), st.sampled_from([SPEC, PENDING_SPEC]))
+def test_a_pod_first_seen_as_asked_decides_nothing_even_by_every_rule(moves, spec):
+    events = script_of([("podgroup", "Inqueue"), *moves], spec).events  # pods asked for
+    state = initial_state(events[0].key)
+    for observation in events:
+        observed = evolve(state, observation)
+        if _seen_as_asked(state, observation, observed):
+            assert step_by_rules(state, observation, observed) == (observed, [])
+        state, _ = step(state, observation)

@@ -23,6 +23,7 @@ from lavalog.controller.decider.core.counts import job_status
 from lavalog.controller.decider.core.disruptions import uncounted
 from lavalog.controller.decider.core.evolve import evolve
 from lavalog.controller.decider.core.gang import report_unschedulable
+from lavalog.controller.decider.core.no_news import no_news
 from lavalog.controller.decider.core.phases import HANDLERS
 from lavalog.controller.decider.core.policies import SYNC, apply_policies
 from lavalog.controller.decider.core.replacement import (
@@ -63,13 +64,10 @@ from lavalog.events.observations import (
     CreateFailed,
     JobDeleted,
     JobObserved,
-    PodObserved,
     TimerFired,
 )
-from lavalog.events.volcano.api import Action, Event, JobPhase, PodPhase
+from lavalog.events.volcano.api import Action, Event, JobPhase
 
-#: the phases a pod the decider asked for is made in
-_SYNCED_RUN_PHASES = frozenset({JobPhase.PENDING, JobPhase.RUNNING})
 #: phase changes followed within one step; Volcano's chains are at most four long
 _MAX_FOLLOW_UPS = 8
 #: what a new job version's status goes out before, unless the step also makes what
@@ -86,9 +84,7 @@ def step(state: JobState, observation: AnyObservation) -> tuple[JobState, list[A
         # a Command naming its target without a uid: Volcano goes by the name alone
         observation = replace(observation, job_uid=state.uid)
     observed = evolve(state, observation)
-    if observed is state and _seen_before(state, observation):
-        return state, []
-    if _seen_as_asked(state, observation, observed):
+    if no_news(state, observation, observed):
         return observed, []
     return step_by_rules(state, observation, observed)
 
@@ -109,53 +105,6 @@ def step_by_rules(
 def decide(state: JobState, observation: AnyObservation) -> list[AnyDecision]:
     """The decisions `observation` leads to, given the job's state before it."""
     return step(state, observation)[1]
-
-
-def _seen_before(state: JobState, observation: AnyObservation) -> bool:
-    """Whether `observation`, which leaves the job's state as it was, is a pod or Job fact
-    seen before: a relist, the echo of the decider's own status write, a pod already being
-    killed seen terminating, or a late copy of a phase the pod has left (`evolve` keeps the
-    newer). Volcano would only sync the job on it, and the state a step ends with is
-    synced already: it decides nothing, and its rules need not run. (Not so a new
-    generation, which admission has yet to judge, nor a pod's deletion, which is an
-    eviction unless the decider asked for it; nor anything while refused creates wait for
-    their requeue, the one time a step ends without syncing.)"""
-    if state.refused_creates is not None:
-        return False
-    if isinstance(observation, PodObserved):
-        return True
-    return isinstance(observation, JobObserved) and observation.generation <= state.generation
-
-
-def _seen_as_asked(state: JobState, observation: AnyObservation, observed: JobState) -> bool:
-    """Whether `observation` is a pod the decider asked for, seen for the first time as it
-    was counted: Pending, not deleting, no restart, in a Pending or Running job with
-    nothing waiting (no timer, refused create or deferred Command). Every rule would find
-    what it found when the pod was asked for (counted Pending then, so the same counts and
-    status; alive then as now), except a PodPending policy with a timeout: only where no
-    policy matches the pod's PodPending does it decide nothing, and its rules need not run.
-    (A quarter of a busy log: every pod made is first seen so.)"""
-    if not isinstance(observation, PodObserved) or state.phase not in _SYNCED_RUN_PHASES:
-        return False
-    known = state.pods.get(observation.pod)
-    if known is None or known.observed or known.deleting or state.spec is None:
-        return False
-    seen = observed.pods.get(observation.pod)
-    if (
-        seen is None
-        or seen.phase != PodPhase.PENDING
-        or seen.deleting
-        or seen.restart_count
-        or state.timers
-        or state.refused_creates is not None
-        or state.deferred_actions
-        or state.pods_unknown
-        or state.deleting
-        or observation.job_uid != state.uid
-    ):
-        return False
-    trigger = Trigger(event=Event.POD_PENDING, task=seen.task, job_version=seen.version)
-    return apply_policies(state.spec, state.version, trigger, state.exit_codes) is SYNC
 
 
 def _decide(step: Step) -> None:

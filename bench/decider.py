@@ -1,29 +1,37 @@
 """Decider throughput: decode + decide + evolve over a generated log, beside decoding alone.
 
-    python bench/decider.py [--events 1000000] [--jobs 10000] [--profile 20]
+    python bench/decider.py [--events 1000000] [--jobs 10000] [--profile 20] [--memory]
 
 The log interleaves many jobs, each running a ps/worker lifecycle whose workers fail and
 are restarted (RestartTask) until they succeed, as a busy cluster would report it. The
 baseline is msgspec decoding of the same messages: the ratio says how much the state
 machine costs on top of reading its input. Target (docs/benchmarks.md): >= 200,000 events/s.
+
+`--memory` measures what the decider holds instead: the bytes its job states take (traced
+allocations) once every job runs, and once every job has finished, per 1,000 jobs, beside
+the same states kept whole in a plain dict (finished jobs not let go).
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import itertools
 import pstats
 import sys
 import time
-from collections.abc import Iterator
+import tracemalloc
+from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lavalog.controller.decider.core import JobState, initial_state, step
+from lavalog.controller.decider.core.settled import JobStates
 from lavalog.events.codec import decode_observation, encode
+from lavalog.events.observations import AnyObservation
 from tests.scenarios import JobScript
 
 TASKS = {"ps": 1, "worker": 3}
@@ -66,6 +74,11 @@ def lifecycle_script(name: str, namespace: str, length: int, uid: str | None = N
     return script
 
 
+#: the observations of a lifecycle until all its pods run: the Job, its PodGroup, and each
+#: pod Pending and Running
+UNTIL_RUNNING = 2 + 2 * sum(TASKS.values())
+
+
 def job_lifecycle(index: int, length: int) -> Iterator[bytes]:
     script = lifecycle_script(f"train-{index}", f"team-{index % 50}", length)
     yield from (encode(event) for event in script.events)
@@ -89,7 +102,8 @@ def decode_only(messages: list[bytes]) -> float:
 
 
 def decide_all(messages: list[bytes]) -> tuple[float, int]:
-    states: dict[str, JobState] = {}
+    """Decide every message, holding the states as the decider service does (`JobStates`)."""
+    states = JobStates()
     decisions = 0
     started = time.perf_counter()
     for message in messages:
@@ -101,6 +115,38 @@ def decide_all(messages: list[bytes]) -> tuple[float, int]:
         states[observation.key] = state
         decisions += len(made)
     return time.perf_counter() - started, decisions
+
+
+def held_bytes(
+    states: MutableMapping[str, JobState], logs: list[list[AnyObservation]]
+) -> tuple[int, int]:
+    """Bytes the states take once every job runs, and once every job has finished: each
+    job's log decided to its last pod Running, then to its end."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        held = []
+        for part in (slice(None, UNTIL_RUNNING), slice(UNTIL_RUNNING, None)):
+            for events in logs:
+                for observation in events[part]:
+                    state = states.get(observation.key) or initial_state(observation.key)
+                    states[observation.key], _ = step(state, observation)
+            gc.collect()
+            held.append(tracemalloc.get_traced_memory()[0])
+    finally:
+        tracemalloc.stop()
+    return held[0], held[1]
+
+
+def memory(jobs: int, per_job: int) -> None:
+    logs = [list(lifecycle_script(f"train-{i}", "team", per_job).events) for i in range(jobs)]
+    assert all(len(events) > UNTIL_RUNNING for events in logs)
+    rows = [("JobStates (finished jobs frozen)", JobStates()), ("dict (baseline)", {})]
+    print(f"decider state, {jobs:,} jobs of {per_job} observations, bytes per 1,000 jobs:")
+    print(f"{'':<34}{'all Running':>14}{'all finished':>14}")
+    for name, states in rows:
+        running, finished = held_bytes(states, logs)
+        print(f"{name:<34}{running * 1000 / jobs:>14,.0f}{finished * 1000 / jobs:>14,.0f}")
 
 
 def main() -> None:
@@ -122,7 +168,15 @@ def main() -> None:
         "`valgrind --tool=callgrind` (decide's count minus decode's, over the events, is the "
         "decider's instructions per event, whatever the machine's load)",
     )
+    parser.add_argument(
+        "--memory",
+        action="store_true",
+        help="measure the bytes the job states take (all Running, all finished) instead",
+    )
     args = parser.parse_args()
+    if args.memory:
+        memory(args.jobs, args.events // args.jobs)
+        return
 
     started = time.perf_counter()
     messages = generate(args.events, args.jobs)

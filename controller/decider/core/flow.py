@@ -23,6 +23,7 @@ from lavalog.controller.decider.core.counts import job_status
 from lavalog.controller.decider.core.disruptions import uncounted
 from lavalog.controller.decider.core.evolve import evolve
 from lavalog.controller.decider.core.gang import report_unschedulable
+from lavalog.controller.decider.core.no_news import no_news
 from lavalog.controller.decider.core.phases import HANDLERS
 from lavalog.controller.decider.core.policies import SYNC, apply_policies
 from lavalog.controller.decider.core.replacement import (
@@ -63,7 +64,6 @@ from lavalog.events.observations import (
     CreateFailed,
     JobDeleted,
     JobObserved,
-    PodObserved,
     TimerFired,
 )
 from lavalog.events.volcano.api import Action, Event, JobPhase
@@ -84,8 +84,8 @@ def step(state: JobState, observation: AnyObservation) -> tuple[JobState, list[A
         # a Command naming its target without a uid: Volcano goes by the name alone
         observation = replace(observation, job_uid=state.uid)
     observed = evolve(state, observation)
-    if observed is state and _seen_before(state, observation):
-        return state, []
+    if no_news(state, observation, observed):
+        return observed, []
     return step_by_rules(state, observation, observed)
 
 
@@ -105,22 +105,6 @@ def step_by_rules(
 def decide(state: JobState, observation: AnyObservation) -> list[AnyDecision]:
     """The decisions `observation` leads to, given the job's state before it."""
     return step(state, observation)[1]
-
-
-def _seen_before(state: JobState, observation: AnyObservation) -> bool:
-    """Whether `observation`, which leaves the job's state as it was, is a pod or Job fact
-    seen before: a relist, the echo of the decider's own status write, a pod already being
-    killed seen terminating, or a late copy of a phase the pod has left (`evolve` keeps the
-    newer). Volcano would only sync the job on it, and the state a step ends with is
-    synced already: it decides nothing, and its rules need not run. (Not so a new
-    generation, which admission has yet to judge, nor a pod's deletion, which is an
-    eviction unless the decider asked for it; nor anything while refused creates wait for
-    their requeue, the one time a step ends without syncing.)"""
-    if state.refused_creates is not None:
-        return False
-    if isinstance(observation, PodObserved):
-        return True
-    return isinstance(observation, JobObserved) and observation.generation <= state.generation
 
 
 def _decide(step: Step) -> None:

@@ -18,6 +18,7 @@ from lavalog.controller.decider.core.snapshots import (
     Checkpoint,
     JobSnapshot,
     Restored,
+    SettledJobSnapshot,
     SnapshotRecord,
 )
 from lavalog.controller.decider.core.state import forgettable
@@ -27,7 +28,7 @@ from lavalog.events.observations import AnyObservation
 
 class PartitionDecider:
     def __init__(self, restored: Restored, *, committed: int) -> None:
-        self.states = dict(restored.states)
+        self.states = restored.states.copy()
         self._reflects = dict(restored.reflects)
         self.replay_from = restored.checkpoint
         self.committed = max(committed, restored.checkpoint)
@@ -58,12 +59,14 @@ class PartitionDecider:
     def snapshot(self, next_offset: int) -> list[tuple[str, SnapshotRecord | None]]:
         """Records for every job changed since the last snapshot, then the checkpoint.
 
-        A deleted job gets a tombstone (None).
+        A deleted job gets a tombstone (None), a settled one its compact record.
         """
         records: list[tuple[str, SnapshotRecord | None]] = []
         for key in sorted(self._dirty):
-            state = self.states.get(key)
-            if state is None:
+            frozen = self.states.frozen(key)
+            if frozen is not None:
+                records.append((key, SettledJobSnapshot(offset=next_offset, frozen=frozen)))
+            elif (state := self.states.get(key)) is None:
                 records.append((key, None))
             else:
                 records.append((key, JobSnapshot(offset=next_offset, state=state)))
@@ -85,6 +88,6 @@ class PartitionDecider:
         return list(self.timers())
 
     def timers(self) -> Iterator[DueTimer]:
-        for key, state in self.states.items():
+        for state in self.states.working():  # a settled job has no timer
             for timer in state.timers.values():
-                yield DueTimer(timer.fire_at, key, state.uid, timer.timer_id)
+                yield DueTimer(timer.fire_at, state.key, state.uid, timer.timer_id)

@@ -6,6 +6,8 @@ state reflects every event of the job before input offset X". After all dirty jo
 a snapshot are written, a checkpoint record (key `__checkpoint__`) names the offset the
 snapshot was taken at. Restoring replays from the last checkpoint; a job whose record is
 newer than it (a snapshot cut short by a crash) skips the events it already reflects.
+A settled job (`settled`) is written as its compact record and restored without being
+decoded until a fact about it comes.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Iterable
 import msgspec
 
 from lavalog.controller.decider.core import JobState
+from lavalog.controller.decider.core.settled import JobStates
 
 CHECKPOINT_KEY = "__checkpoint__"
 
@@ -24,11 +27,18 @@ class JobSnapshot(msgspec.Struct, frozen=True, tag="job"):
     state: JobState
 
 
+class SettledJobSnapshot(msgspec.Struct, frozen=True, tag="settled"):
+    """A settled job: its state frozen (`settled.freeze`)."""
+
+    offset: int
+    frozen: bytes
+
+
 class Checkpoint(msgspec.Struct, frozen=True, tag="checkpoint"):
     offset: int
 
 
-SnapshotRecord = JobSnapshot | Checkpoint
+SnapshotRecord = JobSnapshot | SettledJobSnapshot | Checkpoint
 
 _encoder = msgspec.json.Encoder()
 _decoder: msgspec.json.Decoder[SnapshotRecord] = msgspec.json.Decoder(SnapshotRecord)
@@ -47,7 +57,7 @@ class Restored(msgspec.Struct):
 
     #: the input offset to replay from
     checkpoint: int = 0
-    states: dict[str, JobState] = {}
+    states: JobStates = msgspec.field(default_factory=JobStates)
     #: per job, the input offset its state already reflects (skip events before it)
     reflects: dict[str, int] = {}
     #: records that were not snapshots (someone else's bytes on the topic), left out
@@ -70,7 +80,10 @@ def restore(records: Iterable[tuple[str, bytes | None]]) -> Restored:
             continue
         if isinstance(record, Checkpoint):
             restored.checkpoint = record.offset
+            continue
+        if isinstance(record, SettledJobSnapshot):
+            restored.states.put_frozen(key, record.frozen)
         else:
             restored.states[key] = record.state
-            restored.reflects[key] = record.offset
+        restored.reflects[key] = record.offset
     return restored

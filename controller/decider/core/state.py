@@ -2,7 +2,8 @@
 
 Frozen Structs: `evolve` returns new values and never mutates, so a state can be kept,
 compared and replayed. Pods are keyed by name; a record without a uid is a pod the
-decider asked for and has not seen yet.
+decider asked for and has not seen yet. A state and its pods are encoded (snapshots,
+settled jobs' records) without the fields that hold their defaults.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from lavalog.events.observations import CommandIssued, PodGroupObserved, PodObse
 from lavalog.events.volcano.api import FieldError, JobCondition, JobSpec, JobStatus
 
 
-class PodRecord(msgspec.Struct, frozen=True):
+class PodRecord(msgspec.Struct, frozen=True, omit_defaults=True):
     """One pod of the job, as last observed (or as requested, before it is observed)."""
 
     name: str
@@ -46,7 +47,7 @@ class PodRecord(msgspec.Struct, frozen=True):
         return bool(self.uid)
 
 
-class PodGroupRecord(msgspec.Struct, frozen=True):
+class PodGroupRecord(msgspec.Struct, frozen=True, omit_defaults=True):
     """The job's PodGroup: requested, then observed with the scheduler's phase."""
 
     name: str
@@ -82,7 +83,7 @@ class Replicas(msgspec.Struct, frozen=True):
 EarlyFact = PodObserved | PodGroupObserved | PodsListed | CommandIssued
 
 
-class JobState(msgspec.Struct, frozen=True):
+class JobState(msgspec.Struct, frozen=True, omit_defaults=True):
     """Everything the lifecycle of one job incarnation depends on."""
 
     key: str

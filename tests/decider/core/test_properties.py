@@ -5,7 +5,9 @@ pods created or replaced, replaying the same sequence gives identical decisions,
 folding `evolve` over the observation and its decisions (spec updates, admitted or
 rejected, included: the admission is one of them). Folding an observation never admits
 a spec (only the recorded verdict does), and a fact that leaves the state as it was
-decides nothing even when every rule runs on it (which `step` spares itself).
+decides nothing even when every rule runs on it (which `step` spares itself), nor does a
+pod fact that changes only what no rule reads (`no_news`). A job held
+as a compact record once it settled decides exactly as one kept in memory.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from hypothesis import strategies as st
 
 from lavalog.controller.decider.core import evolve, initial_state, replay, step
 from lavalog.controller.decider.core.flow import step_by_rules
+from lavalog.controller.decider.core.no_news import no_news
+from lavalog.controller.decider.core.settled import JobStates, freeze, settled, thaw
 from lavalog.controller.decider.core.state import JobState
 from lavalog.events.decisions import JobAdmitted, JobRejected, PodsCreate, PodsReplace
 from lavalog.events.observations import JobObserved, PodObserved
@@ -74,8 +78,8 @@ def updated(workers: int, forbidden: bool) -> dict[str, Any]:
     return {**SPEC, "tasks": [ps, {**worker, "replicas": workers}]}
 
 
-def script_of(moves: list[tuple[Any, ...]]) -> JobScript:
-    script = JobScript("prop", SPEC).submit()
+def script_of(moves: list[tuple[Any, ...]], spec: dict[str, Any] = SPEC) -> JobScript:
+    script = JobScript("prop", spec).submit()
     for move in moves:
         kind = move[0]
         if kind == "pod":
@@ -166,4 +170,62 @@ def test_a_fact_that_leaves_the_state_as_it_was_decides_nothing_even_by_every_ru
     for observation in events:
         if _leaves_the_state_as_it_was(state, observation):
             assert step_by_rules(state, observation, evolve(state, observation))[1] == []
+        state, _ = step(state, observation)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(steps, max_size=40))
+def test_a_job_held_frozen_once_settled_decides_as_one_kept_in_memory(moves):
+    events = script_of(moves).events
+    kept: dict[str, JobState] = {}
+    held = JobStates()
+    for (_, decisions), (_, decided_held) in zip(
+        replay(events, kept), replay(events, held), strict=True
+    ):
+        assert decided_held == decisions
+        assert dict(held) == kept
+        key = events[0].key
+        assert (held.frozen(key) is not None) == (key in kept and settled(kept[key]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(steps, max_size=40))
+def test_every_state_frozen_and_thawed_between_steps_decides_the_same(moves):
+    """The compact record is lossless for any state, settled or not."""
+    events = script_of(moves).events
+    state = thawed = initial_state(events[0].key)
+    for observation in events:
+        state, decisions = step(state, observation)
+        thawed, decided = step(thaw(freeze(thawed)), observation)
+        assert (thawed, decided) == (state, decisions)
+
+
+#: SPEC with a PodPending policy with a timeout, which a pod first seen Pending matches
+PENDING_SPEC: dict[str, Any] = {
+    **SPEC,
+    "policies": [
+        *SPEC["policies"],
+        {"event": "PodPending", "action": "RestartJob", "timeout": "1m"},
+    ],
+}
+
+
+#: SPEC whose workers wait for the ps to run (a dependsOn reads a going pod's readiness)
+DEPENDS_SPEC: dict[str, Any] = {
+    **SPEC,
+    "tasks": [SPEC["tasks"][0], {**SPEC["tasks"][1], "dependsOn": {"name": ["ps"]}}],
+}
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(steps, max_size=40), st.sampled_from([SPEC, PENDING_SPEC, DEPENDS_SPEC]))
+def test_a_fact_that_is_no_news_decides_nothing_even_by_every_rule(moves, spec):
+    events = script_of([("podgroup", "Inqueue"), *moves], spec).events  # pods asked for
+    state = initial_state(events[0].key)
+    for observation in events:
+        observed = evolve(state, observation)
+        # (a fact that leaves the state as it was: the test before; a late copy of a
+        # phase the pod has left decides nothing by design, whatever its rules say)
+        if observed is not state and no_news(state, observation, observed):
+            assert step_by_rules(state, observation, observed) == (observed, [])
         state, _ = step(state, observation)

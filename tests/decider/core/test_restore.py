@@ -9,6 +9,7 @@ decisions of an uninterrupted run (duplicates allowed, nothing missing).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from hypothesis import given, settings
@@ -27,7 +28,7 @@ LOG: list[AnyObservation] = sorted(
 )
 
 
-def uninterrupted() -> tuple[list[str], dict[str, Any]]:
+def uninterrupted() -> tuple[list[str], Mapping[str, Any]]:
     partition = PartitionDecider(Restored(), committed=0)
     ids = [d.id for offset, event in enumerate(LOG) for d in partition.apply(offset, event)]
     return ids, partition.states

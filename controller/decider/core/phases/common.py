@@ -68,20 +68,20 @@ def start_kill(step: Step, request: ActionRequest) -> bool:
     Restarts count a retry; only whole-job kills start a new job version, as in Volcano
     (RestartTask/RestartPod keep the version, so the other tasks' events stay current).
     """
-    counted = counts_retry(step.state, request.trigger)
     if request.action in TARGET_KILLS:
         if not request.trigger.task:
             return False  # e.g. `*: RestartTask` on Unknown: no task to restart, only sync
         if request.action == Action.RESTART_PARTITION and not partition_pods(step, request):
             return False  # no partition to restart (Volcano skips it too), only sync
+        counted = counts_retry(step.state, request.trigger)
         restart = enter(JobPhase.RESTARTING, request, count_retry=counted, bump_version=False)
         kill_target(step, request, restart)
         return True
     kill = _JOB_KILLS.get(request.action)
     if kill is None:
-        return False
+        return False  # a sync, most of the time: nothing to count
     retain, phase = kill
-    counted = counted and phase == JobPhase.RESTARTING
+    counted = phase == JobPhase.RESTARTING and counts_retry(step.state, request.trigger)
     update = enter(phase, request, count_retry=counted, bump_version=True)
     kill_job(step, retain, update, reason=request.action, last_run_kept=counted)
     return True

@@ -41,6 +41,8 @@ import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from aiokafka import TopicPartition
+
 from bench.harness import (
     ENV,
     ROOT,
@@ -56,10 +58,10 @@ from bench.harness import (
 )
 from lavalog.controller.broker import DevelopmentBroker, free_port
 from lavalog.controller.decider.core.snapshots import CHECKPOINT_KEY
-from lavalog.controller.kafka import KafkaSettings, ensure_topics
+from lavalog.controller.kafka import KafkaSettings, create_consumer, ensure_topics, topic_name
 from lavalog.controller.kube import Kube, connect
 from lavalog.controller.watchers.core.lease import LeaseTiming
-from lavalog.events.topics import STATE
+from lavalog.events.topics import DECISIONS, OBSERVED, STATE
 
 NAMESPACE = "scale"
 RAW_NAMESPACE = "raw"
@@ -172,6 +174,30 @@ async def api_calls(kube: Kube) -> Counter[str]:
     """Requests the simulated API server has served so far, by "verb resource"."""
     state = msgspec.json.decode(await kube.request("GET", "/sim/state"))
     return Counter(state["apiCalls"])
+
+
+async def resource_version(kube: Kube) -> int:
+    """The API server's resourceVersion now: every write (a create, an update, a status
+    write, an Event, by any client or by its scheduler and kubelets) takes the next one."""
+    listed = msgspec.json.decode(
+        await kube.request("GET", "/api/v1/namespaces", query={"limit": 1})
+    )
+    return int(listed["metadata"]["resourceVersion"])
+
+
+async def messages(settings: KafkaSettings, partitions: int) -> dict[str, int]:
+    """Records on the observed and decisions topics (their partitions' end offsets)."""
+    consumer = create_consumer(settings, group_id=None)
+    await consumer.start()
+    try:
+        counts = {}
+        for topic in (OBSERVED, DECISIONS):
+            name = topic_name(settings, topic)
+            ends = await consumer.end_offsets([TopicPartition(name, p) for p in range(partitions)])
+            counts[topic] = sum(ends.values())
+        return counts
+    finally:
+        await consumer.stop()
 
 
 async def follow(
@@ -394,14 +420,17 @@ async def main(args: argparse.Namespace) -> None:
                         }
                     )
                     before = await api_calls(kube)
+                    version_before = await resource_version(kube)
                     own: Counter[str] = Counter()
                     progress = Progress(jobs, pods, on_goal=_sample_at(memory, cpu))
                     times = await submit_jobs(kube, args, own, progress)
                     memory.sample("end")
                     calls = await api_calls(kube) - before - own
+                    writes = await resource_version(kube) - version_before
                     step_downs = await leader_changes(kube)
                     lag, catching_up = await caught_up(projections, within=300)
                 held, state_bytes = await decider_state(settings, args.partitions)
+                logged = await messages(settings, args.partitions)
                 say(f"controller stopped; creating {pods:,} bare pods (baseline)")
                 baseline_cpu = Cpu(
                     {"simulated cluster": cluster.pid, "this benchmark": os.getpid()}
@@ -410,6 +439,7 @@ async def main(args: argparse.Namespace) -> None:
                 baseline_cpu.sample("pods")
     report(args, times, raw, calls, memory, (held, state_bytes), (lag, catching_up))
     report_cpu(args, cpu, baseline_cpu, step_downs)
+    report_work(args, writes, logged)
 
 
 async def leader_changes(kube: Kube) -> int:
@@ -567,6 +597,17 @@ def report_cpu(args: argparse.Namespace, cpu: Cpu, baseline: Cpu, step_downs: in
         f"\nbaseline: {bare['(wall)']:.1f} s, the simulated cluster "
         f"{bare['simulated cluster']:.1f} CPU s, this benchmark {bare['this benchmark']:.1f}"
         f"\nleader changes during the run (leaseTransitions): {step_downs}"
+    )
+
+
+def report_work(args: argparse.Namespace, writes: int, logged: dict[str, int]) -> None:
+    """What one Job costs the API server and the log, beside one bare pod's single write."""
+    jobs, pods = args.jobs, args.jobs * args.pods_per_job
+    say(
+        f"\nAPI server writes (resourceVersions) until the last goal: {writes / jobs:.1f} per job, "
+        f"{writes / pods:.1f} per pod (a bare pod: 1)"
+        f"\nlog: {logged[OBSERVED] / jobs:.1f} observations and {logged[DECISIONS] / jobs:.1f} "
+        "decisions per job"
     )
 
 

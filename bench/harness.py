@@ -89,6 +89,8 @@ async def until(condition: Callable[[], bool], *, every: float = 0.001) -> None:
 class Cluster:
     url: str
     kubeconfig: Path
+    #: the `lavalog sim` process (`cpu_seconds(cluster.pid)`)
+    pid: int
 
 
 @asynccontextmanager
@@ -110,7 +112,7 @@ async def simulator_process(
         assert proc.stdout is not None
         try:
             line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
-            yield Cluster(line.split(" at ")[1].split()[0], kubeconfig)
+            yield Cluster(line.split(" at ")[1].split()[0], kubeconfig, proc.pid)
         finally:
             proc.terminate()
             await proc.wait()
@@ -130,10 +132,14 @@ class ControllerChild:
         return _kib(fields["VmRSS"]), _kib(fields["VmHWM"])
 
     def cpu_seconds(self) -> float:
-        """User and system CPU time it has used so far, from /proc (Linux): what a run cost
-        it whatever else the machine was doing."""
-        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return cpu_seconds(self.pid)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time a process has used so far, from /proc (Linux): what a run
+    cost it whatever else the machine was doing."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _kib(value: str) -> int:
@@ -142,14 +148,20 @@ def _kib(value: str) -> int:
 
 @asynccontextmanager
 async def controller_process(
-    *, bootstrap: str, kubeconfig: Path, partitions: int, qps: float, burst: int
+    *,
+    bootstrap: str,
+    kubeconfig: Path,
+    partitions: int,
+    qps: float,
+    burst: int,
+    lease: float = 5.0,
 ) -> AsyncIterator[ControllerChild]:
     """The controller (watchers, decider, actuator) in a child process, once /readyz
-    answers 200. SIGTERM stops it cleanly."""
+    answers 200; `lease`: its Lease duration in seconds. SIGTERM stops it cleanly."""
     command = [
         sys.executable, str(Path(__file__)), "--bootstrap", bootstrap,
         "--kubeconfig", str(kubeconfig), "--partitions", str(partitions),
-        "--qps", str(qps), "--burst", str(burst),
+        "--qps", str(qps), "--burst", str(burst), "--lease", str(lease),
     ]  # fmt: skip
     proc = await asyncio.create_subprocess_exec(*command, cwd=ROOT, stdout=subprocess.PIPE, env=ENV)
     assert proc.stdout is not None
@@ -315,7 +327,7 @@ def _run_controller(args: argparse.Namespace) -> None:
             kubeconfig=args.kubeconfig,
             http_host="127.0.0.1",
             http_port=0,
-            lease=LeaseTiming.scaled(5.0),
+            lease=LeaseTiming.scaled(args.lease),
             qps=args.qps,
             burst=args.burst,
         )
@@ -331,4 +343,5 @@ if __name__ == "__main__":
     parser.add_argument("--partitions", type=int, required=True)
     parser.add_argument("--qps", type=float, required=True)
     parser.add_argument("--burst", type=int, required=True)
+    parser.add_argument("--lease", type=float, required=True)
     _run_controller(parser.parse_args())

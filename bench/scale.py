@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import subprocess
 import sys
 import tempfile
@@ -40,13 +41,17 @@ import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from aiokafka import TopicPartition
+
 from bench.harness import (
     ENV,
     ROOT,
     ControllerChild,
     bounded,
     controller_process,
+    cpu_seconds,
     kafka_settings,
+    metric,
     read_topic,
     say,
     simulator_process,
@@ -54,9 +59,10 @@ from bench.harness import (
 )
 from lavalog.controller.broker import DevelopmentBroker, free_port
 from lavalog.controller.decider.core.snapshots import CHECKPOINT_KEY
-from lavalog.controller.kafka import KafkaSettings, ensure_topics
+from lavalog.controller.kafka import KafkaSettings, create_consumer, ensure_topics, topic_name
 from lavalog.controller.kube import Kube, connect
-from lavalog.events.topics import STATE
+from lavalog.controller.watchers.core.lease import LeaseTiming
+from lavalog.events.topics import DECISIONS, OBSERVED, STATE
 
 NAMESPACE = "scale"
 RAW_NAMESPACE = "raw"
@@ -170,6 +176,30 @@ async def api_calls(kube: Kube) -> Counter[str]:
     return Counter(state["apiCalls"])
 
 
+async def resource_version(kube: Kube) -> int:
+    """The API server's resourceVersion now: every write (a create, an update, a status
+    write, an Event, by any client or by its scheduler and kubelets) takes the next one."""
+    listed = msgspec.json.decode(
+        await kube.request("GET", "/api/v1/namespaces", query={"limit": 1})
+    )
+    return int(listed["metadata"]["resourceVersion"])
+
+
+async def messages(settings: KafkaSettings, partitions: int) -> dict[str, int]:
+    """Records on the observed and decisions topics (their partitions' end offsets)."""
+    consumer = create_consumer(settings, group_id=None)
+    await consumer.start()
+    try:
+        counts = {}
+        for topic in (OBSERVED, DECISIONS):
+            name = topic_name(settings, topic)
+            ends = await consumer.end_offsets([TopicPartition(name, p) for p in range(partitions)])
+            counts[topic] = sum(ends.values())
+        return counts
+    finally:
+        await consumer.stop()
+
+
 async def follow(
     kube: Kube, path: str, on_event: Callable[[_WatchEvent], bool], own: Counter[str]
 ) -> None:
@@ -239,9 +269,9 @@ async def _post(kube: Kube, collection: str, body: dict[str, Any]) -> None:
 
 
 @asynccontextmanager
-async def projections_process(bootstrap: str) -> AsyncIterator[str]:
+async def projections_process(bootstrap: str) -> AsyncIterator[tuple[str, int]]:
     """`lavalog projections serve` (SQLite) on the benchmark's topics; yields its /metrics URL
-    once /readyz answers 200."""
+    and its process id once /readyz answers 200."""
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="lavalog-bench-") as state:
         command = [
@@ -263,7 +293,7 @@ async def projections_process(bootstrap: str) -> AsyncIterator[str]:
                     except aiohttp.ClientError:
                         pass
                     await asyncio.sleep(0.2)
-            yield f"{base}/metrics"
+            yield f"{base}/metrics", proc.pid
         finally:
             proc.terminate()
             await proc.wait()
@@ -305,20 +335,48 @@ async def decider_state(settings: KafkaSettings, partitions: int) -> tuple[int, 
 
 
 class Memory:
-    """The controller's resident memory (idle, when every Job is Running, at the end, peak)
-    and the CPU time it used since the jobs were submitted."""
+    """The controller's resident memory: idle, when every Job is Running, at the end, peak."""
 
     def __init__(self, controller: ControllerChild) -> None:
         self.controller = controller
         self.idle = controller.memory()[0]
-        self.cpu_before = controller.cpu_seconds()
         self.at: dict[str, int] = {}
-        self.cpu: dict[str, float] = {}
         self.peak = 0
 
     def sample(self, when: str) -> None:
         self.at[when], self.peak = self.controller.memory()
-        self.cpu[when] = self.controller.cpu_seconds() - self.cpu_before
+
+
+class Cpu:
+    """The CPU time each process of the run used from the first submission on, and what
+    the whole machine did meanwhile (on a shared machine, what the others took).
+
+    On a machine with fewer free cores than processes, the wall-clock time can be no
+    shorter than the sum of their CPU time over the cores: that, not any one process,
+    is then the limit."""
+
+    def __init__(self, processes: dict[str, int]) -> None:
+        self.processes = processes
+        self.cores = os.cpu_count() or 1
+        self._start = self._now()
+        self.at: dict[str, dict[str, float]] = {}
+
+    def _now(self) -> dict[str, float]:
+        now = {name: cpu_seconds(pid) for name, pid in self.processes.items()}
+        now["(wall)"] = time.perf_counter()
+        now["(machine busy)"] = _machine_busy()
+        return now
+
+    def sample(self, when: str) -> None:
+        now = self._now()
+        self.at[when] = {name: now[name] - self._start[name] for name in now}
+
+
+def _machine_busy() -> float:
+    """CPU seconds all cores have spent on anything but idling since boot (/proc/stat)."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = values[3] + values[4]  # idle, iowait
+    return (sum(values) - idle) / os.sysconf("SC_CLK_TCK")
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -334,7 +392,7 @@ async def main(args: argparse.Namespace) -> None:
                 time_scale=args.time_scale,
                 history=max(100_000, 10 * (pods + jobs)),
             ) as cluster,
-            projections_process(broker.bootstrap_servers) as projections,
+            projections_process(broker.bootstrap_servers) as (projections, projections_pid),
         ):
             say(f"cluster {cluster.url} ({nodes} nodes), broker {broker.bootstrap_servers}")
             async with connect(str(cluster.kubeconfig)) as kube:
@@ -347,26 +405,51 @@ async def main(args: argparse.Namespace) -> None:
                     partitions=args.partitions,
                     qps=args.qps,
                     burst=args.burst,
+                    lease=LeaseTiming().duration,  # `lavalog run`'s
                 ) as controller:
                     say(f"controller ready (qps={args.qps:g}, burst={args.burst}); submitting")
                     memory = Memory(controller)
+                    assert broker.pid is not None
+                    cpu = Cpu(
+                        {
+                            "controller": controller.pid,
+                            "simulated cluster": cluster.pid,
+                            "broker": broker.pid,
+                            "projections": projections_pid,
+                            "this benchmark": os.getpid(),
+                        }
+                    )
+                    version_before = await resource_version(kube)
                     before = await api_calls(kube)
                     own: Counter[str] = Counter()
-                    progress = Progress(jobs, pods, on_goal=_sample_at(memory))
+                    progress = Progress(jobs, pods, on_goal=_sample_at(memory, cpu))
                     times = await submit_jobs(kube, args, own, progress)
                     memory.sample("end")
                     calls = await api_calls(kube) - before - own
+                    writes = await resource_version(kube) - version_before
+                    # each term after the first: the leader stepped down and listed anew
+                    step_downs = int(await metric(controller.metrics, "lavalog_watchers_terms")) - 1
                     lag, catching_up = await caught_up(projections, within=300)
                 held, state_bytes = await decider_state(settings, args.partitions)
+                logged = await messages(settings, args.partitions)
                 say(f"controller stopped; creating {pods:,} bare pods (baseline)")
+                baseline_cpu = Cpu(
+                    {"simulated cluster": cluster.pid, "this benchmark": os.getpid()}
+                )
                 raw = await create_bare_pods(kube, pods)
+                baseline_cpu.sample("pods")
     report(args, times, raw, calls, memory, (held, state_bytes), (lag, catching_up))
+    report_cpu(args, cpu, baseline_cpu, step_downs)
+    report_work(args, writes, logged)
 
 
-def _sample_at(memory: Memory) -> Callable[[str], None]:
-    """Sample the controller's memory when every Job is Running, and Completed."""
+def _sample_at(memory: Memory, cpu: Cpu) -> Callable[[str], None]:
+    """Sample the CPU time when every pod exists, every Job is Running, and Completed; the
+    controller's memory at the last two."""
 
     def sample(goal: str) -> None:
+        if goal in ("pods", "running", "completed"):
+            cpu.sample(goal)
         if goal in ("running", "completed"):
             memory.sample(goal)
 
@@ -467,19 +550,58 @@ def report(
             ]
         ],
     )
-    say(
-        "\ncontroller CPU time: "
-        + ", ".join(
-            f"{seconds:,.1f} s until every Job {when.title()} ({seconds / jobs * 1000:,.1f} ms/job)"
-            for when, seconds in memory.cpu.items()
-            if when != "end"
-        )
-    )
     behind, seconds = lag
     say(
         f"\ndecider state: {held:,} jobs in its snapshot, {state_bytes:,.0f} bytes per job encoded"
         f"\nprojections: {behind:,} messages behind when the run ended, "
         + (f"caught up {seconds:.1f} s later" if seconds is not None else "not caught up in 300 s")
+    )
+
+
+def report_cpu(args: argparse.Namespace, cpu: Cpu, baseline: Cpu, step_downs: int) -> None:
+    """CPU seconds per process from the first submission until each goal, beside the cores'
+    capacity over the same wall time and what the whole machine was busy with."""
+    jobs = args.jobs
+    goals = [when for when in ("pods", "running", "completed") if when in cpu.at]
+    names = [*cpu.processes, "(all of the run)", "(machine busy)", "(wall)"]
+    rows = []
+    for name in names:
+        row = [name]
+        for when in goals:
+            seconds = cpu.at[when]
+            value = (
+                sum(seconds[p] for p in cpu.processes)
+                if name == "(all of the run)"
+                else seconds[name]
+            )
+            row += [f"{value:,.1f}", f"{value / jobs * 1000:,.2f}"]
+        rows.append(row)
+    header = ["CPU seconds from the first submission"]
+    for when in goals:
+        header += [f"until all {'pods' if when == 'pods' else when.title()}", "ms/job"]
+    table(header, rows)
+    pods = cpu.at["pods"]
+    floor = sum(pods[p] for p in cpu.processes) / cpu.cores
+    bare = baseline.at["pods"]
+    say(
+        f"\nall pods: {pods['(wall)']:.1f} s of wall time; the run's processes used "
+        f"{floor * cpu.cores:,.1f} CPU s, at least {floor:.1f} s on {cpu.cores} cores; the "
+        f"machine was busy {pods['(machine busy)']:,.1f} of {pods['(wall)'] * cpu.cores:,.1f} "
+        f"core-seconds (the rest of the busy time is other work on the machine)"
+        f"\nbaseline: {bare['(wall)']:.1f} s, the simulated cluster "
+        f"{bare['simulated cluster']:.1f} CPU s, this benchmark {bare['this benchmark']:.1f}"
+        f"\nleader step-downs during the run (each followed by a full list): {step_downs}"
+    )
+
+
+def report_work(args: argparse.Namespace, writes: int, logged: dict[str, int]) -> None:
+    """What one Job costs the API server and the log, beside one bare pod's single write."""
+    jobs, pods = args.jobs, args.jobs * args.pods_per_job
+    say(
+        f"\nAPI server writes (resourceVersions) until the last goal: {writes / jobs:.1f} per job, "
+        f"{writes / pods:.1f} per pod (a bare pod: 1)"
+        f"\nlog: {logged[OBSERVED] / jobs:.1f} observations and {logged[DECISIONS] / jobs:.1f} "
+        "decisions per job"
     )
 
 

@@ -7,6 +7,7 @@ the few fields they need, instead of building generated model objects.
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -124,14 +125,22 @@ class Kube:
         content_type: str,
         request_timeout: float,
     ) -> Any:
+        """The request as `ApiClient.call_api` sends it, less its `sanitize_for_serialization`
+        passes: they turn generated model objects into JSON types, and lavalog's bodies are
+        JSON already (walking a pod's again cost 19 µs of CPU, json.dumps of it 11 µs)."""
+        api = self.api
         params = [(key, _query_value(value)) for key, value in (query or {}).items()]
-        return await self.api.call_api(
-            path,
+        headers = {**api.default_headers, "Accept": JSON, "Content-Type": content_type}
+        # a coroutine in newer kubernetes-asyncio, a plain call in 31
+        authenticated = api.update_params_for_auth(headers, params, ["BearerToken"])
+        if inspect.isawaitable(authenticated):
+            await authenticated
+        return await api.request(
             method,
+            f"{api.configuration.host}{path}",
             query_params=params,
-            header_params={"Accept": JSON, "Content-Type": content_type},
+            headers=headers,
             body=body,  # JSON-encoded by the transport
-            auth_settings=["BearerToken"],
             _preload_content=False,
             _request_timeout=request_timeout,
         )

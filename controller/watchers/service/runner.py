@@ -93,6 +93,9 @@ class WatcherService:
         self._connected = False
         #: kinds whose list has been published since this replica became the leader
         self._listed: set[str] = set()
+        #: `terms`: times this replica became the leader, each term starting with a full
+        #: list of the cluster (`lavalog_watchers_terms_total`)
+        self.counters = {"terms": 0}
 
     @property
     def is_leader(self) -> bool:
@@ -112,6 +115,7 @@ class WatcherService:
             try:
                 while True:
                     await self._election.acquire()
+                    self.counters["terms"] += 1
                     try:
                         await self._lead(publisher)
                     finally:

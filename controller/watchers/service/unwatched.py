@@ -14,7 +14,8 @@ under the ids they would have had if a watcher had seen them go.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import asyncio
+from collections.abc import Iterable, Mapping
 
 from aiokafka import TopicPartition
 
@@ -22,14 +23,12 @@ from lavalog.controller.decider.core.partition import PartitionDecider
 from lavalog.controller.decider.core.snapshots import restore
 from lavalog.controller.decider.core.state import JobState
 from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
-from lavalog.controller.kafka.reading import keyed, read_to_end
+from lavalog.controller.kafka.reading import Records, keyed, read_to_end
 from lavalog.controller.kafka.topics import partitions
 from lavalog.controller.watchers.core.objects import Job, ObjectMeta, OwnerReference, PodGroup
 from lavalog.events.codec import DecodeError, decode_observation
 from lavalog.events.topics import OBSERVED, STATE, split_job_key
 from lavalog.events.volcano.api import API_VERSION, KIND
-
-#: how long one fetch may wait on a partition with nothing more to give
 
 
 def _meta(state: JobState) -> ObjectMeta:
@@ -66,7 +65,12 @@ def known_podgroups(states: Iterable[JobState], namespace: str | None) -> dict[s
 
 
 async def decider_view(settings: KafkaSettings) -> list[JobState]:
-    """Every job state the decider has now, rebuilt from snapshots and the log after them."""
+    """Every job state the decider has now, rebuilt from snapshots and the log after them.
+
+    The folding runs in a worker thread: over a long log it takes seconds of CPU, which
+    on the event loop would hold up everything else the process does meanwhile, the
+    Lease renewal first (a leader that cannot renew in time steps down, and its
+    successor rebuilds the view again)."""
     state_topic, observed_topic = topic_name(settings, STATE), topic_name(settings, OBSERVED)
     count = partitions(settings, STATE)
     reader = create_consumer(settings, group_id=None)
@@ -75,13 +79,25 @@ async def decider_view(settings: KafkaSettings) -> list[JobState]:
         snapshots = await read_to_end(
             reader, {TopicPartition(state_topic, n): 0 for n in range(count)}
         )
-        restored = {tp.partition: restore(keyed(records)) for tp, records in snapshots.items()}
-        # everything counts as decided already: only the states are wanted, not decisions
-        deciders = {n: PartitionDecider(r, committed=2**62) for n, r in restored.items()}
+        deciders = await asyncio.to_thread(_restored, snapshots)
         starts = {TopicPartition(observed_topic, n): d.replay_from for n, d in deciders.items()}
         tails = await read_to_end(reader, starts)
     finally:
         await reader.stop()
+    return await asyncio.to_thread(_replayed, deciders, tails)
+
+
+def _restored(snapshots: Mapping[TopicPartition, Records]) -> dict[int, PartitionDecider]:
+    """Each partition's decider as its snapshots leave it."""
+    restored = {tp.partition: restore(keyed(records)) for tp, records in snapshots.items()}
+    # everything counts as decided already: only the states are wanted, not decisions
+    return {n: PartitionDecider(r, committed=2**62) for n, r in restored.items()}
+
+
+def _replayed(
+    deciders: Mapping[int, PartitionDecider], tails: Mapping[TopicPartition, Records]
+) -> list[JobState]:
+    """The deciders' states once the log after their snapshots is applied."""
     for tp, messages in tails.items():
         decider = deciders[tp.partition]
         for message in messages:

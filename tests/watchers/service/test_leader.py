@@ -81,6 +81,7 @@ async def test_a_leader_that_loses_its_lease_stops_publishing_until_it_wins_it_b
     watchers = service(kube, kafka_settings, "replica-a", lease_duration=2.0)
     async with running(watchers):
         await until(lambda: watchers.is_leader and watchers.ready)
+        assert watchers.counters == {"terms": 1}
         stolen = {
             "holderIdentity": "intruder",
             "renewTime": micro_time(time.time()),
@@ -100,6 +101,7 @@ async def test_a_leader_that_loses_its_lease_stops_publishing_until_it_wins_it_b
         await observed.wait_for(lambda seen: bool(about("meanwhile", seen)))
         lease = await read_lease(kube)
         assert (lease.spec.holder_identity, lease.spec.lease_transitions) == ("replica-a", 2)
+        assert watchers.counters == {"terms": 2}  # on /metrics: lavalog_watchers_terms_total
 
 
 async def released_after_a_write_of(kube: Kube, holder: str) -> LeaderElection:

@@ -9,11 +9,19 @@ yet says nothing, and taking it for an empty partition lost whole snapshots unde
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Iterator, Mapping
 
+import structlog
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 
 Records = list[ConsumerRecord[bytes, bytes]]
+
+log = structlog.get_logger("lavalog.kafka")
+#: seconds of reading after which a read not at its end yet says where each partition it
+#: still waits for stands (and again each time as long): a rebuild that waits on a
+#: partition the broker does not answer for is otherwise silent
+SLOW_READ_SECONDS = 10.0
 
 
 async def read_to_end(
@@ -26,16 +34,30 @@ async def read_to_end(
     reader.assign(pending)
     for tp, offset in starts.items():
         reader.seek(tp, offset)
+    clock = asyncio.get_running_loop().time
+    started = clock()
+    report_at = started + SLOW_READ_SECONDS
     while pending:
         batch = await reader.getmany(*pending, timeout_ms=fetch_ms)
         for tp, messages in batch.items():
             records[tp].extend(messages)
-        left = []
+        left: dict[TopicPartition, tuple[int, int | None]] = {}
         for tp in pending:
             end = reader.highwater(tp)  # None until the broker answered a fetch of it
-            if end is None or await reader.position(tp) < end:
-                left.append(tp)
-        pending = left
+            position = await reader.position(tp)
+            if end is None or position < end:
+                left[tp] = (position, end)
+        pending = list(left)
+        if pending and clock() >= report_at:
+            report_at = clock() + SLOW_READ_SECONDS
+            log.warning(
+                "still reading partitions to their end",
+                seconds=round(clock() - started),
+                waiting={
+                    f"{tp.topic}[{tp.partition}]": {"position": at, "end": end}
+                    for tp, (at, end) in left.items()
+                },
+            )
     return records
 
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from aiokafka import TopicPartition
+from structlog.testing import capture_logs
 
 from lavalog.controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
+from lavalog.controller.kafka import reading
 from lavalog.controller.kafka.reading import read_to_end
 from lavalog.events.topics import STATE
 
@@ -28,3 +32,19 @@ async def test_a_partition_is_read_to_its_end_however_slowly_the_broker_answers(
         found = await read_to_end(reader, {stored: 0, empty: 0}, fetch_ms=1)
     assert [record.value for record in found[stored]] == [b"0", b"1", b"2"]
     assert found[empty] == []
+
+
+async def test_a_read_that_waits_long_says_which_partitions_it_waits_for(
+    kafka_settings: KafkaSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A partition the broker does not answer for (here: one the topic does not have)
+    holds a rebuild up without end; the read says so, with where each one stands."""
+    monkeypatch.setattr(reading, "SLOW_READ_SECONDS", 0.2)
+    missing = TopicPartition(topic_name(kafka_settings, STATE), 999)
+    reader = create_consumer(kafka_settings, group_id=None)
+    async with reader:
+        with capture_logs() as logs, pytest.raises(TimeoutError):
+            await asyncio.wait_for(read_to_end(reader, {missing: 0}, fetch_ms=50), 2.0)
+    said = [entry for entry in logs if entry["event"] == "still reading partitions to their end"]
+    assert said, logs
+    assert said[0]["waiting"] == {f"{missing.topic}[999]": {"position": 0, "end": None}}

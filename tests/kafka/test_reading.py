@@ -8,8 +8,13 @@ import pytest
 from aiokafka import TopicPartition
 from structlog.testing import capture_logs
 
-from lavalog.controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
-from lavalog.controller.kafka import reading
+from lavalog.controller.kafka import (
+    KafkaSettings,
+    create_consumer,
+    create_producer,
+    reading,
+    topic_name,
+)
 from lavalog.controller.kafka.reading import read_to_end
 from lavalog.events.topics import STATE
 

@@ -334,6 +334,8 @@ class Measured:
     seconds: float = 0.0
     produced: int = 0
     decided: float = 0.0
+    #: the controller processes' CPU time over the failures
+    cpu_seconds: float = 0.0
 
 
 @contextlib.contextmanager
@@ -418,9 +420,11 @@ async def main(args: argparse.Namespace) -> None:
                     say(f"{arm.label} (round {number + 1} of {args.rounds})")
                     decided_before = await metric(decider, "lavalog_decider_observations")
                     started, sent_before = time.perf_counter(), sent[0]
+                    cpu_before = sum(child.cpu_seconds() for child in children)
                     failures = await inject(events, pods, per_round, cluster)
                     into = measured[arm.label]
                     into.seconds += time.perf_counter() - started
+                    into.cpu_seconds += sum(child.cpu_seconds() for child in children) - cpu_before
                     into.produced += sent[0] - sent_before
                     into.decided += (
                         await metric(decider, "lavalog_decider_observations") - decided_before
@@ -447,7 +451,8 @@ def report(
         say(
             f"{arm.label}: background {into.produced / into.seconds:,.0f} events/s produced, "
             f"{into.decided / into.seconds:,.0f} observations/s decided by the controller "
-            f"(over the {into.seconds:.1f} s of its failures)"
+            f"(over the {into.seconds:.1f} s of its failures), which used "
+            f"{1e6 * into.cpu_seconds / into.decided:,.0f} µs of CPU per observation decided"
         )
     latencies = {
         arm.label: [1000 * (f.replaced.result() - f.crashed) for f in measured[arm.label].failures]

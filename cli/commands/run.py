@@ -116,10 +116,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=EventLoop,
         choices=list(EventLoop),
         default=env("LAVALOG_EVENT_LOOP", EventLoop.AUTO),
-        help="the asyncio event loop every component runs on: uvloop (libuv, compiled; "
-        "installed by pip install 'lavalog[fast]' and in the image) is faster at the many "
-        "small reads and writes of the log and the API; auto uses it when installed, else "
-        "asyncio's own (default %(default)s)",
+        help="the asyncio event loop every component runs on: uvloop (libuv, compiled: the "
+        "loop's own work on sockets, timers and callbacks; installed by pip install "
+        "'lavalog[fast]' and in the image) or Python's own; auto takes uvloop when it is "
+        "installed (default %(default)s)",
     )
     add_lease_arguments(parser)
     add_kafka_arguments(parser)

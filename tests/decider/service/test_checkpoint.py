@@ -52,7 +52,7 @@ class HeldCommits:
                 await self.release.wait()
                 await commit(offsets)
 
-            consumer.commit = held  # type: ignore[method-assign]
+            consumer.commit = held
             return consumer
 
         return create_holding

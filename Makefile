@@ -50,9 +50,9 @@ bench: $(STAMP)
 chaos: $(STAMP)
 	$(BIN)/python bench/chaos.py $(ARGS)
 
-# lavalog[postgres] for Python 3.11 on any platform, every file's hash: what the image installs
+# lavalog[postgres,fast] for Python 3.11 on any platform, every file's hash: what the image installs
 lock: $(STAMP)
-	$(BIN)/uv pip compile pyproject.toml --extra postgres --universal --python-version 3.11 \
+	$(BIN)/uv pip compile pyproject.toml --extra postgres --extra fast --universal --python-version 3.11 \
 		--generate-hashes --quiet --custom-compile-command "make lock" -o deploy/requirements.lock
 
 clean:

@@ -8,8 +8,8 @@ keeps for itself only the load it makes and the clocks it reads.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -30,6 +30,7 @@ from lavalog.controller.broker import free_port
 from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
 
 ROOT = Path(__file__).resolve().parents[1]
+ALL_COMPONENTS = "watchers,decider,actuator"
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
@@ -147,38 +148,83 @@ def _kib(value: str) -> int:
 
 
 @asynccontextmanager
-async def controller_process(
+async def controller_process(**options: Any) -> AsyncIterator[ControllerChild]:
+    """`controller_processes` (same options) with every component in one process."""
+    async with controller_processes(**options) as (child,):
+        yield child
+
+
+@asynccontextmanager
+async def controller_processes(
     *,
     bootstrap: str,
     kubeconfig: Path,
     partitions: int,
     qps: float,
     burst: int,
+    event_loop: str = "auto",
+    layout: Sequence[str] = (ALL_COMPONENTS,),
+    source: Path = ROOT,
+    identity: str | None = None,
+    fetch_max_wait_ms: int | None = None,
     lease: float = 5.0,
-) -> AsyncIterator[ControllerChild]:
-    """The controller (watchers, decider, actuator) in a child process, once /readyz
-    answers 200; `lease`: its Lease duration in seconds. SIGTERM stops it cleanly."""
-    command = [
-        sys.executable, str(Path(__file__)), "--bootstrap", bootstrap,
-        "--kubeconfig", str(kubeconfig), "--partitions", str(partitions),
-        "--qps", str(qps), "--burst", str(burst), "--lease", str(lease),
+) -> AsyncIterator[list[ControllerChild]]:
+    """One controller child process per entry of `layout` (comma-separated components),
+    each once its /readyz answers 200, running the `lavalog` package found in `source`
+    (a checkout of another commit, to compare with); `fetch_max_wait_ms` replaces the
+    settings' own; `lease`: the Lease duration in seconds. SIGTERM stops them cleanly."""
+    options = [
+        "--bootstrap", bootstrap, "--kubeconfig", str(kubeconfig),
+        "--partitions", str(partitions), "--qps", str(qps), "--burst", str(burst),
+        "--event-loop", event_loop, "--source", str(source), "--lease", str(lease),
+        *(("--identity", identity) if identity else ()),
+        *(("--fetch-max-wait-ms", str(fetch_max_wait_ms)) if fetch_max_wait_ms else ()),
     ]  # fmt: skip
+    async with contextlib.AsyncExitStack() as stack:
+        children = [
+            await stack.enter_async_context(
+                _controller_child([*options, "--components", components])
+            )
+            for components in layout
+        ]
+        yield children
+
+
+@asynccontextmanager
+async def _controller_child(options: Sequence[str]) -> AsyncIterator[ControllerChild]:
+    command = [sys.executable, str(ROOT / "bench" / "controller_child.py"), *options]
     proc = await asyncio.create_subprocess_exec(*command, cwd=ROOT, stdout=subprocess.PIPE, env=ENV)
     assert proc.stdout is not None
     try:
         port = int((await asyncio.wait_for(proc.stdout.readline(), 30)).decode())
         base = f"http://127.0.0.1:{port}"
-        async with aiohttp.ClientSession() as session, asyncio.timeout(60):
-            while True:
-                async with session.get(f"{base}/readyz") as response:
-                    if response.status == 200:
-                        break
-                await asyncio.sleep(0.1)
+        await _until_ready(f"{base}/readyz", within=READY_SECONDS)
         yield ControllerChild(f"{base}/metrics", proc.pid)
     finally:
         if proc.returncode is None:
             proc.send_signal(signal.SIGTERM)
         await proc.wait()
+
+
+#: how long a controller may take to be ready: a decider that restores many jobs' states
+#: and an actuator that takes over a backlog, on a loaded machine
+READY_SECONDS = 180.0
+
+
+async def _until_ready(url: str, *, within: float) -> None:
+    """Until `url` answers 200; TimeoutError naming the components not ready."""
+    answer = ""
+    async with aiohttp.ClientSession() as session:
+        try:
+            async with asyncio.timeout(within):
+                while True:
+                    async with session.get(url) as response:
+                        if response.status == 200:
+                            return
+                        answer = await response.text()
+                    await asyncio.sleep(0.1)
+        except TimeoutError:
+            raise TimeoutError(f"not ready within {within:.0f} s: {answer.strip()}") from None
 
 
 async def metric(url: str, name: str) -> float:
@@ -309,39 +355,3 @@ async def read_topic(settings: KafkaSettings, topic: str, partitions: int) -> li
                     return records
     finally:
         await consumer.stop()
-
-
-def _run_controller(args: argparse.Namespace) -> None:
-    """The child side of `controller_process`."""
-    from lavalog.controller.app import ControllerConfig, run_controller
-    from lavalog.controller.logs import configure_logging
-    from lavalog.controller.watchers.core.lease import LeaseTiming
-
-    configure_logging(level="warning", json=False)
-
-    async def main() -> None:
-        stop = asyncio.Event()
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-        config = ControllerConfig(
-            kafka=kafka_settings(args.bootstrap, args.partitions),
-            kubeconfig=args.kubeconfig,
-            http_host="127.0.0.1",
-            http_port=0,
-            lease=LeaseTiming.scaled(args.lease),
-            qps=args.qps,
-            burst=args.burst,
-        )
-        await run_controller(config, stop=stop, on_started=lambda _, port: say(str(port)))
-
-    asyncio.run(main())
-
-
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description="the controller, for `controller_process`")
-    parser.add_argument("--bootstrap", required=True)
-    parser.add_argument("--kubeconfig", required=True)
-    parser.add_argument("--partitions", type=int, required=True)
-    parser.add_argument("--qps", type=float, required=True)
-    parser.add_argument("--burst", type=int, required=True)
-    parser.add_argument("--lease", type=float, required=True)
-    _run_controller(parser.parse_args())

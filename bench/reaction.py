@@ -1,6 +1,7 @@
 """Reaction: from a pod failing to its replacement pod existing, under background load.
 
     python bench/reaction.py [--failures 200] [--jobs 20] [--replicas 10] [--rate 1000]
+                             [--rounds 2] [--arm LABEL:KEY=VALUE,... ...]
 
 `--jobs` Volcano Jobs of `--replicas` pods (`PodFailed -> RestartPod`, no timeout) run in
 a simulated cluster in this process; the controller runs in its own process, as in a
@@ -15,26 +16,46 @@ watched and decided into a PodsCreate; those steps are shown when they occur). W
 time goes is read back from the topics afterwards: when the watcher saw each change (the
 observation's time), when it was published and when each decision was produced (the
 Kafka message timestamps, in ms). Target (docs/benchmarks.md): p99 < 50 ms at 1,000 events/s.
+
+Each `--arm` is a setting of the controller (its event loop, its components in one process
+or one each, another commit's code, its fetch wait), measured beside the others in the same
+run: the arms take turns `--rounds` times, each turn a fresh controller with `--failures /
+--rounds` crashes, so that a change in the machine's load falls on all of them.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import dataclasses
 import functools
 import itertools
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import aiohttp
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.decider import job_lifecycle
-from bench.harness import controller_process, kafka_settings, metric, say, table, until
+from bench.harness import (
+    ALL_COMPONENTS,
+    ROOT,
+    controller_processes,
+    kafka_settings,
+    metric,
+    say,
+    table,
+    until,
+)
 from lavalog.controller.broker import DevelopmentBroker
 from lavalog.controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
 from lavalog.controller.kube import Kube, connect
@@ -267,87 +288,217 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
+@dataclass(frozen=True)
+class Arm:
+    """One setting of the controller, measured against the others in the same run."""
+
+    label: str
+    event_loop: str = "auto"
+    #: one process for every component, or one process each
+    layout: tuple[str, ...] = (ALL_COMPONENTS,)
+    #: a git commit to run instead of this checkout (before/after a change)
+    code: str | None = None
+    #: the consumers' `fetch_max_wait_ms` (tansu answers a fetch only when it runs out)
+    fetch_wait: int | None = None
+
+    @classmethod
+    def parse(cls, spec: str) -> Arm:
+        """`LABEL:key=value,...` with keys loop (auto, asyncio, uvloop), processes (one,
+        components), code (a git commit) and fetch-wait (ms)."""
+        label, _, settings = spec.partition(":")
+        arm = cls(label)
+        for setting in filter(None, settings.split(",")):
+            key, _, value = setting.partition("=")
+            if key == "loop" and value in ("auto", "asyncio", "uvloop"):
+                arm = dataclasses.replace(arm, event_loop=value)
+            elif key == "processes" and value in LAYOUTS:
+                arm = dataclasses.replace(arm, layout=LAYOUTS[value])
+            elif key == "code" and value:
+                arm = dataclasses.replace(arm, code=value)
+            elif key == "fetch-wait" and value.isdigit() and int(value) > 0:
+                arm = dataclasses.replace(arm, fetch_wait=int(value))
+            else:
+                raise argparse.ArgumentTypeError(
+                    f"{setting!r}: choose loop=auto|asyncio|uvloop, "
+                    f"processes={'|'.join(LAYOUTS)}, code=COMMIT or fetch-wait=MS"
+                )
+        return arm
+
+
+LAYOUTS = {"one": (ALL_COMPONENTS,), "components": tuple(ALL_COMPONENTS.split(","))}
+
+
+@dataclass
+class Measured:
+    failures: list[Failure] = field(default_factory=list)
+    seconds: float = 0.0
+    produced: int = 0
+    decided: float = 0.0
+    #: the controller processes' CPU time over the failures
+    cpu_seconds: float = 0.0
+
+
+@contextlib.contextmanager
+def checkout(commit: str | None) -> Iterator[Path]:
+    """This checkout, or `commit`'s files in a temporary directory."""
+    if commit is None:
+        yield ROOT
+        return
+    with tempfile.TemporaryDirectory(prefix="lavalog-reaction-") as tmp:
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", commit], check=True, capture_output=True
+        )
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        yield Path(tmp)
+
+
+async def decider_lag(url: str) -> float:
+    """The decider's lag over its partitions, from /metrics."""
+    async with aiohttp.ClientSession() as session, session.get(url) as response:
+        text = await response.text()
+    return sum(
+        float(line.split()[-1])
+        for line in text.splitlines()
+        if line.startswith("lavalog_decider_lag{")
+    )
+
+
+async def until_decided(url: str, *, behind: int) -> None:
+    """Until the decider is at most `behind` observations behind (a restart's backlog)."""
+    for _ in itertools.count():
+        if await decider_lag(url) <= behind:
+            return
+        await asyncio.sleep(0.5)
+
+
 async def main(args: argparse.Namespace) -> None:
     events = PodEvents()
+    arms: list[Arm] = args.arm or DEFAULT_ARMS
+    measured = {arm.label: Measured() for arm in arms}
+    per_round = -(-args.failures // args.rounds)
     async with (
         DevelopmentBroker() as broker,
         SimulatedCluster(nodes=4, time_scale=args.time_scale) as cluster,
+        contextlib.AsyncExitStack() as sources,
     ):
+        code = {arm.label: sources.enter_context(checkout(arm.code)) for arm in arms}
         cluster.objects.store.subscribe(events)
         settings = kafka_settings(broker.bootstrap_servers, args.partitions)
+        sent = [0]
+        load: asyncio.Task[None] | None = None
         async with connect(str(cluster.kubeconfig_path)) as kube:
             for index in range(BACKGROUND_NAMESPACES):
                 body = {"metadata": {"name": f"team-{index}"}}
                 await kube.request("POST", "/api/v1/namespaces", body=body)
-            async with controller_process(
-                bootstrap=broker.bootstrap_servers,
-                kubeconfig=cluster.kubeconfig_path,
-                partitions=args.partitions,
-                qps=args.qps,
-                burst=args.burst,
-            ) as controller:
-                metrics = controller.metrics
-                for index in range(args.jobs):
-                    await kube.request("POST", JOBS_PATH, body=job(index, args.replicas))
-                pods = [
-                    f"react-{j}-main-{i}" for i in range(args.replicas) for j in range(args.jobs)
-                ]
-                await until(lambda: events.running.issuperset(pods), every=0.1)
-                say(f"{len(pods)} pods running; background load at {args.rate:,} events/s")
-                sent = [0]
-                load = asyncio.create_task(produce_background(settings, args.rate, sent))
-                await asyncio.sleep(3.0)  # the load reaches its steady state
-                decided_before = await metric(metrics, "lavalog_decider_observations")
-                started, sent_before = time.perf_counter(), sent[0]
-                failures = await inject(events, pods, args.failures, cluster)
-                elapsed = time.perf_counter() - started
-                decided = await metric(metrics, "lavalog_decider_observations") - decided_before
-                load.cancel()
-                await asyncio.gather(load, return_exceptions=True)
+            pods = [f"react-{j}-main-{i}" for i in range(args.replicas) for j in range(args.jobs)]
+            for number, arm in itertools.product(range(args.rounds), arms):
+                async with controller_processes(
+                    bootstrap=broker.bootstrap_servers,
+                    kubeconfig=cluster.kubeconfig_path,
+                    partitions=args.partitions,
+                    qps=args.qps,
+                    burst=args.burst,
+                    event_loop=arm.event_loop,
+                    layout=arm.layout,
+                    source=code[arm.label],
+                    identity="bench-reaction",  # each takes the Lease and groups back at once
+                    fetch_max_wait_ms=arm.fetch_wait,
+                ) as children:
+                    decider = next(
+                        child.metrics
+                        for child, components in zip(children, arm.layout, strict=True)
+                        if "decider" in components
+                    )
+                    if load is None:
+                        for index in range(args.jobs):
+                            await kube.request("POST", JOBS_PATH, body=job(index, args.replicas))
+                        await until(lambda: events.running.issuperset(pods), every=0.1)
+                        say(f"{len(pods)} pods running; background load at {args.rate:,} events/s")
+                        load = asyncio.create_task(produce_background(settings, args.rate, sent))
+                    await asyncio.sleep(3.0)  # the load reaches its steady state
+                    await until_decided(decider, behind=args.rate // 10)
+                    say(f"{arm.label} (round {number + 1} of {args.rounds})")
+                    decided_before = await metric(decider, "lavalog_decider_observations")
+                    started, sent_before = time.perf_counter(), sent[0]
+                    cpu_before = sum(child.cpu_seconds() for child in children)
+                    failures = await inject(events, pods, per_round, cluster)
+                    into = measured[arm.label]
+                    into.seconds += time.perf_counter() - started
+                    into.cpu_seconds += sum(child.cpu_seconds() for child in children) - cpu_before
+                    into.produced += sent[0] - sent_before
+                    into.decided += (
+                        await metric(decider, "lavalog_decider_observations") - decided_before
+                    )
+                    into.failures += failures
+            assert load is not None
+            load.cancel()
+            await asyncio.gather(load, return_exceptions=True)
             say("controller stopped; the same crashes, each pod replaced directly (baseline)")
-            direct = await baseline(events, pods, args.failures, cluster, kube)
+            direct = await baseline(events, pods, per_round * args.rounds, cluster, kube)
         log = await read_topics(settings)
+    report(arms, measured, direct, log)
 
-    latencies = [1000 * (f.replaced.result() - f.crashed) for f in failures]
+
+def report(
+    arms: list[Arm],
+    measured: dict[str, Measured],
+    direct: list[Failure],
+    log: list[tuple[int, Any]],
+) -> None:
+    say("")
+    for arm in arms:
+        into = measured[arm.label]
+        say(
+            f"{arm.label}: background {into.produced / into.seconds:,.0f} events/s produced, "
+            f"{into.decided / into.seconds:,.0f} observations/s decided by the controller "
+            f"(over the {into.seconds:.1f} s of its failures), which used "
+            f"{1e6 * into.cpu_seconds / into.decided:,.0f} µs of CPU per observation decided"
+        )
+    latencies = {
+        arm.label: [1000 * (f.replaced.result() - f.crashed) for f in measured[arm.label].failures]
+        for arm in arms
+    }
     floor = [1000 * (f.replaced.result() - f.crashed) for f in direct]
-    say(
-        f"\nbackground: {(sent[0] - sent_before) / elapsed:,.0f} events/s produced, "
-        f"{decided / elapsed:,.0f} observations/s decided by the controller "
-        f"(over the {elapsed:.1f} s of failures)"
-    )
     shares = (("min", 0.0), ("p50", 0.5), ("p90", 0.90), ("p99", 0.99), ("max", 1.0))
     table(
-        ["crash -> replacement pod", "lavalog ms", "baseline ms", "x baseline"],
+        ["crash -> replacement pod, ms", *(arm.label for arm in arms), "baseline"],
         [
             [
                 name,
-                f"{percentile(latencies, share):.1f}",
+                *(f"{percentile(latencies[arm.label], share):.1f}" for arm in arms),
                 f"{percentile(floor, share):.1f}",
-                f"{percentile(latencies, share) / percentile(floor, share):.1f}",
             ]
             for name, share in shares
         ],
     )
     say("(baseline: no controller; this process deletes and creates each pod itself)")
-    steps = milestones(failures, log)
+    steps = {arm.label: milestones(measured[arm.label].failures, log) for arm in arms}
+    names = list(dict.fromkeys(name for arm in arms for name in steps[arm.label]))
     table(
-        ["where the time goes (ms after the crash)", "p50", "p99", "seen"],
+        [
+            "where the time goes (ms after the crash)",
+            *(f"{arm.label} {p}" for arm in arms for p in ("p50", "p99")),
+        ],
         [
             [
                 step,
-                f"{statistics.median(values):.1f}",
-                f"{percentile(values, 0.99):.1f}",
-                f"{len(values)}",
+                *(
+                    f"{percentile(values, share):.1f}" if values else "-"
+                    for arm in arms
+                    for values in [steps[arm.label].get(step, [])]
+                    for share in (0.5, 0.99)
+                ),
             ]
-            for step, values in steps.items()
+            for step in names
         ],
     )
-    say(f"\n{len(failures)} failures; target: p99 < 50 ms at 1,000 events/s")
+    counts = ", ".join(f"{arm.label} {len(measured[arm.label].failures)}" for arm in arms)
+    say(f"\nfailures: {counts}; target: p99 < 50 ms at 1,000 events/s")
 
 
 def parse() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--failures", type=int, default=200)
+    parser.add_argument("--failures", type=int, default=200, help="crashes per arm")
     parser.add_argument("--jobs", type=int, default=20)
     parser.add_argument("--replicas", type=int, default=10, help="pods per job")
     parser.add_argument("--rate", type=int, default=1_000, help="background observations/s")
@@ -357,7 +508,30 @@ def parse() -> argparse.Namespace:
     parser.add_argument(
         "--time-scale", type=float, default=100.0, help="simulated s per real s (pod start: 1 s)"
     )
+    parser.add_argument(
+        "--arm",
+        type=Arm.parse,
+        action="append",
+        metavar="LABEL:KEY=VALUE,...",
+        help="a controller setting to measure, side by side with the others (repeat it): "
+        "loop=auto|asyncio|uvloop (the event loop), processes=one|components (every "
+        "component in one process, or each in its own), code=COMMIT (run that commit's "
+        "lavalog instead of this checkout's), fetch-wait=MS (the consumers' "
+        "fetch_max_wait_ms, which bounds each hop on tansu); default: "
+        + " ".join(f"--arm {spec}" for spec in DEFAULT_ARM_SPECS),
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=2,
+        help="the arms take turns this many times, each with its share of the failures, so "
+        "that a change in the machine's load falls on all of them (default %(default)s)",
+    )
     return parser.parse_args()
+
+
+DEFAULT_ARM_SPECS = ("asyncio:loop=asyncio", "uvloop:loop=uvloop")
+DEFAULT_ARMS = [Arm.parse(spec) for spec in DEFAULT_ARM_SPECS]
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from lavalog.controller.actuator.service.runner import ActuatorService
 from lavalog.controller.auth.kubernetes import KubernetesAuth
 from lavalog.controller.auth.middleware import is_loopback
 from lavalog.controller.decider.service.runner import DeciderService
+from lavalog.controller.event_loop import running_loop
 from lavalog.controller.health import Component, Health, health_app
 from lavalog.controller.kafka import KafkaSettings, ensure_topics
 from lavalog.controller.kafka.probe import check_connection
@@ -107,6 +108,7 @@ async def run_controller(
         log.info(
             "controller started",
             components=list(config.components),
+            event_loop=running_loop(),
             http_host=config.http_host if port is not None else None,
             http_port=port,
             http_access=_who_may_call(config) if port is not None else None,

@@ -19,6 +19,7 @@ from lavalog.controller.app import (
     default_identity,
     run_controller,
 )
+from lavalog.controller.event_loop import EventLoop, loop_factory
 from lavalog.controller.kube import KUBECONFIG_HELP, KubeConfigError, choose_kubeconfig
 from lavalog.controller.logs import add_logging_arguments, configure_logging
 from lavalog.controller.task_stacks import log_task_stacks_on_sigusr1
@@ -110,6 +111,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "new phase, e.g. 'Pending -> Running'); off by default, as Volcano records none on a "
         "job's way to Running and each costs an API call (env LAVALOG_PHASE_EVENTS=true)",
     )
+    parser.add_argument(
+        "--event-loop",
+        type=EventLoop,
+        choices=list(EventLoop),
+        default=env("LAVALOG_EVENT_LOOP", EventLoop.AUTO),
+        help="the asyncio event loop every component runs on: uvloop (libuv, compiled: the "
+        "loop's own work on sockets, timers and callbacks; installed by pip install "
+        "'lavalog[fast]' and in the image) or Python's own; auto takes uvloop when it is "
+        "installed (default %(default)s)",
+    )
     add_lease_arguments(parser)
     add_kafka_arguments(parser)
     add_logging_arguments(parser)
@@ -129,6 +140,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError("--kube-api-qps and --kube-api-burst must be above 0")
         lease = lease_timing(args)
         check_exposure(args.http_host, authenticated=args.kubernetes_auth)
+        new_loop = loop_factory(args.event_loop)
     except ValueError as exc:
         print(f"lavalog run: {exc}", file=sys.stderr)
         return 2
@@ -150,7 +162,8 @@ def run(args: argparse.Namespace) -> int:
         phase_events=args.phase_events,
         lease=lease,
     )
-    return asyncio.run(_main(config))
+    with asyncio.Runner(loop_factory=new_loop) as runner:
+        return runner.run(_main(config))
 
 
 async def _main(config: ControllerConfig) -> int:

@@ -90,7 +90,8 @@ def lowest_environment(where: Path, uv: Path) -> Environment:
     env = Environment(where)
     lowest = where.with_suffix(".txt")
     run(
-        uv, "pip", "compile", ROOT / "pyproject.toml", "--extra", "postgres", "--extra", "broker",
+        uv, "pip", "compile", ROOT / "pyproject.toml",
+        "--extra", "postgres", "--extra", "broker", "--extra", "fast",
         "--resolution", "lowest-direct", "--python-version", "3.11", "--quiet", "-o", lowest,
     )  # fmt: skip
     run(uv, "venv", "--quiet", "--python", sys.executable, where)

@@ -1,5 +1,5 @@
 """deploy/requirements.lock, what the image installs, stays in step with pyproject.toml: an
-exact, hashed version of every requirement of lavalog[postgres], each allowed by its
+exact, hashed version of every requirement of lavalog[postgres,fast], each allowed by its
 range; nothing of the development broker. (`make lock` rewrites it.)"""
 
 from __future__ import annotations
@@ -29,7 +29,11 @@ def _image_requirements() -> list[Requirement]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     return [
         Requirement(r)
-        for r in project["dependencies"] + project["optional-dependencies"]["postgres"]
+        for r in [
+            *project["dependencies"],
+            *project["optional-dependencies"]["postgres"],
+            *project["optional-dependencies"]["fast"],
+        ]
     ]
 
 

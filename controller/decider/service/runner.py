@@ -27,7 +27,7 @@ from aiokafka.errors import KafkaError
 
 from lavalog.controller.decider.core.due_timers import DueTimer, TimerQueue
 from lavalog.controller.decider.core.partition import PartitionDecider
-from lavalog.controller.decider.core.snapshots import encode_record, restore
+from lavalog.controller.decider.core.snapshots import SnapshotRecord, encode_record, restore
 from lavalog.controller.decider.core.volcano_metrics import VolcanoMetrics
 from lavalog.controller.decision_logs import decision_fields
 from lavalog.controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
@@ -74,6 +74,8 @@ class DeciderService:
         self._consumer: AIOKafkaConsumer | None = None
         self._producer: AIOKafkaProducer | None = None
         self._outgoing: PartitionBatches | None = None
+        #: the commit and snapshots of the last fetch decided, being written
+        self._checkpoint: asyncio.Task[None] | None = None
         self.ready = False
         self.counters = {"observations": 0, "decisions": 0, "deadletters": 0, "timers_fired": 0}
         #: Volcano's job-controller metrics, served beside lavalog's on `/metrics`
@@ -155,6 +157,40 @@ class DeciderService:
         ahead = {
             tp: offsets[tp] for tp, partition, _ in batches if offsets[tp] > partition.committed
         }
+        # Taken now, while the states hold exactly what was delivered (the next fetch
+        # changes them); written once the commit is made, as before.
+        snapshots = [
+            (tp.partition, partition, self._take_snapshot(tp.partition, partition, offsets[tp]))
+            for tp, partition, _ in batches
+            if partition.dirty >= self.snapshot_every
+            or time.monotonic() - self._snapshot_at.get(tp.partition, 0.0) >= self.snapshot_interval
+        ]
+        await self._checkpointed()  # one checkpoint in flight at most: commits stay in order
+        self._checkpoint = asyncio.create_task(
+            self._commit_then_snapshot(ahead, snapshots), name="decider-checkpoint"
+        )
+
+    async def _checkpointed(self) -> None:
+        """Until the last checkpoint is written (its failure raised here). Shielded: one
+        cut short would leave a snapshot's records unwritten that are no longer dirty."""
+        checkpoint = self._checkpoint
+        if checkpoint is None:
+            return
+        try:
+            await asyncio.shield(checkpoint)
+        finally:
+            if checkpoint.done():
+                self._checkpoint = None
+
+    async def _commit_then_snapshot(
+        self,
+        ahead: dict[TopicPartition, int],
+        snapshots: list[tuple[int, PartitionDecider, list[tuple[str, SnapshotRecord | None]]]],
+    ) -> None:
+        """Commit a fetch whose decisions are delivered, then write the snapshots taken
+        after it, off the path of the next fetch: the observations it brings are decided
+        while the broker answers, instead of after two more round trips (and a snapshot's
+        records) each time."""
         try:
             if ahead:
                 await self._require_consumer().commit(ahead)
@@ -163,14 +199,11 @@ class DeciderService:
             # partitions' next owner replays from the last commit, whose decisions are
             # the same ones with the same ids. Dying here would stop the whole process.
             log.warning("offset commit failed", error=str(exc))
-            return
-        for tp, partition, _ in batches:
-            started = self._snapshot_at.get(tp.partition, 0.0)
-            if (
-                partition.dirty >= self.snapshot_every
-                or time.monotonic() - started >= self.snapshot_interval
-            ):
-                await self._snapshot(tp.partition, partition, offsets[tp])
+        for number, partition, records in snapshots:
+            # not if it was handed over meanwhile (a revocation while this fetch was
+            # delivered): its next owner may be reading its snapshots already
+            if self._partitions.get(number) is partition:
+                await self._write_snapshot(number, records)
 
     async def _decide_messages(
         self, partition: PartitionDecider, messages: list[Any], outgoing: PartitionBatches
@@ -230,8 +263,19 @@ class DeciderService:
         return future
 
     async def _snapshot(self, number: int, partition: PartitionDecider, next_offset: int) -> None:
+        await self._write_snapshot(number, self._take_snapshot(number, partition, next_offset))
+
+    def _take_snapshot(
+        self, number: int, partition: PartitionDecider, next_offset: int
+    ) -> list[tuple[str, SnapshotRecord | None]]:
+        self._snapshot_at[number] = time.monotonic()
+        return partition.snapshot(next_offset)
+
+    async def _write_snapshot(
+        self, number: int, records: list[tuple[str, SnapshotRecord | None]]
+    ) -> None:
+        """The job records, then (once they are all delivered) the checkpoint."""
         producer = self._require_producer()
-        records = partition.snapshot(next_offset)
         deliveries = [
             await producer.send(
                 self._state,
@@ -247,7 +291,6 @@ class DeciderService:
         await producer.send_and_wait(
             self._state, encode_record(checkpoint), key=checkpoint_key.encode(), partition=number
         )
-        self._snapshot_at[number] = time.monotonic()
 
     async def _adopt(self, assigned: list[int]) -> None:
         """Restore the states of newly assigned partitions and seek to their checkpoints."""
@@ -288,6 +331,7 @@ class DeciderService:
         next owner apply the fetch a second time (in the churn run, a pod's failure
         counted twice: a RestartTask decided again and the job Failed one retry early).
         The next owner replays from the last snapshot instead."""
+        await self._checkpointed()  # a snapshot of the last fetch lands before this one
         for number in revoked:
             partition = self._partitions.pop(number, None)
             if partition is None:

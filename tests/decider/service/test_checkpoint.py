@@ -1,0 +1,91 @@
+"""A fetch's commit and snapshots are written while the next fetch is decided.
+
+A pod failure that arrives while the decider commits the fetch before it (one broker
+round trip, two with a snapshot's records) used to wait for that before it was decided:
+the tail of `bench/reaction.py`. The commit still follows the delivery of the decisions
+it covers, and a snapshot is taken of the states as they were at the offset it names,
+not as the next fetch left them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from aiokafka import AIOKafkaConsumer
+
+from lavalog.controller.decider.core.snapshots import Checkpoint, JobSnapshot, decode_record
+from lavalog.controller.decider.service import runner
+from lavalog.controller.kafka import KafkaSettings, create_consumer, ensure_topics
+from lavalog.events import topics
+from lavalog.events.codec import decode_decision
+from tests.decider.service.test_service import (
+    ONE_POD,
+    at_least,
+    decider,
+    publish,
+    read,
+    running,
+)
+from tests.scenarios import JobScript
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
+
+
+@dataclasses.dataclass
+class HeldCommits:
+    """The decider's consumer, with each commit held until `release` is set."""
+
+    release: asyncio.Event = dataclasses.field(default_factory=asyncio.Event)
+    asked: list[dict[Any, int]] = dataclasses.field(default_factory=list)
+
+    def creating(self, create: Callable[..., AIOKafkaConsumer]) -> Callable[..., AIOKafkaConsumer]:
+        def create_holding(*args: Any, **kwargs: Any) -> AIOKafkaConsumer:
+            consumer = create(*args, **kwargs)
+            commit = consumer.commit
+
+            async def held(offsets: dict[Any, int]) -> None:
+                self.asked.append(dict(offsets))
+                await self.release.wait()
+                await commit(offsets)
+
+            consumer.commit = held
+            return consumer
+
+        return create_holding
+
+
+async def test_a_fetch_is_decided_while_the_one_before_is_committed_and_snapshotted(
+    kafka_settings: KafkaSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = dataclasses.replace(
+        kafka_settings,
+        topic_prefix=kafka_settings.topic_prefix + "one.",
+        observed_partitions=1,
+        decisions_partitions=1,
+        state_partitions=1,
+    )
+    await ensure_topics(settings)
+    held = HeldCommits()
+    monkeypatch.setattr(runner, "create_consumer", held.creating(create_consumer))
+    first = JobScript("first", ONE_POD).submit()
+    second = JobScript("second", ONE_POD).submit()
+
+    await publish(settings, first.events)
+    async with running(decider(settings, snapshot_every=1)):
+        decided = await read(settings, topics.DECISIONS, at_least(3))
+        await publish(settings, second.events)
+        decided = await read(settings, topics.DECISIONS, at_least(len(decided) + 3))
+        assert {decode_decision(v).key for v in decided} == {first.key, second.key}
+        assert held.asked and all(
+            offset <= len(first.events) for offsets in held.asked for offset in offsets.values()
+        )  # the first fetch's commit is still held
+        held.release.set()
+    state = await read(settings, topics.STATE, at_least(2))
+    records = [decode_record(value) for value in state]
+    assert isinstance(records[1], Checkpoint) and records[1].offset == len(first.events)
+    assert isinstance(records[0], JobSnapshot) and records[0].offset == len(first.events)
+    assert records[0].state.key == first.key  # the state after the first fetch only

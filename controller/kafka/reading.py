@@ -61,6 +61,14 @@ async def read_to_end(
     return records
 
 
+async def partitions_of(reader: AIOKafkaConsumer, topic: str) -> list[TopicPartition]:
+    """The partitions `topic` has on the broker, which may differ from the count lavalog
+    creates it with (a topic a broker created on first use takes the broker's default):
+    reading one that does not exist would wait for an answer that never comes."""
+    await reader.topics()  # fresh metadata
+    return [TopicPartition(topic, n) for n in sorted(reader.partitions_for_topic(topic) or ())]
+
+
 def keyed(records: Iterable[ConsumerRecord[bytes, bytes]]) -> Iterator[tuple[str, bytes | None]]:
     """(key as text, value) of each record: what a snapshot restore reads."""
     return ((r.key.decode(errors="replace") if r.key else "", r.value) for r in records)

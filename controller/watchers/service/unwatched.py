@@ -23,8 +23,7 @@ from lavalog.controller.decider.core.partition import PartitionDecider
 from lavalog.controller.decider.core.snapshots import restore
 from lavalog.controller.decider.core.state import JobState
 from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
-from lavalog.controller.kafka.reading import Records, keyed, read_to_end
-from lavalog.controller.kafka.topics import partitions
+from lavalog.controller.kafka.reading import Records, keyed, partitions_of, read_to_end
 from lavalog.controller.watchers.core.objects import Job, ObjectMeta, OwnerReference, PodGroup
 from lavalog.events.codec import DecodeError, decode_observation
 from lavalog.events.topics import OBSERVED, STATE, split_job_key
@@ -72,14 +71,17 @@ async def decider_view(settings: KafkaSettings) -> list[JobState]:
     Lease renewal first (a leader that cannot renew in time steps down, and its
     successor rebuilds the view again)."""
     state_topic, observed_topic = topic_name(settings, STATE), topic_name(settings, OBSERVED)
-    count = partitions(settings, STATE)
     reader = create_consumer(settings, group_id=None)
     await reader.start()
     try:
+        # a decider per partition of the facts, from its snapshots (on the partition of the
+        # same number), then the facts after them
+        observed = [tp.partition for tp in await partitions_of(reader, observed_topic)]
+        stored = {tp.partition for tp in await partitions_of(reader, state_topic)}
         snapshots = await read_to_end(
-            reader, {TopicPartition(state_topic, n): 0 for n in range(count)}
+            reader, {TopicPartition(state_topic, n): 0 for n in observed if n in stored}
         )
-        deciders = await asyncio.to_thread(_restored, snapshots)
+        deciders = await asyncio.to_thread(_restored, observed, snapshots)
         starts = {TopicPartition(observed_topic, n): d.replay_from for n, d in deciders.items()}
         tails = await read_to_end(reader, starts)
     finally:
@@ -87,9 +89,12 @@ async def decider_view(settings: KafkaSettings) -> list[JobState]:
     return await asyncio.to_thread(_replayed, deciders, tails)
 
 
-def _restored(snapshots: Mapping[TopicPartition, Records]) -> dict[int, PartitionDecider]:
-    """Each partition's decider as its snapshots leave it."""
-    restored = {tp.partition: restore(keyed(records)) for tp, records in snapshots.items()}
+def _restored(
+    partitions: Iterable[int], snapshots: Mapping[TopicPartition, Records]
+) -> dict[int, PartitionDecider]:
+    """Each partition's decider as its snapshots leave it (none: from the start)."""
+    records = {tp.partition: found for tp, found in snapshots.items()}
+    restored = {n: restore(keyed(records.get(n, []))) for n in partitions}
     # everything counts as decided already: only the states are wanted, not decisions
     return {n: PartitionDecider(r, committed=2**62) for n, r in restored.items()}
 

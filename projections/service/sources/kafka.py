@@ -5,6 +5,9 @@ committed offsets are not used: on every assignment the consumer seeks to the st
 positions (or the beginning of a partition the store never read). With a group
 (`lavalog-projections`) replicas share the partitions; without one (a rebuild) the
 source reads every partition and can stop at the end offsets it saw when it started.
+Before it subscribes, the source creates the topics lavalog's controller would (a broker
+that creates a subscribed topic itself gives it its own default partition count, which
+the controller then finds instead of its own).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any
 import structlog
 from aiokafka import ConsumerRebalanceListener, TopicPartition
 
-from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
+from lavalog.controller.kafka import KafkaSettings, create_consumer, ensure_topics, topic_name
 from lavalog.events.codec import DecodeError, LogEvent
 from lavalog.events.topics import DECISIONS, OBSERVED
 from lavalog.projections.core.decoding import decode_event
@@ -87,6 +90,8 @@ class KafkaSource:
     async def batches(self, store: Store) -> AsyncIterator[Batch]:
         if self._until_end and self._group_id is not None:
             raise ValueError("a source that stops at the end reads without a group")
+        if self._group_id is not None:
+            await ensure_topics(self._settings)
         consumer = create_consumer(
             self._settings, group_id=self._group_id, max_poll_records=self._max_records
         )

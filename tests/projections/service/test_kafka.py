@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 
 import pytest
 
-from lavalog.controller.kafka import KafkaSettings, create_producer, topic_name
+from lavalog.controller.kafka import (
+    KafkaSettings,
+    create_consumer,
+    create_producer,
+    partitions,
+    topic_name,
+)
+from lavalog.controller.kafka.reading import partitions_of
 from lavalog.events.codec import LogEvent, encode
 from lavalog.events.observations import Observation
 from lavalog.events.topics import DECISIONS, OBSERVED
@@ -68,3 +76,19 @@ async def test_incremental_with_a_restart_equals_a_rebuild(kafka_settings, new_s
     topics = {topic_name(kafka_settings, OBSERVED), topic_name(kafka_settings, DECISIONS)}
     assert {topic for topic in topics if incremental.positions(topic)} == topics
     assert sum(sum(incremental.positions(t).values()) for t in topics) == len(events) + 10
+
+
+async def test_the_topics_it_subscribes_to_get_lavalog_s_partitions_not_the_broker_s(
+    kafka_settings: KafkaSettings, new_store
+) -> None:
+    """Started before the controller, the projections subscribed first, and the broker
+    created the topics with its own default (tansu 4 partitions, Apache Kafka 1): the
+    controller then read partitions that did not exist and never became ready."""
+    fresh = dataclasses.replace(kafka_settings, topic_prefix=f"fresh-{uuid.uuid4().hex[:8]}.")
+    source = KafkaSource(fresh, group_id=f"projections-{uuid.uuid4().hex[:8]}")
+    await run_until_caught_up(Store(new_store("s")), source, 0)
+    reader = create_consumer(fresh, group_id=None)
+    async with reader:
+        for topic in (OBSERVED, DECISIONS):
+            found = await partitions_of(reader, topic_name(fresh, topic))
+            assert len(found) == partitions(fresh, topic), topic

@@ -3,7 +3,10 @@ log that takes seconds of CPU, during which the loop must go on renewing the Lea
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import threading
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -12,7 +15,7 @@ from aiokafka import AIOKafkaProducer
 
 from lavalog.controller.decider.core.partition import PartitionDecider
 from lavalog.controller.decider.core.snapshots import Restored, encode_record, restore
-from lavalog.controller.kafka import KafkaSettings, create_producer, topic_name
+from lavalog.controller.kafka import KafkaSettings, create_producer, ensure_topics, topic_name
 from lavalog.controller.watchers.service import unwatched
 from lavalog.events import topics
 from lavalog.events.codec import encode
@@ -71,3 +74,15 @@ async def test_the_snapshots_and_the_log_after_them_are_folded_off_the_loop(
     assert (state.key, state.podgroup and state.podgroup.phase) == (script.key, "Inqueue")
     assert on_loop["restore"] and not any(on_loop["restore"])
     assert on_loop["apply"] and not any(on_loop["apply"])
+
+
+async def test_the_view_reads_the_partitions_the_topics_have(
+    kafka_settings: KafkaSettings,
+) -> None:
+    """Topics a broker created on first use have its default partition count, not the
+    settings': the view reads those it finds rather than wait on the others forever."""
+    fresh = dataclasses.replace(kafka_settings, topic_prefix=f"few-{uuid.uuid4().hex[:8]}.")
+    await ensure_topics(dataclasses.replace(fresh, observed_partitions=4, state_partitions=2))
+    assert fresh.observed_partitions > 4
+
+    assert await asyncio.wait_for(unwatched.decider_view(fresh), 30) == []

@@ -22,6 +22,7 @@ from types import TracebackType
 
 from lavalog.controller.actuator.core.priority import Priority
 from lavalog.controller.actuator.service.counters import Counters
+from lavalog.controller.actuator.service.timing import Wait, waiting
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
@@ -100,7 +101,8 @@ class RateLimiter:
     async def __aenter__(self) -> None:
         start = time.monotonic()
         try:
-            await self._admit(_PRIORITY.get())
+            with waiting(Wait.LIMITER):
+                await self._admit(_PRIORITY.get())
         finally:
             self._counters.limiter_wait_seconds += time.monotonic() - start
 

@@ -15,6 +15,7 @@ its partition goes to another member, its Events not yet written are left to tha
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import deque
 from collections.abc import Callable, Container, Hashable, Sequence
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from lavalog.controller.actuator.core.priority import Priority
 from lavalog.controller.actuator.service.client import Api, Obj
 from lavalog.controller.actuator.service.counters import Counters
 from lavalog.controller.actuator.service.ratelimit import prioritized
+from lavalog.controller.actuator.service.timing import Timing, timing
 from lavalog.controller.kube import MERGE_PATCH, KubeError
 
 #: client-go's `maxQueuedEvents`
@@ -41,6 +43,7 @@ class _Queued:
     done: Callable[[], None] | None
     #: the decision the Events report ("" when none)
     decision: str
+    timing: Timing
 
 
 class EventRecorder:
@@ -63,8 +66,10 @@ class EventRecorder:
         group: Hashable = None,
         done: Callable[[], None] | None = None,
         decision: str = "",
+        timing: Timing | None = None,
     ) -> None:
-        """Queue the Events of one decision (`done` is called once they are written)."""
+        """Queue the Events of one decision (`done` is called once they are written;
+        `timing`, received when, says where their time went)."""
         writes = [write for m in manifests if (write := self._correlator.correlate(m))]
         self._counters.events_filtered += len(manifests) - len(writes)
         if writes and len(self._queue) >= self._capacity:
@@ -75,7 +80,8 @@ class EventRecorder:
             if done is not None:
                 done()
             return
-        self._queue.append(_Queued(writes, group, done, decision))
+        spent = timing or Timing(time.time())
+        self._queue.append(_Queued(writes, group, done, decision, spent))
         self._queued.set()
 
     def waiting(self) -> int:
@@ -88,11 +94,13 @@ class EventRecorder:
             while True:
                 await self._queued.wait()
                 while self._queue:
-                    self._writing = self._queue.popleft()
-                    for write in self._writing.writes:
-                        await self._write(write)
-                    if self._writing.done is not None:
-                        self._writing.done()
+                    self._writing = writing = self._queue.popleft()
+                    writing.timing.start()
+                    with timing(writing.timing):
+                        for write in writing.writes:
+                            await self._write(write)
+                        if writing.done is not None:
+                            writing.done()
                     self._writing = None
                     async with self._written:
                         self._written.notify_all()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
+import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +38,7 @@ from lavalog.controller.actuator.service.progress_log import ProgressLog
 from lavalog.controller.actuator.service.queues import KeyedQueues, step_aside
 from lavalog.controller.actuator.service.ratelimit import RateLimiter, TokenBucket
 from lavalog.controller.actuator.service.refusals import RefusalPublisher
+from lavalog.controller.actuator.service.timing import Timing, log_fields, timing
 from lavalog.controller.decision_logs import carried_out, decision_fields, lag
 from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
 from lavalog.controller.kube import Kube
@@ -69,6 +71,7 @@ class _Item:
     decision: AnyDecision
     #: the message's digest: a copy of it is the same decision (`_same`)
     digest: str
+    timing: Timing
 
 
 class ActuatorService:
@@ -239,6 +242,7 @@ class ActuatorService:
             self._offsets.done(partition, offset)
             return
         digest = _same(value or b"")
+        received = Timing(time.time())
         if digest in self._done:
             self._repeated(partition, offset)
             return
@@ -254,9 +258,13 @@ class ActuatorService:
                 return
             self._events_waiting[digest] = []
             done = functools.partial(self._event_done, partition, offset, decision, digest)
-            self._events.record(events, group=partition, done=done, decision=digest)
+            self._events.record(
+                events, group=partition, done=done, decision=digest, timing=received
+            )
             return
-        self._lanes.put(decision.key, partition, _Item(partition, offset, decision, digest))
+        self._lanes.put(
+            decision.key, partition, _Item(partition, offset, decision, digest, received)
+        )
 
     def _event_done(
         self, partition: TopicPartition, offset: int, decision: AnyDecision, digest: str
@@ -266,7 +274,12 @@ class ActuatorService:
         for copy in self._events_waiting.pop(digest, ()):
             self._repeated(partition, copy)
         self._offsets.done(partition, offset)
-        _log.info(carried_out(decision), lag=lag(decision), **decision_fields(decision))
+        _log.info(
+            carried_out(decision),
+            lag=lag(decision),
+            **log_fields(decision),
+            **decision_fields(decision),
+        )
 
     async def _stop_writing(self, writer: asyncio.Task[None]) -> None:
         """Give the Events queued a moment to be written (those not written are not done:
@@ -291,7 +304,9 @@ class ActuatorService:
             # what waits behind it in its lane waits for it: it goes at their priority too
             # (a kill behind the status write that must come first is not held by it)
             priority = min(priority_of(d.decision) for d in (item, *later))
-            await self._applier.apply(item.decision, priority=priority)
+            item.timing.start()
+            with timing(item.timing):
+                await self._applier.apply(item.decision, priority=priority)
             self._done.put(item.digest, True)
         self._offsets.done(item.partition, item.offset)
 

@@ -24,7 +24,8 @@ import contextlib
 import contextvars
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from types import TracebackType
 
 from lavalog.controller.actuator.core.priority import Priority
@@ -42,6 +43,16 @@ SHARES = {Priority.PODS: 4, Priority.STATUS: 2, Priority.EVENTS: 1}
 
 _PRIORITY: contextvars.ContextVar[Priority] = contextvars.ContextVar(
     "api_call_priority", default=Priority.STATUS
+)
+
+
+@dataclass(slots=True)
+class _Reserved:
+    unspent: bool = True
+
+
+_RESERVED: contextvars.ContextVar[_Reserved | None] = contextvars.ContextVar(
+    "api_call_reserved", default=None
 )
 
 
@@ -81,6 +92,10 @@ class TokenBucket:
             return 0.0
         return (1.0 - self._tokens) / self.qps
 
+    def give_back(self) -> None:
+        """A token taken and not spent."""
+        self._tokens = min(float(self.burst), self._tokens + 1.0)
+
 
 class RateLimiter:
     """`async with limiter:` around each API call: at most `concurrency` in flight, admitted
@@ -112,7 +127,31 @@ class RateLimiter:
         """Callers waiting, by priority."""
         return {p: sum(not f.done() for f in q) for p, q in self._waiting.items()}
 
+    @contextlib.asynccontextmanager
+    async def reserved(self) -> AsyncIterator[None]:
+        """Wait for a turn of the budget now, before the call is made: the first call made
+        in this block spends it without waiting again; unspent, it is given back. So a
+        status write is built only once its turn has come, from what is known by then."""
+        await self._wait()
+        reserved = _Reserved()
+        token = _RESERVED.set(reserved)
+        try:
+            yield
+        finally:
+            _RESERVED.reset(token)
+            if reserved.unspent:
+                self.bucket.give_back()
+                self._free += 1
+                self._dispatch()
+
     async def __aenter__(self) -> None:
+        reserved = _RESERVED.get()
+        if reserved is not None and reserved.unspent:
+            reserved.unspent = False
+            return
+        await self._wait()
+
+    async def _wait(self) -> None:
         start = time.monotonic()
         try:
             with waiting(Wait.LIMITER):

@@ -26,7 +26,7 @@ from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.errors import KafkaError
 
 from lavalog.controller.actuator.core.job_events import REPORTED
-from lavalog.controller.actuator.core.lane_order import next_up, superseded
+from lavalog.controller.actuator.core.lane_order import next_up, replacement, superseded
 from lavalog.controller.actuator.core.lru import Lru
 from lavalog.controller.actuator.core.offsets import OffsetTracker, Progress
 from lavalog.controller.actuator.core.priority import Priority, priority_of
@@ -36,14 +36,14 @@ from lavalog.controller.actuator.service.counters import Counters
 from lavalog.controller.actuator.service.job_informer import JobInformer
 from lavalog.controller.actuator.service.progress_log import ProgressLog
 from lavalog.controller.actuator.service.queues import KeyedQueues, step_aside
-from lavalog.controller.actuator.service.ratelimit import RateLimiter, TokenBucket
+from lavalog.controller.actuator.service.ratelimit import RateLimiter, TokenBucket, prioritized
 from lavalog.controller.actuator.service.refusals import RefusalPublisher
 from lavalog.controller.actuator.service.timing import Timing, log_fields, timing
 from lavalog.controller.decision_logs import carried_out, decision_fields, lag
 from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
 from lavalog.controller.kube import Kube
 from lavalog.events.codec import DecodeError, decode_decision
-from lavalog.events.decisions import AnyDecision
+from lavalog.events.decisions import AnyDecision, StatusWrite
 from lavalog.events.observations import MAX_REQUEUE_NUM
 from lavalog.events.topics import DECISIONS
 
@@ -94,7 +94,9 @@ class ActuatorService:
         #: the namespace the controller watches (None: all), whose Jobs a takeover lists
         self._namespace = namespace
         self._informer: asyncio.Task[None] | None = None
-        limiter = RateLimiter(TokenBucket(qps, burst), concurrency, counters=self.counters)
+        limiter = self._limiter = RateLimiter(
+            TokenBucket(qps, burst), concurrency, counters=self.counters
+        )
         # a call waiting to be retried leaves its lane's turn to another job meanwhile
         self._api = Api(kube, limiter, self.counters, sleep=step_aside)
         self._refusals = RefusalPublisher(kafka)
@@ -125,6 +127,9 @@ class ActuatorService:
         #: partitions whose progress is known: aiokafka may hand out a new partition's
         #: messages while `_take_over` still reads it, and those must wait for it
         self._taken_over: set[TopicPartition] = set()
+        #: status writes carried out in the place of an earlier one (`_write_status`),
+        #: done once their lane reaches them
+        self._written_ahead: set[tuple[TopicPartition, int]] = set()
 
     @property
     def ready(self) -> bool:
@@ -293,10 +298,13 @@ class ActuatorService:
         await asyncio.gather(writer, return_exceptions=True)
 
     async def _carry_out(self, item: _Item, later: Sequence[_Item]) -> None:
-        if item.digest in self._done:  # its first copy was ahead of it in the lane
+        place = (item.partition, item.offset)
+        if place in self._written_ahead:  # written in the place of an earlier status write
+            self._written_ahead.discard(place)
+        elif item.digest in self._done:  # its first copy was ahead of it in the lane
             self._repeated(item.partition, item.offset)
             return
-        if superseded(item.decision, [queued.decision for queued in later]):
+        elif superseded(item.decision, [queued.decision for queued in later]):
             # Not carried out, so not remembered as carried out: the later write may be a
             # copy of this very message (decided again), which must then be carried out.
             self.counters.coalesced += 1
@@ -304,11 +312,34 @@ class ActuatorService:
             # what waits behind it in its lane waits for it: it goes at their priority too
             # (a kill behind the status write that must come first is not held by it)
             priority = min(priority_of(d.decision) for d in (item, *later))
-            item.timing.start()
-            with timing(item.timing):
-                await self._applier.apply(item.decision, priority=priority)
-            self._done.put(item.digest, True)
+            if isinstance(item.decision, StatusWrite):
+                await self._write_status(item, later, priority)
+            else:
+                await self._apply(item, priority)
         self._offsets.done(item.partition, item.offset)
+
+    async def _apply(self, item: _Item, priority: Priority) -> None:
+        item.timing.start()
+        with timing(item.timing):
+            await self._applier.apply(item.decision, priority=priority)
+        self._done.put(item.digest, True)
+
+    async def _write_status(self, item: _Item, later: Sequence[_Item], priority: Priority) -> None:
+        """Wait for the status write's turn of the API budget first, then write the latest
+        status of its phase queued by then (`lane_order.replacement`): under a backlog the
+        writes of one job's phase, decided while the first waited, cost one call. The
+        write made in its place is done once its lane reaches it."""
+        item.timing.start()
+        with timing(item.timing), prioritized(priority):
+            async with self._limiter.reserved():
+                index = replacement(item.decision, [queued.decision for queued in later])
+                if index is None:
+                    await self._apply(item, priority)
+                    return
+                newest = later[index]
+                self.counters.coalesced += 1
+                self._written_ahead.add((newest.partition, newest.offset))
+                await self._apply(newest, priority)
 
     def _repeated(self, partition: TopicPartition, offset: int) -> None:
         """A decision the decider produced again (the same message: it decided the same
@@ -353,6 +384,7 @@ class ActuatorService:
         )
         self._offsets.forget(partitions)
         self._taken_over -= partitions
+        self._written_ahead = {w for w in self._written_ahead if w[0] not in partitions}
         if partitions:
             if self._informer is not None:  # what it lists or watches now would be held again
                 self._informer.cancel()

@@ -17,7 +17,7 @@ per write; so memory stays flat as jobs finish. Pure.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from lavalog.controller.actuator.core.lru import Lru
@@ -71,6 +71,12 @@ class HeldJobs:
     def clear(self) -> None:
         self._jobs.clear()
         self._finished.clear()
+
+    def keep_only(self, keys: Collection[str]) -> None:
+        """Let go of every Job whose key is not in `keys` (a complete list of the Jobs)."""
+        for jobs in (self._jobs, self._finished):
+            for key in [key for key in jobs if key not in keys]:
+                jobs.drop(key)
 
     def _held(self, key: str) -> Obj | None:
         return self._jobs.get(key) or self._finished.get(key)

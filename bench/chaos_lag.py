@@ -3,14 +3,16 @@ apart from the controllers' own log lines.
 
 Each decision the actuator carries out logs its `lag` (its cause, as the watchers saw
 it, to that line) and where that time went (`controller/actuator/service/timing.py`):
-`received` (until the actuator had it), `queued` (in its job's lane, or in the Events
-queue), `limiter` (its calls waiting for the API budget), `aside` (retry backoffs, a
-pod's deletion), `retries`. The deciders log each decision they take (`decided`), once
-more each time they decide it again after a restart. So the time until the actuator
-received a decision splits into deciding it again (from its first `decided` line to the
-last one before its receipt: the decider restarted before committing its cause) and the
-rest (deciding, the log, a rebalance of the actuators' group); and a replica killed
-between a decision's cause and its receipt says that the kill's failover is in it.
+`received` (until the actuator had it), `handover` (from then until that replica
+received it again, after a rebalance took its partition away and gave it back),
+`queued` (in its job's lane, or in the Events queue), `limiter` (its calls waiting for
+the API budget), `aside` (retry backoffs, a pod's deletion), `retries`. The deciders log
+each decision they take (`decided`), once more each time they decide it again after a
+restart. So the time until the actuator received a decision splits into deciding it
+again (from its first `decided` line to the last one before its receipt: the decider
+restarted before committing its cause) and the rest (deciding, the log, a rebalance of
+the actuators' group, a replica killed with the decision waiting in it); a replica
+killed between a decision's cause and its receipt says that the kill's failover is in it.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ class _Line(msgspec.Struct):
     kind: str = ""
     lag: float | None = None
     received: float = 0.0
+    handover: float = 0.0
     queued: float = 0.0
     limiter: float = 0.0
     aside: float = 0.0
@@ -53,6 +56,7 @@ class CarriedOut:
     kind: str
     decision: str = ""
     received: float = 0.0
+    handover: float = 0.0
     queued: float = 0.0
     limiter: float = 0.0
     aside: float = 0.0
@@ -90,7 +94,7 @@ def read_logs(logs: Iterable[Path], since: float = 0.0) -> Logged:
                     actions.append(
                         CarriedOut(
                             at, line.lag, line.kind, line.decision, line.received,
-                            line.queued, line.limiter, line.aside, line.retries,
+                            line.handover, line.queued, line.limiter, line.aside, line.retries,
                         )
                     )  # fmt: skip
     for times in decided.values():
@@ -121,6 +125,7 @@ class Breakdown:
 PARTS = (
     "decided again after a restart",
     "until received (decide, log, rebalance)",
+    "left at a handover, received again",
     "queued (lane or Events queue)",
     "waiting for the API budget",
     "aside (retry backoff, pod deletion)",
@@ -140,7 +145,7 @@ def break_down(
     )
     for action in actions:
         cause = action.at - action.lag
-        receipt = action.at - action.lag + action.received
+        receipt = action.at - action.lag + action.received  # the first, by that replica
         times = decided.get(action.decision, [])
         before = [t for t in times if t <= receipt] or times[:1]
         again = before[-1] - before[0] if before else 0.0
@@ -149,12 +154,20 @@ def break_down(
         breakdown.retried += action.retries > 0
         assert breakdown.kinds is not None
         breakdown.kinds[action.kind] += 1
-        calls = action.lag - action.received - action.queued - action.limiter - action.aside
+        calls = (
+            action.lag
+            - action.received
+            - action.handover
+            - action.queued
+            - action.limiter
+            - action.aside
+        )
         for part, value in zip(
             PARTS,
             (
                 again,
                 action.received - again,
+                action.handover,
                 action.queued,
                 action.limiter,
                 action.aside,

@@ -166,16 +166,15 @@ class KeyedQueues(Generic[T]):
         """Items in the longest lane."""
         return max((len(lane.items) for lane in self._lanes.values()), default=0)
 
-    def drop_waiting(self, groups: Container[Hashable] | None = None) -> int:
+    def drop_waiting(self, groups: Container[Hashable] | None = None) -> list[T]:
         """Drop the items of the lanes (of `groups`, or all) that are not being handled:
         when the groups go to another consumer, that one does them (they are not done),
-        and only what is under way must be finished first. The number dropped."""
-        dropped = 0
+        and only what is under way must be finished first. The items dropped."""
+        dropped: list[T] = []
         for lane in self._lanes.values():
             if groups is None or lane.group in groups:
-                kept = [] if lane.current is None else [lane.current]
-                dropped += len(lane.items) - len(kept)
-                lane.items[:] = kept
+                dropped += [item for item in lane.items if item is not lane.current]
+                lane.items[:] = [] if lane.current is None else [lane.current]
         return dropped
 
     async def drain(self, grace: float, groups: Container[Hashable] | None = None) -> None:

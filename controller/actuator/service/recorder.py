@@ -151,10 +151,11 @@ class EventRecorder:
         async with self._written:
             await self._written.wait_for(lambda: self.waiting() == 0)
 
-    def forget(self, groups: Container[Hashable]) -> list[str]:
+    def forget(self, groups: Container[Hashable]) -> list[tuple[str, float]]:
         """Leave the Events of `groups` not yet written to whoever takes them over: they
         are not done, so they are carried out again (the one being written now may be
-        written twice: the second is AlreadyExists). The decisions left."""
+        written twice: the second is AlreadyExists). The decisions left, with the time
+        each was received."""
         left = [queued for queued in self._queue if queued.group in groups]
         kept = [queued for queued in self._queue if queued.group not in groups]
         self._queue.clear()
@@ -163,7 +164,7 @@ class EventRecorder:
             if writing.group in groups:
                 writing.done = None
                 left.append(writing)
-        return [queued.decision for queued in left]
+        return [(queued.decision, queued.timing.first) for queued in left]
 
     async def _write(self, write: Write) -> None:
         """Create the Event, or patch the one it is counted into (created if gone). A

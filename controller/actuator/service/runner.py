@@ -60,6 +60,8 @@ STOP_SECONDS = 10.0
 REMEMBERED = 100_000
 #: how long a stop waits for the Events queued to be written
 EVENTS_SECONDS = 5.0
+#: decisions left waiting at a handover whose first receipt is remembered (`timing`)
+LEFT_REMEMBERED = 100_000
 _POLL_MS = 100
 _log = structlog.get_logger("lavalog.actuator")
 
@@ -127,6 +129,8 @@ class ActuatorService:
         #: partitions whose progress is known: aiokafka may hand out a new partition's
         #: messages while `_take_over` still reads it, and those must wait for it
         self._taken_over: set[TopicPartition] = set()
+        #: decisions left waiting at a handover -> when they were first received here
+        self._left: Lru[str, float] = Lru(LEFT_REMEMBERED)
         #: status writes carried out in the place of an earlier one (`_write_status`),
         #: done once their lane reaches them
         self._written_ahead: set[tuple[TopicPartition, int]] = set()
@@ -247,7 +251,7 @@ class ActuatorService:
             self._offsets.done(partition, offset)
             return
         digest = _same(value or b"")
-        received = Timing(time.time())
+        received = Timing(time.time(), self._left.get(digest))
         if digest in self._done:
             self._repeated(partition, offset)
             return
@@ -373,14 +377,17 @@ class ActuatorService:
         """Finish what is under way of `partitions` and commit, before another member gets
         them; what waits in their lanes is left to that member (not done, not committed)."""
         left = self._lanes.drop_waiting(partitions)
+        for item in left:
+            self._left.put(item.digest, item.timing.first)
         await self._lanes.drain(DRAIN_SECONDS, partitions)
-        for forgotten in self._events.forget(partitions):
+        for forgotten, received in self._events.forget(partitions):
             self._events_waiting.pop(forgotten, None)
+            self._left.put(forgotten, received)
         await self._commit(consumer, progress_log, partitions)
         _log.info(
             "partitions handed over",
             positions={tp.partition: self._offsets.position(tp) for tp in partitions},
-            left_waiting=left,
+            left_waiting=len(left),
         )
         self._offsets.forget(partitions)
         self._taken_over -= partitions

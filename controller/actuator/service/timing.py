@@ -1,11 +1,14 @@
 """Where one decision's time went, for the line the actuator logs once it is carried out.
 
 A decision's `lag` (its cause to its line) is the sum of: the time until the actuator
-received it (deciding, the log, a failover: `received`), the time it waited in its job's
-lane or the Events queue (`queued`), the time its calls waited for the API budget
-(`limiter`), the time it stood aside for retries or a pod's deletion (`aside`), and the
-calls themselves. Each is wall time: calls made in parallel that wait together count once.
-The chaos run takes its slowest decisions apart from these fields.
+received it (deciding, the log, a failover: `received`), the time from then until it was
+received again after a rebalance took its partition away and gave it back with the
+decision not yet carried out (`handover`: it waited here, then was left to the next
+owner), the time it waited in its job's lane or the Events queue (`queued`), the time
+its calls waited for the API budget (`limiter`), the time it stood aside for retries or
+a pod's deletion (`aside`), and the calls themselves. Each is wall time: calls made in
+parallel that wait together count once. The chaos run takes its slowest decisions apart
+from these fields.
 """
 
 from __future__ import annotations
@@ -51,12 +54,19 @@ class _Overlap:
 
 @dataclass(slots=True)
 class Timing:
-    """One decision's timing: `received` and `started` are `time.time()` values."""
+    """One decision's timing: `received` and `started` are `time.time()` values;
+    `first_received`, when this process received it before a handover."""
 
     received: float
+    first_received: float | None = None
     started: float = 0.0
     retries: int = 0
     waits: dict[Wait, _Overlap] = field(default_factory=lambda: {w: _Overlap() for w in Wait})
+
+    @property
+    def first(self) -> float:
+        """When this process first received the decision."""
+        return self.received if self.first_received is None else self.first_received
 
     def start(self) -> None:
         """Its lane (or the Events writer) begins to carry it out."""
@@ -65,7 +75,8 @@ class Timing:
     def fields(self, decision: Decision) -> dict[str, Any]:
         """The log line's fields, in seconds."""
         return {
-            "received": round(self.received - decision.time, 3),
+            "received": round(self.first - decision.time, 3),
+            "handover": round(self.received - self.first, 3),
             "queued": round(max(0.0, self.started - self.received), 3),
             **{w.value: round(overlap.seconds, 3) for w, overlap in self.waits.items()},
             "retries": self.retries,

@@ -90,7 +90,9 @@ async def test_a_watch_ended_by_an_error_event_is_resumed_where_it_was_after_a_b
     running = asyncio.create_task(informer.run())
     try:
         with json_logs(capsys) as lines:
-            await until(lambda: applier.jobs.get("default/first", first["metadata"]["uid"]))
+            await until(
+                lambda: applier.jobs.get("default/first", first["metadata"]["uid"]) is not None
+            )
             sim_cluster.admin.fail_watches()
             meanwhile = await submit(kube, name="meanwhile")
             uid = meanwhile["metadata"]["uid"]

@@ -14,6 +14,7 @@ and the Jobs are read one by one.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import aiohttp
@@ -67,14 +68,23 @@ class JobInformer:
         self._path = paths.jobs(namespace)
         self._delays = delays
         self._watch_seconds = watch_seconds
+        #: set once the Jobs are listed, or once they will not be (no RBAC to list them)
+        self.listed = asyncio.Event()
 
     async def run(self) -> None:
+        try:
+            await self._run()
+        finally:
+            self.listed.set()
+
+    async def _run(self) -> None:
         backoff = Backoff(self._delays)
         version = ""
         while True:
             try:
                 if not version:
                     version = await self.list()
+                    self.listed.set()
                     _log.info("jobs listed", jobs=len(self._held))
                 version = await self._watch(version)
                 backoff.reset()

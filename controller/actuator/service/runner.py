@@ -60,6 +60,8 @@ STOP_SECONDS = 10.0
 REMEMBERED = 100_000
 #: how long a stop waits for the Events queued to be written
 EVENTS_SECONDS = 5.0
+#: how long a takeover waits for the Jobs to be listed before its decisions are carried out
+LIST_SECONDS = 5.0
 #: decisions left waiting at a handover whose first receipt is remembered (`timing`)
 LEFT_REMEMBERED = 100_000
 _POLL_MS = 100
@@ -417,12 +419,19 @@ class ActuatorService:
             start = stored.offset if committed is None else max(committed, stored.offset)
             done = tuple(offset for offset in stored.done if offset >= start)
             self._offsets.resume(tp, Progress(start, done))
-        self._taken_over |= partitions
         if partitions:
             if self._informer is not None:
                 self._informer.cancel()
             informer = JobInformer(self._api, self._applier.jobs, self._namespace)
             self._informer = asyncio.create_task(informer.run(), name="actuator jobs informer")
+            # the partitions' decisions wait for the list (a call or two), which saves each
+            # job's first decision a read of its own
+            try:
+                async with asyncio.timeout(LIST_SECONDS):
+                    await informer.listed.wait()
+            except TimeoutError:
+                _log.warning("jobs not listed in time; each is read when needed meanwhile")
+        self._taken_over |= partitions
         _log.info(
             "partitions taken over",
             partitions=sorted(tp.partition for tp in partitions),

@@ -463,3 +463,30 @@ async def test_a_crash_behind_one_slow_decision_repeats_only_that_jobs_writes(
 
 async def _equals(found: Awaitable[Progress | None], expected: Progress) -> bool:
     return await found == expected
+
+
+async def test_a_takeover_carries_out_nothing_before_the_jobs_are_listed(
+    sim_cluster: SimulatedCluster, kube: Kube, kafka_settings: KafkaSettings
+) -> None:
+    """The API server is slow to answer the list of Jobs: the partition's decisions wait
+    for it rather than read their Job one by one meanwhile."""
+    job = await submit(kube)
+    generation = job["metadata"]["generation"]
+    stream = [  # as the decider makes them: the creates say which spec they were made from
+        msgspec.structs.replace(d, job_generation=generation)
+        if isinstance(d, PodGroupCreate | PodsCreate)
+        else d
+        for d in lifecycle(job)
+    ]
+    await produce(kafka_settings, stream, partition=0)
+    jobs = "/apis/batch.volcano.sh/v1alpha1/"
+    sim_cluster.faults.hold(jobs)  # the list, and any read or write of a Job
+    async with running(service(kube, kafka_settings, "actuator")) as actuator:
+        # ready once the partitions are taken over: here, not before the list
+        with suppress(TimeoutError):
+            await until(lambda: actuator.ready, within=3.0)
+        await asyncio.sleep(1.0)  # time enough for the decisions to be fetched
+        assert handled(actuator) == 0
+        sim_cluster.faults.release(jobs)
+        await until(lambda: handled(actuator) == len(stream))
+    assert sim_cluster.api_calls["get jobs"] == 0

@@ -213,16 +213,14 @@ def _print_slowest(runs: Sequence[Figures]) -> None:
         ["decisions", *(str(b.count) for b in taken)],
         ["lag from (s)", *(f"{b.lag_from:.1f}" for b in taken)],
     ]
-    rows += [[f"  {part} (s, mean)", *(f"{(b.seconds or {}).get(part, 0.0):.1f}" for b in taken)]
-             for part in PARTS]  # fmt: skip
+    rows += [[f"  {part} (s, mean)", *(f"{b.seconds[part]:.1f}" for b in taken)] for part in PARTS]
     rows += [
         ["decided again after a restart", *(str(b.decided_again) for b in taken)],
         ["a replica killed before received", *(str(b.across_a_kill) for b in taken)],
         ["with a call retried", *(str(b.retried) for b in taken)],
     ]
-    kinds = sorted({k for b in taken for k in (b.kinds or {})})
-    for kind in kinds:
-        rows.append([f"kind {kind}", *(str((b.kinds or {}).get(kind, 0)) for b in taken)])
+    for kind in sorted({k for b in taken for k in b.kinds}):
+        rows.append([f"kind {kind}", *(str(b.kinds[kind]) for b in taken)])
     table(header, rows)
 
 

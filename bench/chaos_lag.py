@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -108,19 +108,6 @@ def slowest(actions: Sequence[CarriedOut], share: float) -> list[CarriedOut]:
     return ordered[len(ordered) - max(1, math.ceil(share * len(ordered))) :] if ordered else []
 
 
-@dataclass
-class Breakdown:
-    """The mean seconds of a set of decisions' lag, by where they went, and counts."""
-
-    count: int = 0
-    lag_from: float = 0.0
-    kinds: Counter[str] | None = None
-    seconds: dict[str, float] | None = None
-    decided_again: int = 0
-    across_a_kill: int = 0
-    retried: int = 0
-
-
 #: the parts of a lag, in the order they add up
 PARTS = (
     "decided again after a restart",
@@ -133,16 +120,26 @@ PARTS = (
 )
 
 
+@dataclass
+class Breakdown:
+    """The mean seconds of a set of decisions' lag, by where they went, and counts."""
+
+    count: int = 0
+    lag_from: float = 0.0
+    kinds: Counter[str] = field(default_factory=Counter)
+    seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PARTS, 0.0))
+    decided_again: int = 0
+    across_a_kill: int = 0
+    retried: int = 0
+
+
 def break_down(
     actions: Sequence[CarriedOut], decided: dict[str, list[float]], kills: Sequence[float]
 ) -> Breakdown:
     """Where the lag of `actions` went; `kills`: when a replica was SIGKILLed."""
     if not actions:
         return Breakdown()
-    seconds = dict.fromkeys(PARTS, 0.0)
-    breakdown = Breakdown(
-        count=len(actions), lag_from=min(a.lag for a in actions), kinds=Counter(), seconds=seconds
-    )
+    breakdown = Breakdown(count=len(actions), lag_from=min(a.lag for a in actions))
     for action in actions:
         cause = action.at - action.lag
         receipt = action.at - action.lag + action.received  # the first, by that replica
@@ -152,7 +149,6 @@ def break_down(
         breakdown.decided_again += len(before) > 1
         breakdown.across_a_kill += any(cause <= k <= receipt for k in kills)
         breakdown.retried += action.retries > 0
-        assert breakdown.kinds is not None
         breakdown.kinds[action.kind] += 1
         calls = (
             action.lag
@@ -175,5 +171,5 @@ def break_down(
             ),
             strict=True,
         ):
-            seconds[part] += value / len(actions)
+            breakdown.seconds[part] += value / len(actions)
     return breakdown

@@ -30,37 +30,26 @@ import msgspec
 SHARES = (0.01, 0.05)
 
 
-class _Line(msgspec.Struct):
-    timestamp: str
+class CarriedOut(msgspec.Struct, kw_only=True):
+    """One decision carried out (its `lag` and where it went), as its replica logged it;
+    or, read from the same lines, one decided (`event` "decided", no `lag`)."""
+
+    timestamp: str = ""
     event: str = ""
     decision: str = ""
     kind: str = ""
-    lag: float | None = None
+    lag: float = -1.0
     received: float = 0.0
     handover: float = 0.0
     queued: float = 0.0
     limiter: float = 0.0
     aside: float = 0.0
     retries: int = 0
+    #: `timestamp` in seconds since the epoch
+    at: float = 0.0
 
 
-_decode = msgspec.json.Decoder(_Line).decode
-
-
-@dataclass(frozen=True)
-class CarriedOut:
-    """One decision carried out, as its replica logged it."""
-
-    at: float
-    lag: float
-    kind: str
-    decision: str = ""
-    received: float = 0.0
-    handover: float = 0.0
-    queued: float = 0.0
-    limiter: float = 0.0
-    aside: float = 0.0
-    retries: int = 0
+_decode = msgspec.json.Decoder(CarriedOut).decode
 
 
 @dataclass
@@ -87,16 +76,11 @@ def read_logs(logs: Iterable[Path], since: float = 0.0) -> Logged:
                     line = _decode(raw)
                 except msgspec.DecodeError:
                     continue  # a line cut by a SIGKILL, or another library's record
-                at = datetime.fromisoformat(line.timestamp).timestamp()
+                line.at = datetime.fromisoformat(line.timestamp).timestamp()
                 if line.event == "decided":
-                    decided[line.decision].append(at)
-                elif line.lag is not None and at >= since:
-                    actions.append(
-                        CarriedOut(
-                            at, line.lag, line.kind, line.decision, line.received,
-                            line.handover, line.queued, line.limiter, line.aside, line.retries,
-                        )
-                    )  # fmt: skip
+                    decided[line.decision].append(line.at)
+                elif line.lag >= 0 and line.at >= since:
+                    actions.append(line)
     for times in decided.values():
         times.sort()
     return Logged(sorted(actions, key=lambda a: a.at), dict(decided))

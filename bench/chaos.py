@@ -48,14 +48,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import chaos_workload
 from bench.chaos_faults import FAULTS, NODES, Churn, Faults
-from bench.chaos_figures import (
-    Figures,
-    MetricsFollower,
-    carried_out,
-    load,
-    print_figures,
-    served_calls,
-)
+from bench.chaos_figures import Figures, MetricsFollower, load, print_figures, served_calls
+from bench.chaos_lag import read_logs
 from bench.chaos_verdict import (
     Outcome,
     Report,
@@ -175,6 +169,7 @@ async def run(
         say(f"chaos: {'settled' if settled else 'NOT settled'}; collecting the evidence")
         created = await creations(cluster)
         await view.refresh()
+        logged = read_logs((r.output for r in replicas), since=started)
         figures = Figures(
             label=label or ("faults" if faulty else "no faults"),
             jobs=len(jobs),
@@ -183,7 +178,9 @@ async def run(
             unfinished=sum(1 for n in names if view.phase(n) not in FINISHED),
             load_before=load_before,
             load_after=load(),
-            actions=[a for a in carried_out(r.output for r in replicas) if a.at >= started],
+            actions=logged.actions,
+            decided=logged.decided,
+            kills=chaos.kills,
             served=await served_calls(cluster, chaos_workload.OWN_CALLS),
             metrics=metrics,
         )

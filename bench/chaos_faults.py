@@ -16,6 +16,7 @@ import os
 import random
 import signal
 import sys
+import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
@@ -88,6 +89,8 @@ class Faults:
     node_lost: set[str] = field(default_factory=set)
     #: (partition, offset) of each undecodable message sent to lavalog.observed
     poison: set[tuple[int, int]] = field(default_factory=set)
+    #: when a replica was SIGKILLed (`time.time()`)
+    kills: list[float] = field(default_factory=list)
     #: replicas that exited on their own (not killed), with the end of their output
     died: list[str] = field(default_factory=list)
     #: jobs a node loss hit, still unfinished when the faults ended, terminated then
@@ -145,6 +148,7 @@ class Faults:
             self._turn += 1
             self._down.add(victim)
             victim.kill()
+            self.kills.append(time.time())
             await asyncio.sleep(self.rng.uniform(0.5, 3.0))
             kind = "kill-one"
             if self._turn % schedule.new_identity_every == 0:  # a new pod: a new name
@@ -179,12 +183,14 @@ class Faults:
         victim = self.replicas[self._turn % len(self.replicas)]
         self._turn += 1
         victim.kill()
+        self.kills.append(time.time())
         await asyncio.sleep(self.rng.uniform(0.5, 3.0))
         await victim.restart()
 
     async def _kill_both(self) -> None:
         for replica in self.replicas:
             replica.kill()
+        self.kills.append(time.time())
         await asyncio.sleep(self.rng.uniform(0.5, 3.0))
         for replica in self.replicas:
             await replica.restart()

@@ -4,7 +4,7 @@ From one run:
 
 - the decision-to-action lag: for every decision carried out, the seconds from its cause
   (the change the watchers saw) to the actuator's `lag` log line, p50/p90/p99/max over
-  the run and per minute of it;
+  the run and per minute of it, and the slowest 1% and 5% taken apart (`chaos_lag`);
 - API calls by verb, resource and purpose as the API server served them (`GET
   /sim/state`, the run's own requests taken off), and per job;
 - from each replica's `/metrics`, scraped every second (a SIGKILL loses at most the last
@@ -23,14 +23,13 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 
 import aiohttp
-import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.chaos_lag import PARTS, SHARES, Breakdown, CarriedOut, break_down, slowest
 from bench.harness import Cluster, LavalogRun, say, table
 from lavalog.controller.actuator.core.calls import purpose_of
 
@@ -113,32 +112,6 @@ def parse_metrics(text: str) -> dict[str, float]:
     return values
 
 
-@dataclass(frozen=True)
-class CarriedOut:
-    at: float
-    lag: float
-    kind: str
-
-
-def carried_out(logs: Iterable[Path]) -> list[CarriedOut]:
-    """Every decision carried out, with its lag, from the replicas' JSON log lines."""
-    found = []
-    for path in logs:
-        if not path.exists():
-            continue
-        with path.open("rb") as lines:
-            for line in lines:
-                if b'"lag"' not in line:
-                    continue
-                try:
-                    record = msgspec.json.decode(line)
-                except msgspec.DecodeError:
-                    continue  # a line cut by a SIGKILL
-                at = datetime.fromisoformat(record["timestamp"]).timestamp()
-                found.append(CarriedOut(at, float(record["lag"]), record.get("kind", "")))
-    return sorted(found, key=lambda c: c.at)
-
-
 def percentile(values: Sequence[float], share: float) -> float:
     """Nearest-rank percentile of sorted `values` (0 when there are none)."""
     if not values:
@@ -167,6 +140,10 @@ class Figures:
     load_before: str
     load_after: str
     actions: list[CarriedOut] = field(default_factory=list)
+    #: decision id -> when the deciders decided it (`chaos_lag.read_logs`)
+    decided: dict[str, list[float]] = field(default_factory=dict)
+    #: when a replica was SIGKILLed
+    kills: list[float] = field(default_factory=list)
     #: "verb resource" -> requests the API server served for the controllers
     served: dict[str, int] = field(default_factory=dict)
     metrics: MetricsFollower | None = None
@@ -216,9 +193,35 @@ def print_figures(runs: Sequence[Figures]) -> None:
     row("max decisions queued (lanes)", (_gauge(f, "queued") for f in runs))
     row("max longest lane", (_gauge(f, "deepest_lane") for f in runs))
     table(header, rows)
+    _print_slowest(runs)
     for figures in runs:
         _print_served(figures)
         _print_over_time(figures)
+
+
+def _print_slowest(runs: Sequence[Figures]) -> None:
+    """The slowest decisions of each run taken apart: where their lag went, on average."""
+    header = ["slowest decisions"]
+    taken: list[Breakdown] = []
+    for figures in runs:
+        for share in SHARES:
+            header.append(f"{figures.label}: {share:.0%}")
+            taken.append(
+                break_down(slowest(figures.actions, share), figures.decided, figures.kills)
+            )
+    rows = [
+        ["decisions", *(str(b.count) for b in taken)],
+        ["lag from (s)", *(f"{b.lag_from:.1f}" for b in taken)],
+    ]
+    rows += [[f"  {part} (s, mean)", *(f"{b.seconds[part]:.1f}" for b in taken)] for part in PARTS]
+    rows += [
+        ["decided again after a restart", *(str(b.decided_again) for b in taken)],
+        ["a replica killed before received", *(str(b.across_a_kill) for b in taken)],
+        ["with a call retried", *(str(b.retried) for b in taken)],
+    ]
+    for kind in sorted({k for b in taken for k in b.kinds}):
+        rows.append([f"kind {kind}", *(str(b.kinds[kind]) for b in taken)])
+    table(header, rows)
 
 
 def _by_purpose(figures: Figures, purpose: str) -> str:

@@ -13,6 +13,8 @@ routes are thin wrappers so that out-of-process tests and `lavalog demo` can use
     POST /sim/nodes/{name}/restore              the node comes back
     POST /sim/watches/drop                      close every open watch
     POST /sim/watches/expire                    compact history: old resourceVersions get 410
+    POST /sim/watches/fail                      every open watch ends with an ERROR event
+                                                (500 InternalError: etcd's watch failed)
     POST /sim/clock/advance   {"seconds": N}    jump simulated time forward
     GET  /sim/faults  | PUT /sim/faults  {"latency": s, "error_rate": p, "throttle_rate": p}
     GET  /sim/state                             resourceVersion, object counts, time, API
@@ -30,7 +32,7 @@ from aiohttp import web
 
 from lavalog.simulator import disruption, registry
 from lavalog.simulator.creations import PodCreations
-from lavalog.simulator.errors import ApiError, bad_request
+from lavalog.simulator.errors import ApiError, bad_request, internal
 from lavalog.simulator.faults import ApiFaults
 from lavalog.simulator.kubelet import Kubelet
 from lavalog.simulator.objects import Objects
@@ -95,6 +97,12 @@ class Admin:
         """Close every open watch; clients must resume from their last resourceVersion."""
         self.objects.store.drop_watches()
 
+    def fail_watches(self) -> None:
+        """End every open watch with an ERROR event, as kube-apiserver's etcd3 watcher does
+        when etcd's watch fails for another reason than compaction (`transformErrorToEvent`:
+        500 InternalError); clients resume from their last resourceVersion."""
+        self.objects.store.fail_watches(internal("etcdserver: no leader"))
+
     def expire_history(self) -> None:
         """Forget the watch history: resuming from any earlier version answers 410 Gone."""
         self.objects.store.compact()
@@ -141,6 +149,7 @@ class Admin:
             web.post("/sim/nodes/{name}/restore", self._restore),
             web.post("/sim/watches/drop", self._drop),
             web.post("/sim/watches/expire", self._expire),
+            web.post("/sim/watches/fail", self._fail),
             web.post("/sim/clock/advance", self._advance),
             web.get("/sim/faults", self._get_faults),
             web.put("/sim/faults", self._put_faults),
@@ -186,6 +195,10 @@ class Admin:
         self.drop_watches()
         return _ok()
 
+    async def _fail(self, request: web.Request) -> web.Response:
+        self.fail_watches()
+        return _ok()
+
     async def _expire(self, request: web.Request) -> web.Response:
         self.expire_history()
         return _ok()
@@ -208,7 +221,6 @@ class Admin:
 
     async def _state(self, request: web.Request) -> web.Response:
         return web.Response(body=encode(self.state()), content_type="application/json")
-
 
     async def _created(self, request: web.Request) -> web.Response:
         body = encode({"items": self.creations.records})

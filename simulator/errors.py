@@ -76,3 +76,13 @@ def invalid(kind: str, name: str, message: str) -> ApiError:
 
 def gone(message: str) -> ApiError:
     return ApiError(410, "Expired", message)
+
+
+def internal(message: str) -> ApiError:
+    """`apierrors.NewInternalError`: what kube-apiserver makes of a storage failure."""
+    return ApiError(
+        500,
+        "InternalError",
+        f"Internal error occurred: {message}",
+        details={"causes": [{"message": message}]},
+    )

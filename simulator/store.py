@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from lavalog.simulator.errors import gone
+from lavalog.simulator.errors import ApiError, gone
 from lavalog.simulator.registry import RESOURCES, ResourceType
 from lavalog.simulator.selectors import Selector
 
@@ -112,6 +112,8 @@ class Store:
         self._changed = asyncio.Event()
         #: Bumped to close every open watch (the "drop all watches" fault).
         self.watch_epoch = 0
+        #: epoch -> the error the watches closed by bumping to it end with (`fail_watches`)
+        self.watch_errors: dict[int, ApiError] = {}
 
     # reads ---------------------------------------------------------------------
 
@@ -228,6 +230,11 @@ class Store:
         drop = max(0, len(self._history) - keep)
         del self._history[:drop]
         self.compacted_rv += drop
+
+    def fail_watches(self, error: ApiError) -> None:
+        """End every open watch with an ERROR event carrying `error`."""
+        self.watch_errors[self.watch_epoch + 1] = error
+        self.drop_watches()
 
     def drop_watches(self) -> None:
         self.watch_epoch += 1

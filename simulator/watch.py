@@ -104,6 +104,9 @@ async def serve(store: Store, req: WatchRequest, write: Write, *, bookmark_inter
             if lines:
                 await write(b"".join(lines))
         if store.watch_epoch != epoch:
+            failed = store.watch_errors.get(epoch + 1)
+            if failed is not None:
+                await write(_line(b"ERROR", encode(failed.status())))
             return
         now = time.monotonic()
         if req.bookmarks and now >= next_bookmark:

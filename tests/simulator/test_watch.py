@@ -72,6 +72,26 @@ async def test_expired_version_is_an_error_event_with_410(
     assert events[0]["object"]["code"] == 410 and events[0]["object"]["reason"] == "Expired"
 
 
+async def test_a_failed_watch_ends_with_an_internal_error_event(
+    sim_cluster: SimulatedCluster, kube_api: ApiClient
+) -> None:
+    """As kube-apiserver's etcd3 watcher ends a watch whose etcd watch failed (not by
+    compaction): an ERROR event with a 500 InternalError Status, then the stream ends."""
+    created = await core_api(kube_api).create_namespaced_pod("default", pod("a"))
+    version = created.metadata.resource_version
+    watching = asyncio.create_task(raw_watch(sim_cluster, f"resourceVersion={version}", 5))
+    await asyncio.sleep(0.2)
+    sim_cluster.admin.fail_watches()
+    [event] = await watching
+    assert event["type"] == "ERROR"
+    status = event["object"]
+    assert (status["kind"], status["code"], status["reason"]) == ("Status", 500, "InternalError")
+    assert status["message"] == "Internal error occurred: etcdserver: no leader"
+    # a watch opened afterwards is not failed again
+    events = await raw_watch(sim_cluster, "", 1)
+    assert summary(events) == [("ADDED", "a")]
+
+
 @pytest.mark.cluster(nodes=0, history_size=10)
 async def test_history_is_bounded(sim_cluster: SimulatedCluster) -> None:
     async with aiohttp.ClientSession() as session:

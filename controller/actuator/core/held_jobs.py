@@ -9,13 +9,15 @@ read again, and a pod create checks the held Job's generation against the decisi
 Newest wins: a watch may deliver a change after the answer to a later write of the same
 Job was held, and must not take its place. kube-apiserver's resourceVersions are etcd
 revisions, decimal integers that grow with every write; one that is not a number is
-taken as newer. Finished Jobs (Completed, Failed, Terminated) are not held: no pod is
-created for them again, so memory stays flat as jobs finish. Pure.
+taken as newer. Finished Jobs (Completed, Failed, Terminated) are held apart, only the
+`finished` most recent: no pod is created for them again, but their status is written
+a few times more as their pods end (the counts change), and a Job not held costs a read
+per write; so memory stays flat as jobs finish. Pure.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from lavalog.controller.actuator.core.lru import Lru
@@ -23,43 +25,61 @@ from lavalog.events.volcano.api import FINISHED_PHASES
 
 Obj = dict[str, Any]
 
+#: finished Jobs held, the most recently finished or written
+FINISHED = 1_000
+
 
 class HeldJobs:
-    """At most `size` Jobs by job key (`namespace/name`), the least recently used dropped."""
+    """At most `size` Jobs by job key (`namespace/name`), and `finished` finished ones, the
+    least recently used dropped."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, *, finished: int = FINISHED) -> None:
         self._jobs: Lru[str, Obj] = Lru(size)
+        self._finished: Lru[str, Obj] = Lru(finished)
 
     @property
     def size(self) -> int:
         return self._jobs.size
 
     def __len__(self) -> int:
-        return len(self._jobs)
+        return len(self._jobs) + len(self._finished)
 
     def get(self, key: str, uid: str) -> Obj | None:
         """The Job held under `key` if it is the incarnation `uid`."""
-        job = self._jobs.get(key)
+        job = self._held(key)
         return job if job is not None and uid_of(job) == uid else None
 
     def hold(self, job: Obj) -> None:
-        """Hold `job` unless a newer version of it is held; a finished Job is let go."""
+        """Hold `job` unless a newer version of it is held; a finished Job apart."""
         key = key_of(job)
-        held = self._jobs.get(key)
+        held = self._held(key)
         if held is not None and is_newer(held, job):
             return
         if _phase(job) in FINISHED_PHASES:
             self._jobs.drop(key)
+            self._finished.put(key, job)
         else:
+            self._finished.drop(key)
             self._jobs.put(key, job)
 
     def drop(self, key: str, uid: str = "") -> None:
         """Let go of the Job under `key` (only if it is the incarnation `uid`, when given)."""
         if not uid or self.get(key, uid) is not None:
             self._jobs.drop(key)
+            self._finished.drop(key)
 
     def clear(self) -> None:
         self._jobs.clear()
+        self._finished.clear()
+
+    def keep_only(self, keys: Collection[str]) -> None:
+        """Let go of every Job whose key is not in `keys` (a complete list of the Jobs)."""
+        for jobs in (self._jobs, self._finished):
+            for key in [key for key in jobs if key not in keys]:
+                jobs.drop(key)
+
+    def _held(self, key: str) -> Obj | None:
+        return self._jobs.get(key) or self._finished.get(key)
 
 
 def is_newer(held: Mapping[str, Any], other: Mapping[str, Any]) -> bool:

@@ -13,13 +13,16 @@ the pods in the same pass):
 - a status write is skipped when a later one for the same Job incarnation in the same
   phase is queued behind it with nothing between that reads the status or must follow
   it (`superseded`): it carries the whole status lavalog owns, so the later one
-  overwrites all of it. A write of another phase is always made: every phase the job
-  passes through reaches the API, in order, as each of Volcano's does (`kubectl get
-  vcjob -w` and the conditions show it). What may be between: the PodGroup's and the
-  plugin objects' writes, which read neither. A pod create reads the status
-  (staleness), and a kill must follow the status that starts a new job version (the
-  decider orders them so). If the process stops before the later one is made, it is
-  carried out again on restart (the offset is not committed past it).
+  overwrites all of it. The same holds once the write has waited for its turn of the
+  API budget: the latest write that replaces it then goes in its place (`replacement`),
+  as Volcano writes one status per sync however many changes it folds in. A write of
+  another phase is always made: every phase the job passes through reaches the API, in
+  order, as each of Volcano's does (`kubectl get vcjob -w` and the conditions show it).
+  What may be between: the PodGroup's and the plugin objects' writes, which read
+  neither. A pod create reads the status (staleness), and a kill must follow the status
+  that starts a new job version (the decider orders them so). If the process stops
+  before the later one is made, it is carried out again on restart (the offset is not
+  committed past it).
 
 Pure.
 """
@@ -66,18 +69,34 @@ def _may_pass(create: Decision, ahead: Decision) -> bool:
     return True
 
 
+def replacement(decision: Decision, later: Sequence[Decision]) -> int | None:
+    """The index in `later` of the last status write that replaces `decision` (directly or
+    through the writes between), or None when none does."""
+    found: int | None = None
+    start, current = 0, decision
+    while (index := _replaced_at(current, later[start:])) is not None:
+        found = start + index
+        start, current = found + 1, later[found]
+    return found
+
+
 def superseded(decision: Decision, later: Sequence[Decision]) -> bool:
     """Whether `decision` is a status write that one in `later` (the decisions queued
     behind it in its lane, in log order) replaces: the next write, of the same Job
     incarnation and phase."""
+    return _replaced_at(decision, later) is not None
+
+
+def _replaced_at(decision: Decision, later: Sequence[Decision]) -> int | None:
     if not isinstance(decision, StatusWrite):
-        return False
-    for queued in later:
+        return None
+    for index, queued in enumerate(later):
         if isinstance(queued, StatusWrite):
-            return (
+            same = (
                 queued.job_uid == decision.job_uid
                 and queued.status.state.phase == decision.status.state.phase
             )
+            return index if same else None
         if not isinstance(queued, _STATUS_BLIND):
-            return False
-    return False
+            return None
+    return None

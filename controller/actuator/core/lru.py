@@ -5,6 +5,7 @@ a size however long it runs. Pure."""
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Iterator
 from typing import Generic, TypeVar
 
 K = TypeVar("K")
@@ -23,6 +24,10 @@ class Lru(Generic[K, V]):
 
     def __len__(self) -> int:
         return len(self._items)
+
+    def __iter__(self) -> Iterator[K]:
+        """The keys, the least recently used first."""
+        return iter(self._items)
 
     def get(self, key: K) -> V | None:
         value = self._items.get(key)

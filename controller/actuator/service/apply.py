@@ -41,6 +41,7 @@ from lavalog.controller.actuator.service.counters import Counters
 from lavalog.controller.actuator.service.ratelimit import prioritized
 from lavalog.controller.actuator.service.recorder import EventRecorder
 from lavalog.controller.actuator.service.sshkeys import generate_key_pair
+from lavalog.controller.actuator.service.timing import log_fields
 from lavalog.controller.decision_logs import carried_out, decision_fields, lag
 from lavalog.controller.kube import KubeError
 from lavalog.events.decisions import (
@@ -151,10 +152,19 @@ class Applier:
                 return
             if done:
                 self._counters.applied += 1
-                _log.info(carried_out(decision), lag=lag(decision), **decision_fields(decision))
+                _log.info(
+                    carried_out(decision),
+                    lag=lag(decision),
+                    **log_fields(decision),
+                    **decision_fields(decision),
+                )
             else:
                 self._counters.skipped += 1
-                _log.info("decision skipped: job gone or past it", lag=lag(decision))
+                _log.info(
+                    "decision skipped: job gone or past it",
+                    lag=lag(decision),
+                    **log_fields(decision),
+                )
 
     async def _refused(self, decision: Decision, refusal: Refused) -> None:
         """Report creates the API server refused: a Warning Event in Volcano's words, and

@@ -23,6 +23,7 @@ from lavalog.controller.actuator.core.calls import Call, classify
 from lavalog.controller.actuator.service.counters import Counters
 from lavalog.controller.actuator.service.queues import aside
 from lavalog.controller.actuator.service.ratelimit import RateLimiter, Sleep
+from lavalog.controller.actuator.service.timing import Wait, retried, waiting
 from lavalog.controller.kube import JSON, Kube, KubeError, is_transient, retry_after
 from lavalog.controller.retry import API_CALLS, Backoff, RetryDelays, retry
 
@@ -76,18 +77,24 @@ class Api:
                     method, path, query=query, body=body, content_type=content_type
                 )
 
-        def retried(exc: Exception, delay: float) -> None:
+        def count_retry(exc: Exception, delay: float) -> None:
             self._counters.retried += 1
+            retried()
             _log.info("api call retried", method=method, path=path, error=str(exc), delay=delay)
 
         return await retry(
             send,
             delays=self._delays,
             transient=is_transient,
-            on_retry=retried,
+            on_retry=count_retry,
             at_least=retry_after,
-            sleep=self._sleep,
+            sleep=self._backoff,
         )
+
+    async def _backoff(self, delay: float) -> None:
+        """The wait before a call is sent again."""
+        with waiting(Wait.ASIDE):
+            await self._sleep(delay)
 
     async def get(self, path: str) -> Obj | None:
         """The object, or None when there is none."""
@@ -153,12 +160,13 @@ class Api:
                 aside(),  # the other jobs' lanes go on meanwhile
                 self.watch(collection, query, seconds=_DELETION_WATCH_SECONDS) as lines,
             ):
-                async for line in lines:
-                    change = _WATCHED.decode(line)
-                    if change.type == "DELETED" and change.object.metadata.uid == uid:
-                        return True
-                    if change.type == "ERROR":
-                        return False  # e.g. 410, history expired: look again
+                with waiting(Wait.ASIDE):
+                    async for line in lines:
+                        change = _WATCHED.decode(line)
+                        if change.type == "DELETED" and change.object.metadata.uid == uid:
+                            return True
+                        if change.type == "ERROR":
+                            return False  # e.g. 410, history expired: look again
         except Exception as exc:
             if not is_transient(exc):
                 raise

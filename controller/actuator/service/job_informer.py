@@ -6,13 +6,15 @@ the `HeldJobs` its decisions read, so that a job created meanwhile costs no read
 own before its first status write or pod create. What it holds is a cache, never the
 record: a Job not held yet is read as before, a stale resourceVersion is refused (409)
 and read again, so a watch that lags, drops or fails costs reads, never a wrong write.
-The watch resumes where it ended, lists again when its history expired (410), and is
-retried with backoff after a failure; without RBAC to list or watch Jobs (403) it stops
+The watch resumes where it ended, lists again when its history expired (410: an ERROR
+event, and the Jobs deleted meanwhile are let go), and is retried with backoff after a
+failure (an ERROR event of another code is one); without RBAC to list or watch Jobs (403) it stops
 and the Jobs are read one by one.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import aiohttp
@@ -66,14 +68,23 @@ class JobInformer:
         self._path = paths.jobs(namespace)
         self._delays = delays
         self._watch_seconds = watch_seconds
+        #: set once the Jobs are listed, or once they will not be (no RBAC to list them)
+        self.listed = asyncio.Event()
 
     async def run(self) -> None:
+        try:
+            await self._run()
+        finally:
+            self.listed.set()
+
+    async def _run(self) -> None:
         backoff = Backoff(self._delays)
         version = ""
         while True:
             try:
                 if not version:
                     version = await self.list()
+                    self.listed.set()
                     _log.info("jobs listed", jobs=len(self._held))
                 version = await self._watch(version)
                 backoff.reset()
@@ -88,8 +99,11 @@ class JobInformer:
 
     async def list(self) -> str:
         """Hold the Jobs the API server lists (as many as `held` holds at most), one page
-        of `LIST_PAGE` per call; the list's resourceVersion, where a watch starts."""
+        of `LIST_PAGE` per call, and let go of those it does not list (deleted while no
+        watch saw it: client-go's reflector replaces its store so); the list's
+        resourceVersion, where a watch starts."""
         listed, token, version = 0, "", ""
+        keys: set[str] = set()
         with prioritized(Priority.PODS):
             while listed < self._held.size:
                 query: dict[str, str | int | bool] = {"limit": LIST_PAGE}
@@ -99,10 +113,13 @@ class JobInformer:
                 meta = page.get("metadata") or {}
                 version = version or str(meta.get("resourceVersion", ""))
                 for item in page.get("items") or []:
-                    self._held.hold({"apiVersion": JOB_API_VERSION, "kind": "Job", **item})
+                    job = {"apiVersion": JOB_API_VERSION, "kind": "Job", **item}
+                    self._held.hold(job)
+                    keys.add(key_of(job))
                     listed += 1
                 token = meta.get("continue") or ""
                 if not token:
+                    self._held.keep_only(keys)
                     break
         return version
 

@@ -14,9 +14,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-from collections.abc import AsyncIterator, Awaitable, Callable, Container, Hashable, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Container,
+    Hashable,
+    Iterator,
+    Sequence,
+)
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, overload
 
 import structlog
 
@@ -85,9 +93,37 @@ def _never(item: object) -> bool:
     return False
 
 
+class _Behind(Sequence[T]):
+    """The items queued behind `item` in its lane, as they are when looked at (more may
+    come while `item` is handled)."""
+
+    def __init__(self, items: list[T], item: T) -> None:
+        self._items = items
+        self._item = item
+
+    def _now(self) -> list[T]:
+        for index, queued in enumerate(self._items):
+            if queued is self._item:
+                return self._items[index + 1 :]
+        return []
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[T]: ...
+    def __getitem__(self, index: int | slice) -> T | Sequence[T]:
+        return self._now()[index]
+
+    def __len__(self) -> int:
+        return len(self._now())
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self._now())
+
+
 class KeyedQueues(Generic[T]):
     """`put(key, group, item)`; `handle(item, later)` runs for each item, serially per key,
-    `later` being the items queued behind it.
+    `later` being the items queued behind it (as they are whenever it is looked at).
 
     `group` (the Kafka partition) says which lanes `drain` waits for when partitions go.
     """
@@ -130,16 +166,15 @@ class KeyedQueues(Generic[T]):
         """Items in the longest lane."""
         return max((len(lane.items) for lane in self._lanes.values()), default=0)
 
-    def drop_waiting(self, groups: Container[Hashable] | None = None) -> int:
+    def drop_waiting(self, groups: Container[Hashable] | None = None) -> list[T]:
         """Drop the items of the lanes (of `groups`, or all) that are not being handled:
         when the groups go to another consumer, that one does them (they are not done),
-        and only what is under way must be finished first. The number dropped."""
-        dropped = 0
+        and only what is under way must be finished first. The items dropped."""
+        dropped: list[T] = []
         for lane in self._lanes.values():
             if groups is None or lane.group in groups:
-                kept = [] if lane.current is None else [lane.current]
-                dropped += len(lane.items) - len(kept)
-                lane.items[:] = kept
+                dropped += [item for item in lane.items if item is not lane.current]
+                lane.items[:] = [] if lane.current is None else [lane.current]
         return dropped
 
     async def drain(self, grace: float, groups: Container[Hashable] | None = None) -> None:
@@ -168,7 +203,7 @@ class KeyedQueues(Generic[T]):
                     if lane.items:  # none when they were dropped while the lane waited
                         index = self._pick(lane.items)
                         lane.current = item = lane.items[index]
-                        await self._handle(item, lane.items[index + 1 :])
+                        await self._handle(item, _Behind(lane.items, item))
                         _remove(lane.items, item)
                 finally:
                     lane.current = None

@@ -4,17 +4,22 @@ A decision that is only an Event (`job_events.REPORTED`: an action taken, a phas
 a rejected spec...) never waits in its job's lane, and an Event never holds up a pod
 create: `record` correlates it at once (`core.event_correlation`: identical Events
 counted into one, similar ones combined, a burst per object) and queues what is left to
-write; one writer sends the queue in order (as client-go's broadcaster does) at the
-lowest priority of the API budget (`Priority.EVENTS`). At most `capacity` wait: beyond
-that a new Event is dropped and counted, as client-go's broadcaster drops it (an Event
-is a hint, never the record: the log is). A decision counts as done (`done`) once its
-Events are written, filtered or dropped, so a crash before that writes them again; when
-its partition goes to another member, its Events not yet written are left to that member.
+write; `WRITERS` writers send the queue in order at the lowest priority of the API budget
+(`Priority.EVENTS`), one object's Events one after the other (an Event counted into
+another is a patch of it, which must come after its create). client-go's broadcaster
+writes with one; at the budget's lowest priority, one call at a time writes a few
+Events a second, and a burst of failing jobs (thousands of Events) would wait minutes.
+At most `capacity` wait: beyond that a new Event is dropped and counted, as client-go's
+broadcaster drops it (an Event is a hint, never the record: the log is). A decision
+counts as done (`done`) once its Events are written, filtered or dropped, so a crash
+before that writes them again; when its partition goes to another member, its Events
+not yet written are left to that member.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import deque
 from collections.abc import Callable, Container, Hashable, Sequence
 from dataclasses import dataclass
@@ -27,10 +32,13 @@ from lavalog.controller.actuator.core.priority import Priority
 from lavalog.controller.actuator.service.client import Api, Obj
 from lavalog.controller.actuator.service.counters import Counters
 from lavalog.controller.actuator.service.ratelimit import prioritized
+from lavalog.controller.actuator.service.timing import Timing, timing
 from lavalog.controller.kube import MERGE_PATCH, KubeError
 
 #: client-go's `maxQueuedEvents`
 CAPACITY = 1000
+#: Events written at once, of different objects
+WRITERS = 8
 _log = structlog.get_logger("lavalog.actuator")
 
 
@@ -41,19 +49,31 @@ class _Queued:
     done: Callable[[], None] | None
     #: the decision the Events report ("" when none)
     decision: str
+    timing: Timing
+
+    @property
+    def about(self) -> str:
+        """The object the Events are about (`namespace/name`)."""
+        involved = self.writes[0].event["involvedObject"]
+        return f"{involved.get('namespace', '')}/{involved['name']}"
 
 
 class EventRecorder:
     """`record(manifests, group=, done=)`; `await recorder.run()` writes them until cancelled."""
 
-    def __init__(self, api: Api, counters: Counters, *, capacity: int = CAPACITY) -> None:
+    def __init__(
+        self, api: Api, counters: Counters, *, capacity: int = CAPACITY, writers: int = WRITERS
+    ) -> None:
         self._api = api
         self._counters = counters
         self._capacity = capacity
+        self._writers = writers
         self._correlator = EventCorrelator()
         self._queue: deque[_Queued] = deque()
+        #: set when something in the queue may be written (queued, or its object freed)
         self._queued = asyncio.Event()
-        self._writing: _Queued | None = None
+        #: object -> the decision whose Events of it are being written
+        self._writing: dict[str, _Queued] = {}
         self._written = asyncio.Condition()
 
     def record(
@@ -63,8 +83,10 @@ class EventRecorder:
         group: Hashable = None,
         done: Callable[[], None] | None = None,
         decision: str = "",
+        timing: Timing | None = None,
     ) -> None:
-        """Queue the Events of one decision (`done` is called once they are written)."""
+        """Queue the Events of one decision (`done` is called once they are written;
+        `timing`, received when, says where their time went)."""
         writes = [write for m in manifests if (write := self._correlator.correlate(m))]
         self._counters.events_filtered += len(manifests) - len(writes)
         if writes and len(self._queue) >= self._capacity:
@@ -75,46 +97,74 @@ class EventRecorder:
             if done is not None:
                 done()
             return
-        self._queue.append(_Queued(writes, group, done, decision))
+        spent = timing or Timing(time.time())
+        self._queue.append(_Queued(writes, group, done, decision, spent))
         self._queued.set()
 
     def waiting(self) -> int:
         """Decisions whose Events are not written yet."""
-        return len(self._queue) + (self._writing is not None)
+        return len(self._queue) + len(self._writing)
 
     async def run(self) -> None:
-        """The writer: the queue in order, until cancelled."""
+        """The writers: the queue in order, until cancelled."""
         with prioritized(Priority.EVENTS):
-            while True:
-                await self._queued.wait()
-                while self._queue:
-                    self._writing = self._queue.popleft()
-                    for write in self._writing.writes:
-                        await self._write(write)
-                    if self._writing.done is not None:
-                        self._writing.done()
-                    self._writing = None
-                    async with self._written:
-                        self._written.notify_all()
+            writers = [asyncio.create_task(self._write_queue()) for _ in range(self._writers)]
+            try:
+                await asyncio.gather(*writers)
+            finally:
+                for writer in writers:
+                    writer.cancel()
+                await asyncio.gather(*writers, return_exceptions=True)
+
+    async def _write_queue(self) -> None:
+        while True:
+            writing = self._next()
+            if writing is None:
                 self._queued.clear()
+                await self._queued.wait()
+                continue
+            about = writing.about
+            self._writing[about] = writing
+            try:
+                writing.timing.start()
+                with timing(writing.timing):
+                    for write in writing.writes:
+                        await self._write(write)
+                    if writing.done is not None:
+                        writing.done()
+            finally:
+                del self._writing[about]
+                self._queued.set()  # its object's next Events may go now
+            async with self._written:
+                self._written.notify_all()
+
+    def _next(self) -> _Queued | None:
+        """The first queued decision whose object has no Events being written."""
+        for index, queued in enumerate(self._queue):
+            if queued.about not in self._writing:
+                del self._queue[index]
+                return queued
+        return None
 
     async def idle(self) -> None:
         """Until every Event recorded so far is written."""
         async with self._written:
             await self._written.wait_for(lambda: self.waiting() == 0)
 
-    def forget(self, groups: Container[Hashable]) -> list[str]:
+    def forget(self, groups: Container[Hashable]) -> list[tuple[str, float]]:
         """Leave the Events of `groups` not yet written to whoever takes them over: they
         are not done, so they are carried out again (the one being written now may be
-        written twice: the second is AlreadyExists). The decisions left."""
+        written twice: the second is AlreadyExists). The decisions left, with the time
+        each was received."""
         left = [queued for queued in self._queue if queued.group in groups]
         kept = [queued for queued in self._queue if queued.group not in groups]
         self._queue.clear()
         self._queue.extend(kept)
-        if self._writing is not None and self._writing.group in groups:
-            self._writing.done = None
-            left.append(self._writing)
-        return [queued.decision for queued in left]
+        for writing in self._writing.values():
+            if writing.group in groups:
+                writing.done = None
+                left.append(writing)
+        return [(queued.decision, queued.timing.first) for queued in left]
 
     async def _write(self, write: Write) -> None:
         """Create the Event, or patch the one it is counted into (created if gone). A

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
+import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +26,7 @@ from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.errors import KafkaError
 
 from lavalog.controller.actuator.core.job_events import REPORTED
-from lavalog.controller.actuator.core.lane_order import next_up, superseded
+from lavalog.controller.actuator.core.lane_order import next_up, replacement, superseded
 from lavalog.controller.actuator.core.lru import Lru
 from lavalog.controller.actuator.core.offsets import OffsetTracker, Progress
 from lavalog.controller.actuator.core.priority import Priority, priority_of
@@ -35,13 +36,14 @@ from lavalog.controller.actuator.service.counters import Counters
 from lavalog.controller.actuator.service.job_informer import JobInformer
 from lavalog.controller.actuator.service.progress_log import ProgressLog
 from lavalog.controller.actuator.service.queues import KeyedQueues, step_aside
-from lavalog.controller.actuator.service.ratelimit import RateLimiter, TokenBucket
+from lavalog.controller.actuator.service.ratelimit import RateLimiter, TokenBucket, prioritized
 from lavalog.controller.actuator.service.refusals import RefusalPublisher
+from lavalog.controller.actuator.service.timing import Timing, log_fields, timing
 from lavalog.controller.decision_logs import carried_out, decision_fields, lag
 from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
 from lavalog.controller.kube import Kube
 from lavalog.events.codec import DecodeError, decode_decision
-from lavalog.events.decisions import AnyDecision
+from lavalog.events.decisions import AnyDecision, StatusWrite
 from lavalog.events.observations import MAX_REQUEUE_NUM
 from lavalog.events.topics import DECISIONS
 
@@ -58,6 +60,10 @@ STOP_SECONDS = 10.0
 REMEMBERED = 100_000
 #: how long a stop waits for the Events queued to be written
 EVENTS_SECONDS = 5.0
+#: how long a takeover waits for the Jobs to be listed before its decisions are carried out
+LIST_SECONDS = 5.0
+#: decisions left waiting at a handover whose first receipt is remembered (`timing`)
+LEFT_REMEMBERED = 100_000
 _POLL_MS = 100
 _log = structlog.get_logger("lavalog.actuator")
 
@@ -69,6 +75,7 @@ class _Item:
     decision: AnyDecision
     #: the message's digest: a copy of it is the same decision (`_same`)
     digest: str
+    timing: Timing
 
 
 class ActuatorService:
@@ -91,7 +98,9 @@ class ActuatorService:
         #: the namespace the controller watches (None: all), whose Jobs a takeover lists
         self._namespace = namespace
         self._informer: asyncio.Task[None] | None = None
-        limiter = RateLimiter(TokenBucket(qps, burst), concurrency, counters=self.counters)
+        limiter = self._limiter = RateLimiter(
+            TokenBucket(qps, burst), concurrency, counters=self.counters
+        )
         # a call waiting to be retried leaves its lane's turn to another job meanwhile
         self._api = Api(kube, limiter, self.counters, sleep=step_aside)
         self._refusals = RefusalPublisher(kafka)
@@ -122,6 +131,11 @@ class ActuatorService:
         #: partitions whose progress is known: aiokafka may hand out a new partition's
         #: messages while `_take_over` still reads it, and those must wait for it
         self._taken_over: set[TopicPartition] = set()
+        #: decisions left waiting at a handover -> when they were first received here
+        self._left: Lru[str, float] = Lru(LEFT_REMEMBERED)
+        #: status writes carried out in the place of an earlier one (`_write_status`),
+        #: done once their lane reaches them
+        self._written_ahead: set[tuple[TopicPartition, int]] = set()
 
     @property
     def ready(self) -> bool:
@@ -239,6 +253,7 @@ class ActuatorService:
             self._offsets.done(partition, offset)
             return
         digest = _same(value or b"")
+        received = Timing(time.time(), self._left.get(digest))
         if digest in self._done:
             self._repeated(partition, offset)
             return
@@ -254,9 +269,13 @@ class ActuatorService:
                 return
             self._events_waiting[digest] = []
             done = functools.partial(self._event_done, partition, offset, decision, digest)
-            self._events.record(events, group=partition, done=done, decision=digest)
+            self._events.record(
+                events, group=partition, done=done, decision=digest, timing=received
+            )
             return
-        self._lanes.put(decision.key, partition, _Item(partition, offset, decision, digest))
+        self._lanes.put(
+            decision.key, partition, _Item(partition, offset, decision, digest, received)
+        )
 
     def _event_done(
         self, partition: TopicPartition, offset: int, decision: AnyDecision, digest: str
@@ -266,7 +285,12 @@ class ActuatorService:
         for copy in self._events_waiting.pop(digest, ()):
             self._repeated(partition, copy)
         self._offsets.done(partition, offset)
-        _log.info(carried_out(decision), lag=lag(decision), **decision_fields(decision))
+        _log.info(
+            carried_out(decision),
+            lag=lag(decision),
+            **log_fields(decision),
+            **decision_fields(decision),
+        )
 
     async def _stop_writing(self, writer: asyncio.Task[None]) -> None:
         """Give the Events queued a moment to be written (those not written are not done:
@@ -280,10 +304,13 @@ class ActuatorService:
         await asyncio.gather(writer, return_exceptions=True)
 
     async def _carry_out(self, item: _Item, later: Sequence[_Item]) -> None:
-        if item.digest in self._done:  # its first copy was ahead of it in the lane
+        place = (item.partition, item.offset)
+        if place in self._written_ahead:  # written in the place of an earlier status write
+            self._written_ahead.discard(place)
+        elif item.digest in self._done:  # its first copy was ahead of it in the lane
             self._repeated(item.partition, item.offset)
             return
-        if superseded(item.decision, [queued.decision for queued in later]):
+        elif superseded(item.decision, [queued.decision for queued in later]):
             # Not carried out, so not remembered as carried out: the later write may be a
             # copy of this very message (decided again), which must then be carried out.
             self.counters.coalesced += 1
@@ -291,9 +318,34 @@ class ActuatorService:
             # what waits behind it in its lane waits for it: it goes at their priority too
             # (a kill behind the status write that must come first is not held by it)
             priority = min(priority_of(d.decision) for d in (item, *later))
-            await self._applier.apply(item.decision, priority=priority)
-            self._done.put(item.digest, True)
+            if isinstance(item.decision, StatusWrite):
+                await self._write_status(item, later, priority)
+            else:
+                await self._apply(item, priority)
         self._offsets.done(item.partition, item.offset)
+
+    async def _apply(self, item: _Item, priority: Priority) -> None:
+        item.timing.start()
+        with timing(item.timing):
+            await self._applier.apply(item.decision, priority=priority)
+        self._done.put(item.digest, True)
+
+    async def _write_status(self, item: _Item, later: Sequence[_Item], priority: Priority) -> None:
+        """Wait for the status write's turn of the API budget first, then write the latest
+        status of its phase queued by then (`lane_order.replacement`): under a backlog the
+        writes of one job's phase, decided while the first waited, cost one call. The
+        write made in its place is done once its lane reaches it."""
+        item.timing.start()
+        with timing(item.timing), prioritized(priority):
+            async with self._limiter.reserved():
+                index = replacement(item.decision, [queued.decision for queued in later])
+                if index is None:
+                    await self._apply(item, priority)
+                    return
+                newest = later[index]
+                self.counters.coalesced += 1
+                self._written_ahead.add((newest.partition, newest.offset))
+                await self._apply(newest, priority)
 
     def _repeated(self, partition: TopicPartition, offset: int) -> None:
         """A decision the decider produced again (the same message: it decided the same
@@ -327,17 +379,21 @@ class ActuatorService:
         """Finish what is under way of `partitions` and commit, before another member gets
         them; what waits in their lanes is left to that member (not done, not committed)."""
         left = self._lanes.drop_waiting(partitions)
+        for item in left:
+            self._left.put(item.digest, item.timing.first)
         await self._lanes.drain(DRAIN_SECONDS, partitions)
-        for forgotten in self._events.forget(partitions):
+        for forgotten, received in self._events.forget(partitions):
             self._events_waiting.pop(forgotten, None)
+            self._left.put(forgotten, received)
         await self._commit(consumer, progress_log, partitions)
         _log.info(
             "partitions handed over",
             positions={tp.partition: self._offsets.position(tp) for tp in partitions},
-            left_waiting=left,
+            left_waiting=len(left),
         )
         self._offsets.forget(partitions)
         self._taken_over -= partitions
+        self._written_ahead = {w for w in self._written_ahead if w[0] not in partitions}
         if partitions:
             if self._informer is not None:  # what it lists or watches now would be held again
                 self._informer.cancel()
@@ -363,12 +419,19 @@ class ActuatorService:
             start = stored.offset if committed is None else max(committed, stored.offset)
             done = tuple(offset for offset in stored.done if offset >= start)
             self._offsets.resume(tp, Progress(start, done))
-        self._taken_over |= partitions
         if partitions:
             if self._informer is not None:
                 self._informer.cancel()
             informer = JobInformer(self._api, self._applier.jobs, self._namespace)
             self._informer = asyncio.create_task(informer.run(), name="actuator jobs informer")
+            # the partitions' decisions wait for the list (a call or two), which saves each
+            # job's first decision a read of its own
+            try:
+                async with asyncio.timeout(LIST_SECONDS):
+                    await informer.listed.wait()
+            except TimeoutError:
+                _log.warning("jobs not listed in time; each is read when needed meanwhile")
+        self._taken_over |= partitions
         _log.info(
             "partitions taken over",
             partitions=sorted(tp.partition for tp in partitions),

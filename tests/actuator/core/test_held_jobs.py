@@ -1,4 +1,4 @@
-"""The Jobs the actuator holds: the newest version of each, finished ones let go."""
+"""The Jobs the actuator holds: the newest version of each, only the latest finished ones."""
 
 from __future__ import annotations
 
@@ -42,15 +42,22 @@ def test_another_incarnation_is_not_given_for_the_uid_asked() -> None:
     assert len(held) == 0
 
 
-def test_finished_jobs_are_let_go_so_memory_stays_flat_as_jobs_finish() -> None:
-    held = HeldJobs(10)
+def test_only_the_latest_finished_jobs_are_held_so_memory_stays_flat_as_jobs_finish() -> None:
+    held = HeldJobs(10, finished=2)
     for n in range(5):
         held.hold(job("3", name=f"j{n}", phase="Running"))
     for n, phase in enumerate(("Completed", "Failed", "Terminated")):
         held.hold(job("4", name=f"j{n}", phase=phase))
     held.hold(job("4", name="j3", phase="Aborted"))  # may be resumed: kept
-    assert len(held) == 2
+    assert len(held) == 2 + 2
     assert held.get("ns/j3", "u1") == job("4", name="j3", phase="Aborted")
+    # a finished Job's status is written again as its pods end: it is still held
+    assert held.get("ns/j2", "u1") == job("4", name="j2", phase="Terminated")
+    assert held.get("ns/j0", "u1") is None  # the least recently finished let go
+    held.hold(job("5", name="j1", phase="Failed"))
+    assert held.get("ns/j1", "u1") == job("5", name="j1", phase="Failed")
+    held.drop("ns/j1", "u1")
+    assert held.get("ns/j1", "u1") is None
 
 
 def test_at_most_size_jobs_the_least_recently_used_let_go() -> None:

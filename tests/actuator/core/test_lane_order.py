@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import msgspec
 
-from lavalog.controller.actuator.core.lane_order import next_up, superseded
+from lavalog.controller.actuator.core.lane_order import next_up, replacement, superseded
 from lavalog.events.decisions import PodGroupCreate, PodsKill, StatusWrite
 from tests.actuator.support import decision, status, tf_pods
 
@@ -54,3 +54,20 @@ def test_every_phase_is_written_even_when_a_later_write_is_queued() -> None:
     assert not superseded(write("Pending"), [PODGROUP, write("Running", 1)])
     other_incarnation = msgspec.structs.replace(write("Running", 1), job_uid="uid-2")
     assert not superseded(write("Pending"), [other_incarnation])
+
+
+def test_the_write_that_goes_in_a_status_writes_place_is_the_last_of_its_phase_in_reach() -> None:
+    later = [
+        write("Running", 1),
+        PODGROUP,
+        write("Running", 2),
+        write("Pending"),
+        write("Running", 3),
+    ]
+    assert replacement(write("Running"), later) == 2
+    # a pod create between stops the chain: the write before it is made
+    assert (
+        replacement(write("Running"), [write("Running", 1), tf_pods(JOB), write("Running", 2)]) == 0
+    )
+    assert replacement(write("Running"), [write("Pending")]) is None
+    assert replacement(tf_pods(JOB), [write("Running", 1)]) is None

@@ -11,6 +11,7 @@ from lavalog.controller.actuator.service.apply import Applier
 from lavalog.controller.actuator.service.client import Api
 from lavalog.controller.actuator.service.counters import Counters
 from lavalog.controller.actuator.service.ratelimit import RateLimiter, TokenBucket
+from lavalog.controller.actuator.service.timing import Timing, timing
 from lavalog.controller.kube import Kube
 from lavalog.events.decisions import StatusWrite
 from lavalog.simulator.server import SimulatedCluster
@@ -71,3 +72,51 @@ async def test_what_is_carried_out_is_logged_with_its_job_retries_included(
             "retry_count": 0,
         },
     ]
+
+
+async def test_a_decision_carried_out_says_where_its_time_went(
+    sim_cluster: SimulatedCluster, kube: Kube, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Received 5 s after its cause, queued 1 s, one call retried after a 0.2 s backoff,
+    and its calls waited for a budget of one call per 0.25 s: each part on its line."""
+    waits: list[float] = []
+
+    async def recover_then_wait(delay: float) -> None:
+        sim_cluster.admin.set_api_faults(error_rate=0)
+        waits.append(delay)
+        await asyncio.sleep(0.2)
+
+    counters = Counters()
+    limiter = RateLimiter(TokenBucket(qps=4, burst=1), concurrency=32)
+    api = Api(kube, limiter, counters, delays=FAST_RETRIES, sleep=recover_then_wait)
+    applier = Applier(api, counters, keygen=fake_keys)
+    job = await submit(kube)
+    pods = tf_pods(job)
+    spent = Timing(received=pods.time + 5.0)
+    spent.started = spent.received + 1.0
+    with json_logs(capsys) as lines:
+        sim_cluster.admin.set_api_faults(error_rate=1.0)
+        with timing(spent):
+            await applier.apply(pods)
+        logged = lines()
+
+    (line,) = [line for line in logged if line["event"] == "pods created"]
+    assert (line["received"], line["queued"], line["retries"]) == (5.0, 1.0, 1)
+    assert line["aside"] >= 0.2
+    # 4 calls (3 creates, one sent again) at 4 a second after the first token: >= 0.75 s
+    assert line["limiter"] >= 0.7
+    # the waits overlap: counted once, not once per call
+    assert line["limiter"] < 1.5
+
+
+async def test_a_decision_outside_any_lane_logs_no_timing(
+    sim_cluster: SimulatedCluster, kube: Kube, capsys: pytest.CaptureFixture[str]
+) -> None:
+    counters = Counters()
+    api = Api(kube, RateLimiter(TokenBucket(qps=1000, burst=1000), concurrency=4), counters)
+    applier = Applier(api, counters, keygen=fake_keys)
+    job = await submit(kube)
+    with json_logs(capsys) as lines:
+        await applier.apply(decision(StatusWrite, job, status=status("Running", 3)))
+        logged = lines()
+    assert not {"received", "queued", "limiter"} & set(logged[-1])

@@ -124,7 +124,7 @@ async def test_dropping_a_groups_waiting_items_keeps_what_is_under_way() -> None
     lanes.put("c", "p1", "c1")
     lanes.put("d", "p0", "d1")
     await asyncio.sleep(0.01)
-    assert lanes.drop_waiting({"p0"}) == 4  # a2, a3, b1, d1
+    assert sorted(lanes.drop_waiting({"p0"})) == ["a2", "a3", "b1", "d1"]
     release.set()
     await lanes.drain(grace=5)
     assert handled == ["a1", "c1"]

@@ -4,6 +4,7 @@ flight, and the order among waiting calls (pod work before status before Events)
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 
 import pytest
 
@@ -140,3 +141,48 @@ async def test_a_waiting_call_cancelled_gives_up_its_place() -> None:
     # the slot came back each time: one more call goes through at once
     await time.run([asyncio.ensure_future(call("fourth"))])
     assert done[-1] == "fourth"
+
+
+async def test_under_a_backlog_each_priority_gets_its_share_and_none_starves() -> None:
+    """Pod work, status writes and Events all waiting, more than the budget serves: each
+    priority gets its share of the calls let through (4:2:1) until its callers are done,
+    and what one leaves unused goes to the others."""
+    time = FakeTime()
+    limited = limiter(time, qps=10, burst=1, concurrency=100)
+    order: list[Priority] = []
+
+    async def call(priority: Priority) -> None:
+        with prioritized(priority):
+            async with limited:
+                order.append(priority)
+
+    asked = [Priority.EVENTS] * 30 + [Priority.STATUS] * 60 + [Priority.PODS] * 200
+    tasks: list[asyncio.Future[object]] = [asyncio.ensure_future(call(p)) for p in asked]
+    await time.run(tasks)
+
+    first = Counter(order[1:71])  # the first took the one token at once
+    assert first == {Priority.PODS: 40, Priority.STATUS: 20, Priority.EVENTS: 10}
+    # Events done first (30 of them), then status: pod work gets all that is left
+    assert order[-60:] == [Priority.PODS] * 60
+
+
+async def test_a_turn_reserved_is_spent_by_the_first_call_or_given_back() -> None:
+    """A reservation waits as a call does; the first call in its block goes without waiting
+    again; a reservation left unspent gives its token back to the next caller."""
+    time = FakeTime()
+    limited = limiter(time, qps=1, burst=1, concurrency=1)
+    sent: list[float] = []
+
+    async def reserved_then(calls: int) -> None:
+        async with limited.reserved():
+            for _ in range(calls):
+                async with limited:
+                    sent.append(time.now)
+
+    runs: list[asyncio.Future[object]] = [asyncio.ensure_future(reserved_then(2))]
+    await time.run(runs)
+    assert sent == [0.0, 1.0]  # the second call waited for a token of its own
+    for calls in (0, 1):  # at 2.0: reserved and left unspent, then one call
+        runs = [asyncio.ensure_future(reserved_then(calls))]
+        await time.run(runs)
+    assert sent[-1] == 2.0  # the token given back: no wait

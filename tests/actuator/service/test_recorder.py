@@ -20,6 +20,7 @@ from lavalog.controller.actuator.service.ratelimit import RateLimiter, TokenBuck
 from lavalog.controller.actuator.service.recorder import EventRecorder
 from lavalog.controller.kube import Kube
 from lavalog.events.decisions import PhaseChanged
+from lavalog.simulator.server import SimulatedCluster
 from tests.actuator.conftest import FAST_RETRIES
 from tests.actuator.support import EVENTS, decision, events_of, items, submit
 
@@ -91,9 +92,42 @@ async def test_events_of_a_partition_handed_over_are_left_undone(
     kept, gone = manifest(job, 1, "kept"), manifest(job, 2, "gone")
     recorder.record([kept], group="p0", done=lambda: done.append("kept"), decision="d1")
     recorder.record([gone], group="p1", done=lambda: done.append("gone"), decision="d2")
-    assert recorder.forget({"p1"}) == ["d2"]
+    assert [decision for decision, _ in recorder.forget({"p1"})] == ["d2"]
     writer = asyncio.create_task(recorder.run())
     await recorder.idle()
     writer.cancel()
     assert done == ["kept"]
     assert [e["message"] for e in events_of(await items(kube, EVENTS), job)] == ["kept"]
+
+
+async def test_an_event_the_api_server_holds_up_holds_up_only_its_own_objects_events(
+    kube: Kube, sim_cluster: SimulatedCluster, writing: EventRecorder, counters: Counters
+) -> None:
+    """Job a's second Event is counted into its first (a patch of it), and the API server
+    holds that patch: job b's Event, recorded after it, is written meanwhile; a's third
+    waits for a's second, and all of a's end counted into one."""
+    a, b = await submit(kube, name="a"), await submit(kube, name="b")
+    first = manifest(a, 0)
+    writing.record([first])
+    await writing.idle()
+    sim_cluster.faults.hold(first["metadata"]["name"])
+    done: list[str] = []
+    b_written = asyncio.Event()
+
+    def b_done() -> None:
+        done.append("b0")
+        b_written.set()
+
+    writing.record([manifest(a, 1)], done=lambda: done.append("a1"))
+    writing.record([manifest(b, 0)], done=b_done)
+    writing.record([manifest(a, 2)], done=lambda: done.append("a2"))
+    async with asyncio.timeout(30):
+        await b_written.wait()
+    assert done == ["b0"]
+    assert writing.waiting() == 2
+    sim_cluster.faults.release(first["metadata"]["name"])
+    await writing.idle()
+    assert done == ["b0", "a1", "a2"]
+    [counted] = events_of(await items(kube, EVENTS), a)
+    assert counted["count"] == 3
+    assert len(events_of(await items(kube, EVENTS), b)) == 1

@@ -327,6 +327,33 @@ async def test_a_status_write_queued_behind_itself_is_written_once(
     assert sim_cluster.api_calls["update jobs/status"] == 1
 
 
+async def test_a_status_write_that_waited_for_the_budget_writes_the_latest_of_its_phase(
+    sim_cluster: SimulatedCluster, kube: Kube, kafka_settings: KafkaSettings
+) -> None:
+    """Budget for one call every 2 s: the job's first Running write waits behind two other
+    jobs' writes; meanwhile two more Running writes of the job are decided. When its turn
+    comes the latest goes in its place, and the one between is left out: one call for
+    the three, and the status is the last one."""
+    others = [await submit(kube, name=f"other-{n}") for n in range(2)]
+    job = await submit(kube, name="counted")
+    first = [
+        *(decision(StatusWrite, other, status=status("Running", 1)) for other in others),
+        decision(StatusWrite, job, status=status("Running", 1)),
+    ]
+    later = [decision(StatusWrite, job, status=status("Running", n)) for n in (2, 3)]
+    await produce(kafka_settings, first, partition=0)
+    slow = ActuatorService(kube=kube, kafka=kafka_settings, group_id="actuator", qps=0.5, burst=1)
+    async with running(slow) as actuator:
+        await until(lambda: actuator.counters.applied >= 1)  # the first token spent
+        await produce(kafka_settings, later, partition=0)
+        await until(lambda: handled(actuator) == len(first) + len(later))
+        await until(lambda: actuator.in_flight == 0)
+    path = f"{job_path(job)}/status"
+    assert sim_cluster.faults.writes[f"PUT {path}"] == 1
+    assert actuator.counters.coalesced == 2
+    assert (await read(kube, job_path(job)))["status"]["running"] == 3
+
+
 async def test_another_decision_under_the_same_id_is_carried_out(
     kube: Kube, kafka_settings: KafkaSettings
 ) -> None:
@@ -436,3 +463,30 @@ async def test_a_crash_behind_one_slow_decision_repeats_only_that_jobs_writes(
 
 async def _equals(found: Awaitable[Progress | None], expected: Progress) -> bool:
     return await found == expected
+
+
+async def test_a_takeover_carries_out_nothing_before_the_jobs_are_listed(
+    sim_cluster: SimulatedCluster, kube: Kube, kafka_settings: KafkaSettings
+) -> None:
+    """The API server is slow to answer the list of Jobs: the partition's decisions wait
+    for it rather than read their Job one by one meanwhile."""
+    job = await submit(kube)
+    generation = job["metadata"]["generation"]
+    stream = [  # as the decider makes them: the creates say which spec they were made from
+        msgspec.structs.replace(d, job_generation=generation)
+        if isinstance(d, PodGroupCreate | PodsCreate)
+        else d
+        for d in lifecycle(job)
+    ]
+    await produce(kafka_settings, stream, partition=0)
+    jobs = "/apis/batch.volcano.sh/v1alpha1/"
+    sim_cluster.faults.hold(jobs)  # the list, and any read or write of a Job
+    async with running(service(kube, kafka_settings, "actuator")) as actuator:
+        # ready once the partitions are taken over: here, not before the list
+        with suppress(TimeoutError):
+            await until(lambda: actuator.ready, within=3.0)
+        await asyncio.sleep(1.0)  # time enough for the decisions to be fetched
+        assert handled(actuator) == 0
+        sim_cluster.faults.release(jobs)
+        await until(lambda: handled(actuator) == len(stream))
+    assert sim_cluster.api_calls["get jobs"] == 0

@@ -297,10 +297,14 @@ class DeciderService:
         consumer = self._require_consumer()
         adopted = [number for number in assigned if number not in self._partitions]
         records = await self._read_state_partitions(adopted)
+        #: snapshots ahead of the group's commit, which they stand for (see below)
+        behind: dict[TopicPartition, int] = {}
         for number in adopted:
             restored = restore(records[number])
             tp = TopicPartition(self._observed, number)
             committed = await consumer.committed(tp) or 0
+            if restored.checkpoint > committed:
+                behind[tp] = restored.checkpoint
             partition = PartitionDecider(restored, committed=committed)
             consumer.seek(tp, restored.checkpoint)
             self._partitions[number] = partition
@@ -321,6 +325,14 @@ class DeciderService:
                     partition=number,
                     skipped=restored.skipped,
                 )
+        # A snapshot is written once its fetch's decisions are delivered, even if the
+        # commit after them failed: commit it now, else the group's commit stays behind
+        # (a lag nothing would ever decide) until new observations come.
+        if behind:
+            try:
+                await consumer.commit(behind)
+            except KafkaError as exc:  # the next fetch's commit covers it
+                log.warning("offset commit failed", error=str(exc))
 
     async def _release(self, revoked: list[int]) -> None:
         """Snapshot what is handed over, so that its next owner replays little.

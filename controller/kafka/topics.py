@@ -7,6 +7,7 @@ the same layout.
 
 from __future__ import annotations
 
+import structlog
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError, for_code
 
@@ -14,6 +15,7 @@ from lavalog.controller.kafka.security import connection_options
 from lavalog.controller.kafka.settings import KafkaSettings
 from lavalog.events import topics
 
+log = structlog.get_logger("lavalog.kafka")
 
 def topic_name(settings: KafkaSettings, base: str) -> str:
     """The broker-side name of one of `lavalog.events.topics`' topics, e.g. `OBSERVED`."""
@@ -61,13 +63,25 @@ async def ensure_topics(settings: KafkaSettings) -> list[str]:
     """Create the lavalog topics that do not exist yet; the names it created.
 
     Idempotent, and safe when several processes race to create the same topics. An
-    existing topic is left as it is, even if its partition count differs.
+    existing topic is left as it is, even if its partition count differs (partitions can
+    only grow, and growing moves keys): that is logged, with both counts.
     """
     admin = AIOKafkaAdminClient(**connection_options(settings), client_id=settings.client_id)
     await admin.start()
     try:
         existing = set(await admin.list_topics())
-        missing = [spec for spec in topic_specs(settings) if spec.name not in existing]
+        specs = topic_specs(settings)
+        present = {spec.name: spec.num_partitions for spec in specs if spec.name in existing}
+        if present:
+            for topic in await admin.describe_topics(list(present)):
+                if len(topic["partitions"]) != present[topic["topic"]]:
+                    log.warning(
+                        "topic has another partition count than configured",
+                        topic=topic["topic"],
+                        partitions=len(topic["partitions"]),
+                        configured=present[topic["topic"]],
+                    )
+        missing = [spec for spec in specs if spec.name not in existing]
         if not missing:
             return []
         response = await admin.create_topics(missing)

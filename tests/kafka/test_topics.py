@@ -8,6 +8,7 @@ import dataclasses
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+from structlog.testing import capture_logs
 
 from lavalog.controller.kafka import KafkaSettings, ensure_topics, topic_name
 from lavalog.events.topics import ACTUATED, ALL_TOPICS, DEADLETTER, DECISIONS, OBSERVED, STATE
@@ -36,8 +37,14 @@ async def test_ensure_topics_creates_the_configured_layout_once(kafka_broker: st
     names = [topic_name(settings, base) for base in ALL_TOPICS]
     assert sorted(await ensure_topics(settings)) == sorted(names)
     assert await ensure_topics(settings) == []
-    # A different layout does not touch topics that exist.
-    assert await ensure_topics(dataclasses.replace(settings, observed_partitions=12)) == []
+    # A different layout does not touch topics that exist, and says so.
+    with capture_logs() as logs:
+        assert await ensure_topics(dataclasses.replace(settings, observed_partitions=12)) == []
+    assert [
+        (entry["topic"], entry["partitions"], entry["configured"])
+        for entry in logs
+        if entry["event"] == "topic has another partition count than configured"
+    ] == [(topic_name(settings, OBSERVED), 6, 12)]
 
     admin = AIOKafkaAdminClient(bootstrap_servers=kafka_broker)
     await admin.start()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -72,18 +73,24 @@ async def controller(
 async def test_the_health_listener_binds_the_address_given(
     e2e_kafka: KafkaSettings, sim_cluster: SimulatedCluster
 ) -> None:
-    args = ("--http-host", "127.0.0.2", "--http-port", "0")
-    async with controller(e2e_kafka, sim_cluster, *args) as started:
-        assert started["http_host"] == "127.0.0.2"
-        assert started["http_access"] == "no authentication: this machine only"
-        port = started["http_port"]
-        async with aiohttp.ClientSession() as http:
-            async with http.get(f"http://127.0.0.2:{port}/healthz") as answer:
-                assert (answer.status, await answer.text()) == (200, "ok\n")
-            async with http.get(f"http://127.0.0.2:{port}/metrics") as answer:
-                assert answer.status == 200  # this machine only: no token asked for
-            with pytest.raises(aiohttp.ClientConnectionError):
-                await http.get(f"http://127.0.0.1:{port}/healthz")
+    # The same port on 127.0.0.1 is held here, bound but not listening: a listener on
+    # every address could not start, and nothing else (another test's server) can take it
+    # and answer the connection below, which is refused only if it finds no listener.
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        port = held.getsockname()[1]
+        args = ("--http-host", "127.0.0.2", "--http-port", str(port))
+        async with controller(e2e_kafka, sim_cluster, *args) as started:
+            assert started["http_host"] == "127.0.0.2"
+            assert started["http_access"] == "no authentication: this machine only"
+            assert started["http_port"] == port
+            async with aiohttp.ClientSession() as http:
+                async with http.get(f"http://127.0.0.2:{port}/healthz") as answer:
+                    assert (answer.status, await answer.text()) == (200, "ok\n")
+                async with http.get(f"http://127.0.0.2:{port}/metrics") as answer:
+                    assert answer.status == 200  # this machine only: no token asked for
+                with pytest.raises(aiohttp.ClientConnectionError):
+                    await http.get(f"http://127.0.0.1:{port}/healthz")
 
 
 def _install_rbac(cluster: SimulatedCluster) -> None:

@@ -1,6 +1,6 @@
 # Two entry points a fresh machine with only Python 3.11 can run:
 #   make demo   — installs into .venv, then runs `lavalog demo`
-#   make test   — installs into .venv, then runs ruff, mypy, import-linter and pytest
+#   make test   — installs into .venv, then runs ruff (lint and format check), mypy, import-linter and pytest
 #   make chaos  — the full chaos run: 300 jobs without and with faults, compared (ARGS=...)
 #   make lock   — write deploy/requirements.lock (the image's exact versions) from pyproject.toml
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
@@ -21,6 +21,7 @@ demo: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 

@@ -17,6 +17,7 @@ from lavalog.events import topics
 
 log = structlog.get_logger("lavalog.kafka")
 
+
 def topic_name(settings: KafkaSettings, base: str) -> str:
     """The broker-side name of one of `lavalog.events.topics`' topics, e.g. `OBSERVED`."""
     if base not in topics.ALL_TOPICS:

@@ -21,7 +21,13 @@ def test_version_is_the_installed_packages() -> None:
 
 
 #: what `lavalog --help` may import of lavalog's own packages
-HELP_NEEDS = {"lavalog", "lavalog.cli", "lavalog.cli.main", "lavalog.controller", "lavalog.controller.version"}
+HELP_NEEDS = {
+    "lavalog",
+    "lavalog.cli",
+    "lavalog.cli.main",
+    "lavalog.controller",
+    "lavalog.controller.version",
+}
 PROJECT = {"lavalog", "controller", "projections", "simulator", "events"}
 HEAVY = {"aiokafka", "aiohttp", "kubernetes_asyncio", "yaml", "msgspec", "structlog"}
 

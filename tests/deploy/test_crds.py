@@ -78,9 +78,7 @@ async def test_uninstalling_an_overlay_leaves_the_crds_and_volcano_objects(
                 {
                     "name": "worker",
                     "replicas": 1,
-                    "template": {
-                        "spec": {"containers": [{"name": "main", "image": "busybox"}]}
-                    },
+                    "template": {"spec": {"containers": [{"name": "main", "image": "busybox"}]}},
                 }
             ],
         },
@@ -107,7 +105,9 @@ async def test_uninstalling_an_overlay_leaves_the_crds_and_volcano_objects(
         assert objects.find(registry.CRD, "", name) is not None, name
     assert objects.find(registry.JOB, "default", "training") is not None
     assert objects.find(registry.QUEUE, "", "default") is not None
-    listed = await run(_kubectl, kubectl, sim_cluster, "get", "vcjob", "-n", "default", "-o", "name")
+    listed = await run(
+        _kubectl, kubectl, sim_cluster, "get", "vcjob", "-n", "default", "-o", "name"
+    )
     assert listed.stdout.split() == ["job.batch.volcano.sh/training"]
 
 

@@ -136,17 +136,13 @@ def test_the_dev_broker_image_is_the_tansu_the_tests_run(rendered):
 
 @pytest.mark.parametrize("deployment", ["lavalog-controller", "lavalog-projections"])
 @pytest.mark.parametrize("overlay", OVERLAYS)
-def test_each_component_authenticates_with_kubernetes_and_may_review(
-    rendered, overlay, deployment
-):
+def test_each_component_authenticates_with_kubernetes_and_may_review(rendered, overlay, deployment):
     """Listening on every interface, the controller's /metrics and the projections' API ask
     each caller for a Kubernetes token; the component's service account may create the
     reviews (system:auth-delegator); Prometheus scrapes both with a token whose account may
     get /metrics."""
     docs = rendered[overlay]
-    pod = by_name(objects(rendered, overlay, "Deployment"))[deployment]["spec"]["template"][
-        "spec"
-    ]
+    pod = by_name(objects(rendered, overlay, "Deployment"))[deployment]["spec"]["template"]["spec"]
     (container,) = pod["containers"]
     assert "--kubernetes-auth" in container["args"]
     account = pod["serviceAccountName"]

@@ -201,9 +201,7 @@ async def test_decisions_carried_out_again_bring_back_no_pod(kafka_broker: str) 
             for d in (decode_decision(r.value) for r in records)
             if not isinstance(d, TimerScheduled | TimerCancelled)
         ]
-        again = ActuatorService(
-            kube=system.kube, kafka=kafka, group_id="again"
-        )
+        again = ActuatorService(kube=system.kube, kafka=kafka, group_id="again")
         running = asyncio.create_task(again.run())
         try:
             counters = again.counters

@@ -69,7 +69,12 @@ async def test_lost_node_makes_the_gang_unknown(e2e_kafka: KafkaSettings) -> Non
         await system.until_phase("unknown-abort", ["Aborted"], 30)
         assert system.log.phase_path("unknown-abort") == [P, R, "Aborting", "Aborted"]
         await system.until_phase("unknown-restart", [P], 30)
-        assert system.log.phase_path("unknown-restart") == [P, R, RS, P]  # waits: one node cannot hold it
+        assert system.log.phase_path("unknown-restart") == [
+            P,
+            R,
+            RS,
+            P,
+        ]  # waits: one node cannot hold it
         system.cluster.admin.restore_node("node-2")
         restarted = await system.until_phase("unknown-restart", [R], 30)
         assert system.log.phase_path("unknown-restart") == [P, R, RS, P, R]

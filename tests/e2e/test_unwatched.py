@@ -110,9 +110,7 @@ async def test_a_podgroup_deleted_while_no_controller_ran_is_made_again(system: 
     await system.until_phase(name, ["Running"], 30)
     [before] = podgroups(system)
     await halt_all(system)
-    path = paths.named(
-        PODGROUP_API_VERSION, "PodGroup", NAMESPACE, before["metadata"]["name"]
-    )
+    path = paths.named(PODGROUP_API_VERSION, "PodGroup", NAMESPACE, before["metadata"]["name"])
     await system.kube.request("DELETE", path)
     await system.log.until(lambda: not podgroups(system), 10, "the PodGroup gone")
 

@@ -57,9 +57,7 @@ JOB: dict[str, Any] = {
             {
                 "name": "train",
                 "replicas": 1,
-                "template": {
-                    "spec": {"restartPolicy": "Never", "containers": [TRAINER, AGENT]}
-                },
+                "template": {"spec": {"restartPolicy": "Never", "containers": [TRAINER, AGENT]}},
             }
         ],
     },
@@ -117,9 +115,7 @@ async def test_a_sidecar_pod_preempted_then_oom_killed(
         last_node = log.pod(POD)["spec"]["nodeName"]  # type: ignore[index]
         system.cluster.admin.oom_kill(NAMESPACE, POD, "trainer")
         failed = await system.until_phase(NAME, ["Failed"], 60)
-        described = await Kubectl(kubectl_path, system.cluster, tmp_path)(
-            "describe", "vcjob", NAME
-        )
+        described = await Kubectl(kubectl_path, system.cluster, tmp_path)("describe", "vcjob", NAME)
 
     assert (status["retryCount"], status["version"]) == (1, 2)
     restarts = [s for s in states if s.get("phase") == "Restarting"]

@@ -17,8 +17,14 @@ TASK_POLICY = PolicyRef(level="task", index=1, task="worker")
 @pytest.mark.parametrize(
     ("style", "text"),
     [
-        (SENTENCE, "PodFailed of pod w-1 (exit code 3), matched task worker policy #1, after its timeout"),
-        (REPLAYED, "on PodFailed of pod w-1 (exit code 3), task worker policy #1 after its timeout"),
+        (
+            SENTENCE,
+            "PodFailed of pod w-1 (exit code 3), matched task worker policy #1, after its timeout",
+        ),
+        (
+            REPLAYED,
+            "on PodFailed of pod w-1 (exit code 3), task worker policy #1 after its timeout",
+        ),
         (
             EVENT,
             "on PodFailed, pod w-1, task worker, exit code 3; matched task worker policy 1; "

@@ -290,7 +290,9 @@ def sidecar_job(key: str = "default/sidecar", start: float = 1_000.0) -> list[Lo
             {"exitCode": 137, "action": "RestartJob"},
             {"event": "PodEvicted", "action": "RestartJob"},
         ],
-        "tasks": [{"name": "train", "replicas": 1, "template": {"spec": {"containers": containers}}}],
+        "tasks": [
+            {"name": "train", "replicas": 1, "template": {"spec": {"containers": containers}}}
+        ],
     }
     preempted = "PreemptionByScheduler"
     script = JobScript(name, spec, namespace=namespace, start=start).submit(

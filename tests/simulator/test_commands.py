@@ -94,11 +94,18 @@ async def test_sleep_infinity() -> None:
 @pytest.mark.parametrize(
     ("script", "files", "log"),
     [
-        pytest.param("echo CUDA OOM > /dev/termination-log", {"/dev/termination-log": "CUDA OOM\n"}, [], id="redirect"),
+        pytest.param(
+            "echo CUDA OOM > /dev/termination-log",
+            {"/dev/termination-log": "CUDA OOM\n"},
+            [],
+            id="redirect",
+        ),
         pytest.param("echo a > /f; echo b >> /f; echo c", {"/f": "a\nb\n"}, ["c"], id="append"),
         pytest.param("echo a > /f; echo b > /f", {"/f": "b\n"}, [], id="truncate"),
         pytest.param("true > /f", {"/f": ""}, [], id="empty-file"),
-        pytest.param("trian > /f", {"/f": ""}, ["sh: trian: not found"], id="complaints-stay-in-the-log"),
+        pytest.param(
+            "trian > /f", {"/f": ""}, ["sh: trian: not found"], id="complaints-stay-in-the-log"
+        ),
         pytest.param("echo a>/f", {"/f": "a\n"}, [], id="no-spaces"),
     ],
 )

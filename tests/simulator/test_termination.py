@@ -17,14 +17,44 @@ LOG = [f"line {n}" for n in range(100)]
 @pytest.mark.parametrize(
     ("container", "code", "reason", "files", "expected"),
     [
-        pytest.param(FILE, 1, "Error", {"/dev/termination-log": "bad shard\n"}, "bad shard\n", id="file"),
+        pytest.param(
+            FILE, 1, "Error", {"/dev/termination-log": "bad shard\n"}, "bad shard\n", id="file"
+        ),
         pytest.param(FILE, 1, "Error", {}, "", id="file-policy-no-fallback"),
-        pytest.param(FALLBACK, 1, "Error", {"/dev/termination-log": "bad shard\n"}, "bad shard\n", id="file-first"),
-        pytest.param(FALLBACK, 137, "OOMKilled", {}, "".join(f"line {n}\n" for n in range(20, 100)), id="log-tail-80-lines"),
+        pytest.param(
+            FALLBACK,
+            1,
+            "Error",
+            {"/dev/termination-log": "bad shard\n"},
+            "bad shard\n",
+            id="file-first",
+        ),
+        pytest.param(
+            FALLBACK,
+            137,
+            "OOMKilled",
+            {},
+            "".join(f"line {n}\n" for n in range(20, 100)),
+            id="log-tail-80-lines",
+        ),
         pytest.param(FALLBACK, 0, "Completed", {}, "", id="no-fallback-on-success"),
         pytest.param(FALLBACK, 128, "ContainerCannotRun", {}, "", id="never-ran"),
-        pytest.param({**FALLBACK, "terminationMessagePath": ""}, 1, "Error", {"/dev/termination-log": "x"}, "".join(f"line {n}\n" for n in range(20, 100)), id="no-path"),
-        pytest.param({**FILE, "terminationMessagePath": "/tmp/why"}, 1, "Error", {"/tmp/why": "why\n", "/dev/termination-log": "not this"}, "why\n", id="own-path"),
+        pytest.param(
+            {**FALLBACK, "terminationMessagePath": ""},
+            1,
+            "Error",
+            {"/dev/termination-log": "x"},
+            "".join(f"line {n}\n" for n in range(20, 100)),
+            id="no-path",
+        ),
+        pytest.param(
+            {**FILE, "terminationMessagePath": "/tmp/why"},
+            1,
+            "Error",
+            {"/tmp/why": "why\n", "/dev/termination-log": "not this"},
+            "why\n",
+            id="own-path",
+        ),
     ],
 )
 def test_termination_message(

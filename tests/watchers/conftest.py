@@ -27,9 +27,7 @@ from lavalog.events.decisions import PodRef
 from lavalog.events.observations import AnyObservation
 
 #: short watches, quick retries: the tests see resumes and backoff within seconds
-FAST = WatchSettings(
-    timeout_seconds=3, retry=RetryDelays(initial=0.02, maximum=0.3, jitter=True)
-)
+FAST = WatchSettings(timeout_seconds=3, retry=RetryDelays(initial=0.02, maximum=0.3, jitter=True))
 #: the Lease duration of a replica, as `lavalog run` has it: a leader that cannot renew
 #: within two thirds of it steps down, and lists afresh once it leads again, so the pod
 #: states in between are never published. With 3 s a loaded machine (load 14-19) made

@@ -49,7 +49,11 @@ def test_a_new_job_is_admitted_first_and_evolve_takes_its_spec_from_the_admissio
 
     admission, *rest = decisions
     assert isinstance(admission, JobAdmitted)
-    assert (admission.id, admission.cause, admission.generation) == (f"{job.id}#admitted", job.id, 1)
+    assert (admission.id, admission.cause, admission.generation) == (
+        f"{job.id}#admitted",
+        job.id,
+        1,
+    )
     assert admission.spec == admitted(worker_spec())  # Volcano's defaults applied
     assert [d.id for d in rest] == [f"{job.id}#{n}" for n in range(len(rest))]
     assert any(isinstance(d, PodGroupCreate) for d in rest)
@@ -119,9 +123,7 @@ def test_a_log_recorded_before_audits_clean_once_its_admissions_are_supplied():
     as_recorded = audit(log, replay)
     upcast = audit(with_admissions(log), replay)
 
-    assert {(d.kind, d.type) for d in as_recorded.differences} == {
-        (Kind.MISSING, "JobAdmitted")
-    }
+    assert {(d.kind, d.type) for d in as_recorded.differences} == {(Kind.MISSING, "JobAdmitted")}
     assert upcast.ok, upcast.differences
     assert upcast.recomputed == upcast.recorded == 185
 
@@ -158,4 +160,3 @@ def test_a_what_if_that_changes_nothing_finds_no_divergence_in_a_log_recorded_be
 
     assert report.identical, report.divergence
     assert all("JobAdmitted" not in s.alternative for s in report.steps)
-

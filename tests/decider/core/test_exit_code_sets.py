@@ -96,7 +96,9 @@ MATCHING = [
 # fmt: on
 
 
-@pytest.mark.parametrize(("annotations", "job_policies", "task_policies", "code", "expected"), MATCHING)
+@pytest.mark.parametrize(
+    ("annotations", "job_policies", "task_policies", "code", "expected"), MATCHING
+)
 def test_matching(
     annotations: dict[str, str],
     job_policies: list[dict[str, Any]],
@@ -104,7 +106,9 @@ def test_matching(
     code: int,
     expected: tuple[str, Any],
 ) -> None:
-    result = admit_job(worker_spec(policies=job_policies, task={"policies": task_policies}), annotations)
+    result = admit_job(
+        worker_spec(policies=job_policies, task={"policies": task_policies}), annotations
+    )
     assert isinstance(result, Admitted)
 
     resolution = apply_policies(result.spec, 0, failed(code), result.exit_codes)

@@ -147,7 +147,6 @@ def test_counts_after_a_kill_keep_the_pods_that_stay():
     assert (aborting.succeeded, aborting.running, aborting.terminating) == (1, 0, 1)
 
 
-
 def test_pod_counts_by_phase_as_volcano_counts_them():
     """A pod being deleted is terminating whatever its phase and leaves taskStatusCount; a
     phase Volcano has no total for is unknown; each task's phases are written in the order

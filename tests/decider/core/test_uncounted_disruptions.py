@@ -51,9 +51,7 @@ def running(
 def preempted(reason: str = "PreemptionByScheduler") -> Any:
     """vc-scheduler marks job-worker-1 DisruptionTarget, then deletes it."""
     return (
-        observed()
-        .pod("worker", 1, "Running", deleting=True, node="node-2", disruption=reason)
-        .last
+        observed().pod("worker", 1, "Running", deleting=True, node="node-2", disruption=reason).last
     )
 
 

@@ -117,7 +117,9 @@ def test_a_job_failed_by_its_pods_names_the_last_failure() -> None:
 def test_a_preemption_says_who_disrupted_the_pod() -> None:
     preempted = (
         observed()
-        .pod("worker", 1, "Running", deleting=True, node="node-1", disruption="PreemptionByScheduler")
+        .pod(
+            "worker", 1, "Running", deleting=True, node="node-1", disruption="PreemptionByScheduler"
+        )
         .last
     )
     state, _ = when(running(policies=[{"event": "PodEvicted", "action": "RestartJob"}]), preempted)

@@ -66,7 +66,13 @@ def test_an_exit_code_policy_matches_the_failed_container_of_a_sidecar_pod() -> 
     script = JobScript("sidecar", {"tasks": [TASK]}).submit().podgroup("Inqueue")
     script.pod("train", 0, "Pending").pod("train", 0, "Running")
     script.pod(
-        "train", 0, "Failed", exit_code=137, reason="OOMKilled", container="trainer", containers=ends
+        "train",
+        0,
+        "Failed",
+        exit_code=137,
+        reason="OOMKilled",
+        container="trainer",
+        containers=ends,
     )
     policy = parse_set('spec.policies=[{"exitCode":137,"action":"RestartJob"}]')
 

@@ -114,7 +114,9 @@ def test_a_failed_delivery_is_sent_again_with_its_jobs_later_messages() -> None:
 
 
 def lease(holder: str, renewed: str | None) -> Lease:
-    return Lease(spec=LeaseSpec(holder_identity=holder, renew_time=renewed, lease_duration_seconds=15))
+    return Lease(
+        spec=LeaseSpec(holder_identity=holder, renew_time=renewed, lease_duration_seconds=15)
+    )
 
 
 def test_a_lease_expires_by_the_candidates_clock_from_when_it_saw_the_last_renewal() -> None:
@@ -124,4 +126,6 @@ def test_a_lease_expires_by_the_candidates_clock_from_when_it_saw_the_last_renew
     assert seen.expired(15, now=115.0)
     renewed = Sighting.update(seen, lease("a", "10:00:05.000001"), now=112.0)
     assert not renewed.expired(15, now=120.0)
-    assert Sighting.update(renewed, lease("", "10:00:06.000001"), now=113.0).expired(15, now=113.0)  # released
+    assert Sighting.update(renewed, lease("", "10:00:06.000001"), now=113.0).expired(
+        15, now=113.0
+    )  # released

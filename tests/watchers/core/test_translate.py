@@ -125,7 +125,9 @@ def test_which_container_failed() -> None:
         m.pod(
             phase="Failed",
             containers=[
-                m.container(m.terminated(0, "Completed", message="shipped 120 lines"), name="agent"),
+                m.container(
+                    m.terminated(0, "Completed", message="shipped 120 lines"), name="agent"
+                ),
                 m.container(m.terminated(137, "OOMKilled", message="CUDA OOM"), name="trainer"),
             ],
             init_containers=[m.container(m.terminated(0, "Completed"), name="setup")],
@@ -155,7 +157,9 @@ def test_nothing_new_is_written_for_a_running_pod() -> None:
 
 def test_a_container_ending_beside_a_running_one_is_news() -> None:
     translator = Translator(translate.PODS)
-    both = m.pod(containers=[m.container(m.running(), name="a"), m.container(m.running(), name="b")])
+    both = m.pod(
+        containers=[m.container(m.running(), name="a"), m.container(m.running(), name="b")]
+    )
     one_ended = m.pod(
         containers=[
             m.container(m.running(), name="a"),
@@ -187,7 +191,12 @@ def test_last_words_keep_the_end_within_the_kubelets_cap() -> None:
 
 @pytest.mark.parametrize(
     "reason",
-    ["PreemptionByScheduler", "EvictionByEvictionAPI", "DeletionByTaintManager", "TerminationByKubelet"],
+    [
+        "PreemptionByScheduler",
+        "EvictionByEvictionAPI",
+        "DeletionByTaintManager",
+        "TerminationByKubelet",
+    ],
 )
 def test_disruption_target(reason: str) -> None:
     """The `DisruptionTarget=True` condition's reason rides with the change it announces
@@ -198,7 +207,9 @@ def test_disruption_target(reason: str) -> None:
     marked = m.with_condition(running, condition)
     translator.changed(decode(Pod, running), 1.0)
     assert translator.changed(decode(Pod, marked), 2.0) is None  # news only with the deletion
-    deleting = m.with_condition(m.pod(deleting=True, containers=[m.container(m.running())]), condition)
+    deleting = m.with_condition(
+        m.pod(deleting=True, containers=[m.container(m.running())]), condition
+    )
     seen = translator.changed(decode(Pod, deleting), 3.0)
     assert isinstance(seen, PodObserved)
     assert (seen.deleting, seen.disruption) == (True, reason)
@@ -340,7 +351,9 @@ def test_readiness_turns_are_published_as_distinct_facts() -> None:
     turns = [
         m.pod(containers=[m.container(m.running(), ready=False)], containers_ready_since=m.STARTED),
         m.pod(containers=[m.container(m.running())], containers_ready_since=EARLIER),
-        m.pod(containers=[m.container(m.running(), ready=False)], containers_ready_since=m.FINISHED),
+        m.pod(
+            containers=[m.container(m.running(), ready=False)], containers_ready_since=m.FINISHED
+        ),
     ]
     seen = [translator.changed(decode(Pod, turn), float(n)) for n, turn in enumerate(turns)]
     assert [o.containers_ready for o in seen if isinstance(o, PodObserved)] == [False, True, False]
@@ -404,7 +417,9 @@ def test_jobs_publish_generations_and_deletion_not_status_writes() -> None:
         decode(Job, m.vcjob(generation=2, resource_version="53", deleting=True)), 4.0
     )
     assert (
-        isinstance(deleting, JobObserved) and deleting.deleting and deleting.id == f"job/{m.JOB_UID}/2/deleting"
+        isinstance(deleting, JobObserved)
+        and deleting.deleting
+        and deleting.id == f"job/{m.JOB_UID}/2/deleting"
     )
     assert translator.deleted(
         decode(Job, m.vcjob(generation=2, resource_version="54")), 5.0
@@ -438,7 +453,10 @@ def test_podgroups() -> None:
     running = translator.changed(
         decode(PodGroup, m.podgroup(phase="Running", resource_version="62")), 3.0
     )
-    assert isinstance(running, PodGroupObserved) and (running.phase, running.reason) == ("Running", "")
+    assert isinstance(running, PodGroupObserved) and (running.phase, running.reason) == (
+        "Running",
+        "",
+    )
     gone = translator.deleted(
         decode(PodGroup, m.podgroup(phase="Running", resource_version="63")), 4.0
     )

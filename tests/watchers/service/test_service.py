@@ -154,7 +154,9 @@ async def test_a_job_command_is_deleted_once_in_the_log_and_others_are_left_alon
     }
     for name, aimed in (("mpi-abortjob-x1", target), ("queue-close", target | {"kind": "Queue"})):
         await kube.request(
-            "POST", COMMANDS, body={"metadata": {"name": name}, "action": "AbortJob", "target": aimed}
+            "POST",
+            COMMANDS,
+            body={"metadata": {"name": name}, "action": "AbortJob", "target": aimed},
         )
     watchers = service(kube, kafka_settings)
     async with running(watchers):
@@ -174,14 +176,28 @@ async def _commands_once_gone(kube: Kube, name: str, within: float = 10.0) -> li
             await asyncio.sleep(0.05)
 
 
-async def test_objects_that_exist_before_the_watchers_start_are_listed_page_by_page(kube: Kube, kafka_settings: KafkaSettings, observed: ObservedLog) -> None:
+async def test_objects_that_exist_before_the_watchers_start_are_listed_page_by_page(
+    kube: Kube, kafka_settings: KafkaSettings, observed: ObservedLog
+) -> None:
     job = await create_job(kube, "early")
     for index in range(5):
         await create_pod(kube, job, index, "sleep 1000")
-    watchers = WatcherService(kube=kube, kafka=kafka_settings, identity="lavalog-0", watch_settings=WatchSettings(page_size=2))
+    watchers = WatcherService(
+        kube=kube,
+        kafka=kafka_settings,
+        identity="lavalog-0",
+        watch_settings=WatchSettings(page_size=2),
+    )
     async with running(watchers):
-        seen = await observed.wait_for(lambda seen: len({o.pod for o in seen if isinstance(o, PodObserved)}) == 5 and any(isinstance(o, JobObserved) for o in seen))
-    assert {o.pod for o in seen if isinstance(o, PodObserved)} == {f"early-worker-{i}" for i in range(5)}
+        seen = await observed.wait_for(
+            lambda seen: (
+                len({o.pod for o in seen if isinstance(o, PodObserved)}) == 5
+                and any(isinstance(o, JobObserved) for o in seen)
+            )
+        )
+    assert {o.pod for o in seen if isinstance(o, PodObserved)} == {
+        f"early-worker-{i}" for i in range(5)
+    }
 
 
 async def test_a_pod_deleted_while_no_watcher_ran_is_missing_from_the_next_listing(

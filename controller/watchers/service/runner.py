@@ -36,7 +36,7 @@ from lavalog.controller.watchers.core.lease import LeaseTiming
 from lavalog.controller.watchers.core.objects import Command, Job, KubeObject, List
 from lavalog.controller.watchers.core.translate import Translation, Translator
 from lavalog.controller.watchers.service import unwatched, watch
-from lavalog.controller.watchers.service.leader import LeaderElection, LeaseSettings
+from lavalog.controller.watchers.service.leader import ElectionThread, LeaseSettings
 from lavalog.controller.watchers.service.publisher import Publisher, open_publisher
 from lavalog.controller.watchers.service.watch import Mark, Resource, WatchSettings
 from lavalog.events.observations import AnyObservation
@@ -81,7 +81,7 @@ class WatcherService:
         self._kafka = kafka
         self._namespace = namespace
         self._watch_settings = watch_settings or WatchSettings()
-        self._election = LeaderElection(
+        self._election = ElectionThread(
             kube,
             LeaseSettings(
                 identity=identity,
@@ -110,7 +110,7 @@ class WatcherService:
 
     async def run(self) -> None:
         """Lead and watch, stand by, lead again...: until cancelled."""
-        async with open_publisher(self._kafka) as publisher:
+        async with open_publisher(self._kafka) as publisher, self._election.running():
             self._connected = True
             try:
                 while True:

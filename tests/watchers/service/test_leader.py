@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
+from collections.abc import Iterator
 
 import msgspec
 import pytest
 
 from lavalog.controller.kafka import KafkaSettings
-from lavalog.controller.kube import MERGE_PATCH, Kube
+from lavalog.controller.kube import MERGE_PATCH, Kube, connect
 from lavalog.controller.watchers.core.lease import LeaseTiming, micro_time
 from lavalog.controller.watchers.core.objects import Lease
-from lavalog.controller.watchers.service.leader import LeaderElection, LeaseSettings
+from lavalog.controller.watchers.service.leader import (
+    ElectionThread,
+    LeaderElection,
+    LeaseSettings,
+)
 from lavalog.events.observations import AnyObservation, JobObserved
 from lavalog.simulator import registry
 from lavalog.simulator.server import SimulatedCluster
@@ -179,3 +186,81 @@ async def test_a_new_identity_waits_for_the_previous_claim_to_expire(kube: Kube)
     assert after.spec.lease_transitions == before.spec.lease_transitions + 1
     # not before the previous holder's claim had gone unrenewed for its whole duration
     assert became_leader - written >= 2.0
+
+
+@pytest.fixture
+def cluster_apart() -> Iterator[SimulatedCluster]:
+    """A simulated cluster served from a thread and loop of its own: it answers while the
+    test's loop (the controller's) is held."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="simulated cluster")
+    thread.start()
+
+    async def start() -> SimulatedCluster:
+        cluster = SimulatedCluster(nodes=1, time_scale=50, bookmark_interval=0.2)
+        await cluster.start()
+        return cluster
+
+    try:
+        cluster = asyncio.run_coroutine_threadsafe(start(), loop).result()
+        try:
+            yield cluster
+        finally:
+            asyncio.run_coroutine_threadsafe(cluster.stop(), loop).result()
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join()
+        loop.close()
+
+
+def claims(cluster: SimulatedCluster) -> list[tuple[str, str]]:
+    """Every write of the Lease, as (holder, renewTime), as the API server stores them."""
+    seen: list[tuple[str, str]] = []
+
+    def follow(change: Change) -> None:
+        if change.resource is registry.LEASE and change.type != "DELETED":
+            spec = change.entry.obj["spec"]
+            seen.append((spec.get("holderIdentity") or "", spec.get("renewTime") or ""))
+
+    cluster.store.subscribe(follow)
+    return seen
+
+
+async def test_a_leader_whose_loop_is_held_past_its_renew_deadline_keeps_its_lease(
+    cluster_apart: SimulatedCluster, kafka_settings: KafkaSettings
+) -> None:
+    """The Lease is renewed from a thread of its own: a loop held for longer than the
+    Lease lasts (a long fold, a burst of work) costs the leader neither the Lease nor its
+    watchers' term."""
+    written = claims(cluster_apart)
+    async with connect(str(cluster_apart.kubeconfig_path)) as kube:
+        watchers = service(kube, kafka_settings, "replica-a", lease_duration=2.0)
+        async with running(watchers):
+            await until(lambda: watchers.is_leader and watchers.ready)
+            held_from = micro_time(time.time())
+            time.sleep(3.0)  # noqa: ASYNC251 -- the loop held: none of its tasks runs
+            held_until = micro_time(time.time())
+            # renewed since the loop was let go (a leader that stepped down claims anew)
+            await until(lambda: any(t > held_until for _, t in written))
+
+            assert [t for _, t in written if held_from < t < held_until]  # renewed meanwhile
+            assert {holder for holder, _ in written} == {"replica-a"}  # never released
+            assert watchers.is_leader
+            assert watchers.counters == {"terms": 1}  # the watchers never stopped
+
+
+async def test_an_election_left_while_leading_releases_its_lease_before_its_thread_ends(
+    kube: Kube,
+) -> None:
+    """Leaving `running()` without `release` (a stop that cancels a candidate just as it
+    wins) still gives the Lease up, and the thread is gone once it returns."""
+    settings = LeaseSettings(identity="replica-a", timing=LeaseTiming.scaled(60.0))
+    election = ElectionThread(kube, settings)
+    async with election.running():
+        await election.acquire()
+        assert election.is_leader
+        assert (await read_lease(kube)).spec.holder_identity == "replica-a"
+
+    assert (await read_lease(kube)).spec.holder_identity == ""
+    assert not election.is_leader
+    assert "lease lavalog-watchers" not in {t.name for t in threading.enumerate()}

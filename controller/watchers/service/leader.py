@@ -41,6 +41,7 @@ import msgspec
 import structlog
 
 from lavalog.controller.kube import MERGE_PATCH, Kube, KubeError, connected_like
+from lavalog.controller.loop_lag import LoopLag
 from lavalog.controller.watchers.core.lease import LeaseTiming, Sighting, micro_time
 from lavalog.controller.watchers.core.objects import Lease
 
@@ -79,6 +80,8 @@ class LeaderElection:
         self._lease: Lease | None = None
         self._sighting: Sighting | None = None
         self.is_leader = False
+        #: how long the last renewal took, from its request to its answer, in seconds
+        self.renewal_seconds = 0.0
         self._log = log.bind(lease=f"{settings.namespace}/{settings.name}", me=settings.identity)
 
     async def acquire(self) -> None:
@@ -101,11 +104,13 @@ class LeaderElection:
         while True:
             await asyncio.sleep(max(0.0, attempt - self._monotonic()))
             try:
-                left = renewed + deadline - self._monotonic()
+                sent = self._monotonic()
+                left = renewed + deadline - sent
                 if not await asyncio.wait_for(self._renew(), timeout=max(left, 0.001)):
                     self._log.warning("lost the lease to another holder")
                     break
                 renewed = self._monotonic()
+                self.renewal_seconds = renewed - sent
                 attempt = renewed + interval
             except RETRYABLE as exc:
                 now = self._monotonic()
@@ -235,7 +240,9 @@ class ElectionThread:
     answer comes back through `asyncio.wrap_future` (`call_soon_threadsafe`). Acquiring
     runs there too: the Lease's state (its last resourceVersion, the sighting of a claim)
     has one owner, a busy standby (the decider and actuator run on every replica) takes
-    over as soon as an idle one, and renewal starts the moment the Lease is won.
+    over as soon as an idle one, and renewal starts the moment the Lease is won. The
+    thread also measures how long the process's loop is held (`loop_lag`), which no task
+    on that loop can see while it happens.
     """
 
     def __init__(self, kube: Kube, settings: LeaseSettings) -> None:
@@ -245,11 +252,19 @@ class ElectionThread:
         # owned by the thread's loop
         self._election: LeaderElection | None = None
         self._holding: asyncio.Task[None] | None = None
+        self._probing: asyncio.Task[None] | None = None
         self._client = contextlib.AsyncExitStack()
+        #: the lag of the loop `running()` is entered on, once it is
+        self.loop_lag: LoopLag | None = None
 
     @property
     def is_leader(self) -> bool:
         return self._election is not None and self._election.is_leader
+
+    @property
+    def renewal_seconds(self) -> float:
+        """How long the last renewal took (0 before the first)."""
+        return self._election.renewal_seconds if self._election is not None else 0.0
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[ElectionThread]:
@@ -260,6 +275,7 @@ class ElectionThread:
         thread = threading.Thread(target=loop.run_forever, name=f"lease {self.settings.name}")
         thread.start()
         self._loop = loop
+        self.loop_lag = LoopLag(asyncio.get_running_loop())
         try:
             await self._on_thread(self._open())
             yield self
@@ -292,6 +308,8 @@ class ElectionThread:
     async def _open(self) -> None:
         kube = await self._client.enter_async_context(connected_like(self._kube))
         self._election = LeaderElection(kube, self.settings)
+        if self.loop_lag is not None:
+            self._probing = asyncio.create_task(self.loop_lag.measure(), name="loop lag")
 
     async def _acquire(self) -> None:
         assert self._election is not None
@@ -311,6 +329,9 @@ class ElectionThread:
             await self._election.release()
 
     async def _close(self) -> None:
+        if self._probing is not None:  # before the loop it probes may close
+            self._probing.cancel()
+            await asyncio.gather(self._probing, return_exceptions=True)
         try:
             await self._release()
         finally:

@@ -101,6 +101,14 @@ class WatcherService:
     def is_leader(self) -> bool:
         return self._election.is_leader
 
+    def gauges(self) -> dict[str, float]:
+        """On /metrics as `lavalog_watchers_<name>`."""
+        lag = self._election.loop_lag
+        return {
+            "lease_renewal_seconds": self._election.renewal_seconds,
+            "event_loop_lag_seconds": lag.longest() if lag is not None else 0.0,
+        }
+
     @property
     def ready(self) -> bool:
         """Connected to Kafka, and as leader caught up with every kind (a standby is ready

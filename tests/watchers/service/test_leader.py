@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import msgspec
 import pytest
@@ -226,19 +226,32 @@ def claims(cluster: SimulatedCluster) -> list[tuple[str, str]]:
     return seen
 
 
+def sleep(seconds: float) -> None:
+    time.sleep(seconds)
+
+
+def spin(seconds: float) -> None:
+    """Pure Python for `seconds`: it lets other threads have the interpreter only every
+    switch interval (5 ms), as a long fold does."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+
+
+@pytest.mark.parametrize("hold", [sleep, spin], ids=["blocking call", "CPU burst"])
 async def test_a_leader_whose_loop_is_held_past_its_renew_deadline_keeps_its_lease(
-    cluster_apart: SimulatedCluster, kafka_settings: KafkaSettings
+    cluster_apart: SimulatedCluster, kafka_settings: KafkaSettings, hold: Callable[[float], None]
 ) -> None:
     """The Lease is renewed from a thread of its own: a loop held for longer than the
     Lease lasts (a long fold, a burst of work) costs the leader neither the Lease nor its
-    watchers' term."""
+    watchers' term, and the loop's lag is on /metrics."""
     written = claims(cluster_apart)
     async with connect(str(cluster_apart.kubeconfig_path)) as kube:
         watchers = service(kube, kafka_settings, "replica-a", lease_duration=2.0)
         async with running(watchers):
             await until(lambda: watchers.is_leader and watchers.ready)
             held_from = micro_time(time.time())
-            time.sleep(3.0)  # noqa: ASYNC251 -- the loop held: none of its tasks runs
+            hold(3.0)  # none of the loop's tasks runs meanwhile (renew deadline 1.33 s)
             held_until = micro_time(time.time())
             # renewed since the loop was let go (a leader that stepped down claims anew)
             await until(lambda: any(t > held_until for _, t in written))
@@ -247,6 +260,9 @@ async def test_a_leader_whose_loop_is_held_past_its_renew_deadline_keeps_its_lea
             assert {holder for holder, _ in written} == {"replica-a"}  # never released
             assert watchers.is_leader
             assert watchers.counters == {"terms": 1}  # the watchers never stopped
+            gauges = watchers.gauges()
+            assert 2.0 < gauges["event_loop_lag_seconds"] < 4.0
+            assert 0.0 < gauges["lease_renewal_seconds"] < 1.33
 
 
 async def test_an_election_left_while_leading_releases_its_lease_before_its_thread_ends(

@@ -93,7 +93,7 @@ class LeaderElection:
                     self._log.info("became the leader")
                     return
             except RETRYABLE as exc:
-                self._log.warning("cannot read or claim the lease", error=str(exc))
+                self._log.warning("cannot read or claim the lease", error=_reason(exc))
             await asyncio.sleep(self.settings.timing.retry_period)
 
     async def hold(self) -> None:
@@ -115,7 +115,7 @@ class LeaderElection:
             except RETRYABLE as exc:
                 now = self._monotonic()
                 if now >= renewed + deadline:
-                    self._log.warning("could not renew the lease in time", error=str(exc))
+                    self._log.warning("could not renew the lease in time", error=_reason(exc))
                     break
                 attempt = min(now + interval / 4, renewed + deadline)
         self.is_leader = False
@@ -132,7 +132,7 @@ class LeaderElection:
                 if await self._write_while_mine(released):
                     self._log.info("released the lease")
         except RETRYABLE as exc:  # it will expire on its own
-            self._log.warning("cannot release the lease", error=str(exc) or type(exc).__name__)
+            self._log.warning("cannot release the lease", error=_reason(exc))
 
     # steps -----------------------------------------------------------------------------
 
@@ -224,6 +224,11 @@ class LeaderElection:
             "PATCH", self._path(self.settings.name), body=body, content_type=MERGE_PATCH
         )
         return _decode(data)
+
+
+def _reason(exc: BaseException) -> str:
+    """What failed, also for the exceptions whose text is empty (a timeout's)."""
+    return str(exc) or type(exc).__name__
 
 
 class ElectionThread:

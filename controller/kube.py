@@ -223,10 +223,18 @@ async def connect(
     configuration = Configuration()
     await _load_configuration(configuration, kubeconfig, origin)
     _proxy_from_environment(configuration)
-    async with ApiClient(configuration) as api:
-        _no_lookups_per_request(api)
-        api.user_agent = f"{client}/{version()}"
-        yield Kube(api)
+    async with _client(configuration, f"{client}/{version()}") as kube:
+        yield kube
+
+
+@asynccontextmanager
+async def connected_like(kube: Kube) -> AsyncIterator[Kube]:
+    """A client of `kube`'s API server with `kube`'s own configuration and credentials
+    (one `Configuration`, so a refreshed token reaches both) and connections of its own,
+    for the event loop this is entered on: an aiohttp session serves only the loop it was
+    made on, so a thread with its own loop (the leader Lease's renewals) needs its own."""
+    async with _client(kube.api.configuration, kube.api.user_agent) as twin:
+        yield twin
 
 
 @asynccontextmanager
@@ -249,9 +257,15 @@ async def speaking_as(kube: Kube, token: str) -> AsyncIterator[Kube]:
     configuration.tls_server_name = own.tls_server_name
     configuration.proxy = own.proxy
     configuration.proxy_headers = own.proxy_headers
+    async with _client(configuration, kube.api.user_agent) as caller:
+        yield caller
+
+
+@asynccontextmanager
+async def _client(configuration: Configuration, user_agent: str | None) -> AsyncIterator[Kube]:
     async with ApiClient(configuration) as api:
         _no_lookups_per_request(api)
-        api.user_agent = kube.api.user_agent
+        api.user_agent = user_agent
         yield Kube(api)
 
 

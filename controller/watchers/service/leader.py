@@ -19,21 +19,29 @@ Only the leader runs the watchers, so that several replicas can run while one pu
 * A leader that stops gracefully releases the Lease (no holder), so that a standby takes
   over without waiting for it to expire; also when its last renewal was cancelled in
   flight after the API server had written it (a 409: read again, still ours, released).
+  A release that gets no answer within the renew deadline is given up (the claim expires).
+* The election runs on a thread of its own, with its own event loop and API client
+  (`ElectionThread`), as client-go's renew loop runs on a goroutine of its own: a
+  controller whose loop is held (a long fold, a burst of work) still renews in time and
+  keeps the Lease while the process lives. Only "leading" and "lost" reach the loop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import aiohttp
 import msgspec
 import structlog
 
-from lavalog.controller.kube import MERGE_PATCH, Kube, KubeError
+from lavalog.controller.kube import MERGE_PATCH, Kube, KubeError, connected_like
+from lavalog.controller.loop_lag import LoopLag
 from lavalog.controller.watchers.core.lease import LeaseTiming, Sighting, micro_time
 from lavalog.controller.watchers.core.objects import Lease
 
@@ -43,6 +51,7 @@ API_VERSION = "coordination.k8s.io/v1"
 #: what a call to the API may fail with and still be worth trying again
 RETRYABLE = (KubeError, aiohttp.ClientError, OSError, TimeoutError, msgspec.DecodeError)
 _decode = msgspec.json.Decoder(Lease).decode
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,6 +80,8 @@ class LeaderElection:
         self._lease: Lease | None = None
         self._sighting: Sighting | None = None
         self.is_leader = False
+        #: how long the last renewal took, from its request to its answer, in seconds
+        self.renewal_seconds = 0.0
         self._log = log.bind(lease=f"{settings.namespace}/{settings.name}", me=settings.identity)
 
     async def acquire(self) -> None:
@@ -82,7 +93,7 @@ class LeaderElection:
                     self._log.info("became the leader")
                     return
             except RETRYABLE as exc:
-                self._log.warning("cannot read or claim the lease", error=str(exc))
+                self._log.warning("cannot read or claim the lease", error=_reason(exc))
             await asyncio.sleep(self.settings.timing.retry_period)
 
     async def hold(self) -> None:
@@ -93,16 +104,18 @@ class LeaderElection:
         while True:
             await asyncio.sleep(max(0.0, attempt - self._monotonic()))
             try:
-                left = renewed + deadline - self._monotonic()
+                sent = self._monotonic()
+                left = renewed + deadline - sent
                 if not await asyncio.wait_for(self._renew(), timeout=max(left, 0.001)):
                     self._log.warning("lost the lease to another holder")
                     break
                 renewed = self._monotonic()
+                self.renewal_seconds = renewed - sent
                 attempt = renewed + interval
             except RETRYABLE as exc:
                 now = self._monotonic()
                 if now >= renewed + deadline:
-                    self._log.warning("could not renew the lease in time", error=str(exc))
+                    self._log.warning("could not renew the lease in time", error=_reason(exc))
                     break
                 attempt = min(now + interval / 4, renewed + deadline)
         self.is_leader = False
@@ -114,11 +127,12 @@ class LeaderElection:
         if not leading or lease is None:
             return
         released = {"holderIdentity": "", "leaseDurationSeconds": 1, "renewTime": self._now()}
-        try:
-            if await self._write_while_mine(released):
-                self._log.info("released the lease")
+        try:  # bounded as client-go's release: a stopping process does not wait for ever
+            async with asyncio.timeout(self.settings.timing.renew_deadline):
+                if await self._write_while_mine(released):
+                    self._log.info("released the lease")
         except RETRYABLE as exc:  # it will expire on its own
-            self._log.warning("cannot release the lease", error=str(exc))
+            self._log.warning("cannot release the lease", error=_reason(exc))
 
     # steps -----------------------------------------------------------------------------
 
@@ -210,3 +224,120 @@ class LeaderElection:
             "PATCH", self._path(self.settings.name), body=body, content_type=MERGE_PATCH
         )
         return _decode(data)
+
+
+def _reason(exc: BaseException) -> str:
+    """What failed, also for the exceptions whose text is empty (a timeout's)."""
+    return str(exc) or type(exc).__name__
+
+
+class ElectionThread:
+    """A `LeaderElection` on a thread of its own, with its own event loop and its own
+    client (`connected_like` the process's), so that its renewals never wait for the
+    process's loop: client-go's LeaderElector.renew runs on its own goroutine the same way.
+
+        async with ElectionThread(kube, settings).running() as election:
+            await election.acquire()  # leading: renewed on the thread from now on
+            await election.hold()     # returns once the Lease is lost
+            await election.release()
+
+    The methods are awaited on the process's loop; each runs on the thread's loop, and its
+    answer comes back through `asyncio.wrap_future` (`call_soon_threadsafe`). Acquiring
+    runs there too: the Lease's state (its last resourceVersion, the sighting of a claim)
+    has one owner, a busy standby (the decider and actuator run on every replica) takes
+    over as soon as an idle one, and renewal starts the moment the Lease is won. The
+    thread also measures how long the process's loop is held (`loop_lag`), which no task
+    on that loop can see while it happens.
+    """
+
+    def __init__(self, kube: Kube, settings: LeaseSettings) -> None:
+        self._kube = kube
+        self.settings = settings
+        self._loop: asyncio.AbstractEventLoop | None = None
+        # owned by the thread's loop
+        self._election: LeaderElection | None = None
+        self._holding: asyncio.Task[None] | None = None
+        self._probing: asyncio.Task[None] | None = None
+        self._client = contextlib.AsyncExitStack()
+        #: the lag of the loop `running()` is entered on, once it is
+        self.loop_lag: LoopLag | None = None
+
+    @property
+    def is_leader(self) -> bool:
+        return self._election is not None and self._election.is_leader
+
+    @property
+    def renewal_seconds(self) -> float:
+        """How long the last renewal took (0 before the first)."""
+        return self._election.renewal_seconds if self._election is not None else 0.0
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[ElectionThread]:
+        """The thread, from its client's opening to its Lease's release: a leader that
+        leaves this gives the Lease up before the thread (which the interpreter waits for
+        at exit) ends, even when it is cancelled again meanwhile."""
+        loop = asyncio.new_event_loop()
+        thread = threading.Thread(target=loop.run_forever, name=f"lease {self.settings.name}")
+        thread.start()
+        self._loop = loop
+        self.loop_lag = LoopLag(asyncio.get_running_loop())
+        try:
+            await self._on_thread(self._open())
+            yield self
+        finally:
+            closed = asyncio.run_coroutine_threadsafe(self._close(), loop)
+            closed.add_done_callback(lambda _: loop.call_soon_threadsafe(loop.stop))
+            await asyncio.shield(asyncio.wrap_future(closed))
+            thread.join()  # its loop stops as `closed` completes: at once
+            loop.close()
+
+    async def acquire(self) -> None:
+        """Return once this candidate holds the Lease (renewed from then on)."""
+        await self._on_thread(self._acquire())
+
+    async def hold(self) -> None:
+        """Return once the Lease is lost or gone stale (cancelling this leaves the renewals
+        to `release`)."""
+        await self._on_thread(self._held())
+
+    async def release(self) -> None:
+        """Stop renewing and give the Lease up (a no-op when this candidate does not lead)."""
+        await self._on_thread(self._release())
+
+    async def _on_thread(self, step: Coroutine[Any, Any, T]) -> T:
+        assert self._loop is not None, "ElectionThread used outside `running()`"
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(step, self._loop))
+
+    # on the thread -----------------------------------------------------------------------
+
+    async def _open(self) -> None:
+        kube = await self._client.enter_async_context(connected_like(self._kube))
+        self._election = LeaderElection(kube, self.settings)
+        if self.loop_lag is not None:
+            self._probing = asyncio.create_task(self.loop_lag.measure(), name="loop lag")
+
+    async def _acquire(self) -> None:
+        assert self._election is not None
+        await self._election.acquire()
+        self._holding = asyncio.create_task(self._election.hold(), name="lease renewal")
+
+    async def _held(self) -> None:
+        if self._holding is not None:
+            await asyncio.shield(self._holding)
+
+    async def _release(self) -> None:
+        holding, self._holding = self._holding, None
+        if holding is not None:
+            holding.cancel()
+            await asyncio.gather(holding, return_exceptions=True)
+        if self._election is not None:
+            await self._election.release()
+
+    async def _close(self) -> None:
+        if self._probing is not None:  # before the loop it probes may close
+            self._probing.cancel()
+            await asyncio.gather(self._probing, return_exceptions=True)
+        try:
+            await self._release()
+        finally:
+            await self._client.aclose()

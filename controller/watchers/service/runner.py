@@ -36,7 +36,7 @@ from lavalog.controller.watchers.core.lease import LeaseTiming
 from lavalog.controller.watchers.core.objects import Command, Job, KubeObject, List
 from lavalog.controller.watchers.core.translate import Translation, Translator
 from lavalog.controller.watchers.service import unwatched, watch
-from lavalog.controller.watchers.service.leader import LeaderElection, LeaseSettings
+from lavalog.controller.watchers.service.leader import ElectionThread, LeaseSettings
 from lavalog.controller.watchers.service.publisher import Publisher, open_publisher
 from lavalog.controller.watchers.service.watch import Mark, Resource, WatchSettings
 from lavalog.events.observations import AnyObservation
@@ -81,7 +81,7 @@ class WatcherService:
         self._kafka = kafka
         self._namespace = namespace
         self._watch_settings = watch_settings or WatchSettings()
-        self._election = LeaderElection(
+        self._election = ElectionThread(
             kube,
             LeaseSettings(
                 identity=identity,
@@ -101,6 +101,14 @@ class WatcherService:
     def is_leader(self) -> bool:
         return self._election.is_leader
 
+    def gauges(self) -> dict[str, float]:
+        """On /metrics as `lavalog_watchers_<name>`."""
+        lag = self._election.loop_lag
+        return {
+            "lease_renewal_seconds": self._election.renewal_seconds,
+            "event_loop_lag_seconds": lag.longest() if lag is not None else 0.0,
+        }
+
     @property
     def ready(self) -> bool:
         """Connected to Kafka, and as leader caught up with every kind (a standby is ready
@@ -110,7 +118,7 @@ class WatcherService:
 
     async def run(self) -> None:
         """Lead and watch, stand by, lead again...: until cancelled."""
-        async with open_publisher(self._kafka) as publisher:
+        async with open_publisher(self._kafka) as publisher, self._election.running():
             self._connected = True
             try:
                 while True:

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
+from collections.abc import Callable, Iterator
 
 import msgspec
 import pytest
+import structlog
 
 from lavalog.controller.kafka import KafkaSettings
-from lavalog.controller.kube import MERGE_PATCH, Kube
+from lavalog.controller.kube import MERGE_PATCH, Kube, connect
 from lavalog.controller.watchers.core.lease import LeaseTiming, micro_time
 from lavalog.controller.watchers.core.objects import Lease
-from lavalog.controller.watchers.service.leader import LeaderElection, LeaseSettings
+from lavalog.controller.watchers.service.leader import (
+    ElectionThread,
+    LeaderElection,
+    LeaseSettings,
+)
 from lavalog.events.observations import AnyObservation, JobObserved
 from lavalog.simulator import registry
 from lavalog.simulator.server import SimulatedCluster
@@ -179,3 +187,123 @@ async def test_a_new_identity_waits_for_the_previous_claim_to_expire(kube: Kube)
     assert after.spec.lease_transitions == before.spec.lease_transitions + 1
     # not before the previous holder's claim had gone unrenewed for its whole duration
     assert became_leader - written >= 2.0
+
+
+async def test_a_release_without_an_answer_is_given_up_at_the_renew_deadline(
+    sim_cluster: SimulatedCluster, kube: Kube
+) -> None:
+    """As client-go's release: a stopping leader does not wait out the request's own
+    timeout (30 s) for an API server that does not answer; its claim expires."""
+    timing = LeaseTiming.scaled(2.0)
+    election = LeaderElection(kube, LeaseSettings(identity="replica-a", timing=timing))
+    await election.acquire()
+    sim_cluster.faults.hold("/leases/")
+    try:
+        started = time.monotonic()
+        with structlog.testing.capture_logs() as logs:
+            await election.release()
+        waited = time.monotonic() - started
+    finally:
+        sim_cluster.faults.release("/leases/")
+
+    assert timing.renew_deadline <= waited < 15.0
+    assert [(e["event"], e["error"]) for e in logs] == [
+        ("cannot release the lease", "TimeoutError")
+    ]
+    assert not election.is_leader
+
+
+@pytest.fixture
+def cluster_apart() -> Iterator[SimulatedCluster]:
+    """A simulated cluster served from a thread and loop of its own: it answers while the
+    test's loop (the controller's) is held."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="simulated cluster")
+    thread.start()
+
+    async def start() -> SimulatedCluster:
+        cluster = SimulatedCluster(nodes=1, time_scale=50, bookmark_interval=0.2)
+        await cluster.start()
+        return cluster
+
+    try:
+        cluster = asyncio.run_coroutine_threadsafe(start(), loop).result()
+        try:
+            yield cluster
+        finally:
+            asyncio.run_coroutine_threadsafe(cluster.stop(), loop).result()
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join()
+        loop.close()
+
+
+def claims(cluster: SimulatedCluster) -> list[tuple[str, str]]:
+    """Every write of the Lease, as (holder, renewTime), as the API server stores them."""
+    seen: list[tuple[str, str]] = []
+
+    def follow(change: Change) -> None:
+        if change.resource is registry.LEASE and change.type != "DELETED":
+            spec = change.entry.obj["spec"]
+            seen.append((spec.get("holderIdentity") or "", spec.get("renewTime") or ""))
+
+    cluster.store.subscribe(follow)
+    return seen
+
+
+def sleep(seconds: float) -> None:
+    time.sleep(seconds)
+
+
+def spin(seconds: float) -> None:
+    """Pure Python for `seconds`: it lets other threads have the interpreter only every
+    switch interval (5 ms), as a long fold does."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+
+
+@pytest.mark.parametrize("hold", [sleep, spin], ids=["blocking call", "CPU burst"])
+async def test_a_leader_whose_loop_is_held_past_its_renew_deadline_keeps_its_lease(
+    cluster_apart: SimulatedCluster, kafka_settings: KafkaSettings, hold: Callable[[float], None]
+) -> None:
+    """The Lease is renewed from a thread of its own: a loop held for longer than the
+    Lease lasts (a long fold, a burst of work) costs the leader neither the Lease nor its
+    watchers' term, and the loop's lag is on /metrics."""
+    written = claims(cluster_apart)
+    async with connect(str(cluster_apart.kubeconfig_path)) as kube:
+        watchers = service(kube, kafka_settings, "replica-a", lease_duration=2.0)
+        async with running(watchers):
+            await until(lambda: watchers.is_leader and watchers.ready)
+            held_from, started = micro_time(time.time()), time.monotonic()
+            hold(3.0)  # none of the loop's tasks runs meanwhile (renew deadline 1.33 s)
+            held_until = micro_time(time.time())
+            # renewed since the loop was let go (a leader that stepped down claims anew)
+            await until(lambda: any(t > held_until for _, t in written))
+
+            assert [t for _, t in written if held_from < t < held_until]  # renewed meanwhile
+            assert {holder for holder, _ in written} == {"replica-a"}  # never released
+            assert watchers.is_leader
+            assert watchers.counters == {"terms": 1}  # the watchers never stopped
+            gauges = watchers.gauges()
+            # the hold, less up to a probe's interval (0.5 s), less the probe's own delay
+            since = time.monotonic() - started
+            assert 2.0 < gauges["event_loop_lag_seconds"] <= since + 0.5
+            assert 0.0 < gauges["lease_renewal_seconds"] < 1.33
+
+
+async def test_an_election_left_while_leading_releases_its_lease_before_its_thread_ends(
+    kube: Kube,
+) -> None:
+    """Leaving `running()` without `release` (a stop that cancels a candidate just as it
+    wins) still gives the Lease up, and the thread is gone once it returns."""
+    settings = LeaseSettings(identity="replica-a", timing=LeaseTiming.scaled(60.0))
+    election = ElectionThread(kube, settings)
+    async with election.running():
+        await election.acquire()
+        assert election.is_leader
+        assert (await read_lease(kube)).spec.holder_identity == "replica-a"
+
+    assert (await read_lease(kube)).spec.holder_identity == ""
+    assert not election.is_leader
+    assert "lease lavalog-watchers" not in {t.name for t in threading.enumerate()}

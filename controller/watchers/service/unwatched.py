@@ -67,9 +67,8 @@ async def decider_view(settings: KafkaSettings) -> list[JobState]:
     """Every job state the decider has now, rebuilt from snapshots and the log after them.
 
     The folding runs in a worker thread: over a long log it takes seconds of CPU, which
-    on the event loop would hold up everything else the process does meanwhile, the
-    Lease renewal first (a leader that cannot renew in time steps down, and its
-    successor rebuilds the view again)."""
+    on the event loop would hold up everything else the process does meanwhile: the
+    decider's and the actuator's work, and the health probes."""
     state_topic, observed_topic = topic_name(settings, STATE), topic_name(settings, OBSERVED)
     reader = create_consumer(settings, group_id=None)
     await reader.start()

@@ -24,6 +24,7 @@ from lavalog.simulator.gang import PodReason
 from lavalog.simulator.objects import Objects
 from lavalog.simulator.pods import bind, is_terminal, set_condition
 from lavalog.simulator.recorder import EventRecorder
+from lavalog.simulator.rooms import Rooms
 from lavalog.simulator.selectors import Selector
 from lavalog.simulator.store import Change, Key, Obj, key_of
 from lavalog.simulator.vc_scheduler import VolcanoSession
@@ -201,7 +202,7 @@ class Scheduler(BackgroundLoop):
         if self._session_gangs or self._session_all:
             self._session(free)
 
-    def _session(self, free: dict[str, Resources]) -> None:
+    def _session(self, free: Rooms) -> None:
         """Run a vc-scheduler session now if one is due, else wake up when it is."""
         remaining = self.last_session + self.schedule_period - self.objects.clock.seconds()
         if remaining > 0:
@@ -229,10 +230,10 @@ class Scheduler(BackgroundLoop):
 
     # nodes and placement ----------------------------------------------------------------
 
-    def free(self) -> dict[str, Resources]:
+    def free(self) -> Rooms:
         """What each schedulable node (Ready, without NoSchedule / NoExecute taints, not
-        cordoned) has left for new pods."""
-        free: dict[str, Resources] = {}
+        cordoned) has left for new pods, by node name in name order."""
+        free = Rooms()
         for entry in self.objects.store.scan(registry.NODE, None, _ALL):
             node = entry.obj
             ready = any(
@@ -259,18 +260,15 @@ class Scheduler(BackgroundLoop):
             for n in nodes
         )
 
-    def place(self, requests: Resources, free: dict[str, Resources]) -> str | None:
+    def place(self, requests: Resources, free: Rooms) -> str | None:
         """The fitting node with the most room left for what is asked (spreading, as the
-        default scheduler's LeastAllocated score does); ties go to the first by name."""
-        best, best_score = None, -1.0
-        for name in sorted(free):
-            room = free[name]
-            if vectors.fits(requests, room):
-                score = sum(room.get(r, 0.0) - v for r, v in requests.items() if r != "pods")
-                if score > best_score:
-                    best, best_score = name, score
+        default scheduler's LeastAllocated score does); ties go to the first by name.
+        Takes the request out of that node's room."""
+        best = free.best(requests)
         if best is not None:
-            vectors.add(free[best], requests, -1)
+            left = dict(free[best])  # a new vector: `Rooms` never changes one in place
+            vectors.add(left, requests, -1)
+            free[best] = left
         return best
 
     def _why(self, requests: Resources, free: dict[str, Resources]) -> str:
@@ -303,7 +301,7 @@ class Scheduler(BackgroundLoop):
                 return "pod has unbound immediate PersistentVolumeClaims"
         return ""
 
-    def _schedule_pod(self, pod: Obj, free: dict[str, Resources]) -> None:
+    def _schedule_pod(self, pod: Obj, free: Rooms) -> None:
         problem = self.claim_problem(pod)
         if problem:
             nodes = self.objects.store.count(registry.NODE)

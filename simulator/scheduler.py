@@ -37,6 +37,21 @@ GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 _ALL = Selector()
 
 
+def _schedulable(node: Obj) -> Resources | None:
+    """The node's allocatable if new pods may go there: Ready, without NoSchedule or
+    NoExecute taints, not cordoned."""
+    ready = any(
+        c["type"] == "Ready" and c["status"] == "True"
+        for c in node.get("status", {}).get("conditions", [])
+    )
+    blocked = any(
+        t.get("effect") in ("NoSchedule", "NoExecute") for t in node["spec"].get("taints") or ()
+    )
+    if not ready or blocked or node["spec"].get("unschedulable"):
+        return None
+    return vectors.parse_map(node["status"].get("allocatable"))
+
+
 def group_of(pod: Obj) -> str | None:
     meta = pod["metadata"]
     return (meta.get("annotations") or {}).get(GROUP_ANNOTATION) or (meta.get("labels") or {}).get(
@@ -62,6 +77,9 @@ class Scheduler(BackgroundLoop):
         self._retry_all = False
         self.placed: dict[Key, tuple[str, Resources, str]] = {}  # -> (node, requests, queue)
         self._usage: dict[str, Resources] = {}  # node -> requests of its live pods
+        #: node -> the stored object last read and its allocatable if schedulable: a cycle
+        #: reads every node, and nodes change seldom
+        self._nodes: dict[str, tuple[Obj, Resources | None]] = {}
         self.queue_usage: dict[str, Resources] = {}
         self.groups: dict[Key, set[Key]] = {}  # (namespace, podgroup) -> its pods
         #: gangs for the next vc-scheduler session; all waiting ones when `_session_all`
@@ -236,19 +254,14 @@ class Scheduler(BackgroundLoop):
         free = Rooms()
         for entry in self.objects.store.scan(registry.NODE, None, _ALL):
             node = entry.obj
-            ready = any(
-                c["type"] == "Ready" and c["status"] == "True"
-                for c in node.get("status", {}).get("conditions", [])
-            )
-            blocked = any(
-                t.get("effect") in ("NoSchedule", "NoExecute")
-                for t in node["spec"].get("taints") or ()
-            )
-            if not ready or blocked or node["spec"].get("unschedulable"):
-                continue
-            room = vectors.parse_map(node["status"].get("allocatable"))
-            vectors.add(room, self._usage.get(node["metadata"]["name"], {}), -1)
-            free[node["metadata"]["name"]] = room
+            name = node["metadata"]["name"]
+            read = self._nodes.get(name)
+            if read is None or read[0] is not node:  # a stored object is replaced, not changed
+                read = self._nodes[name] = (node, _schedulable(node))
+            if read[1] is not None:
+                room = dict(read[1])
+                vectors.add(room, self._usage.get(name, {}), -1)
+                free[name] = room
         return free
 
     def allocatable(self, nodes: Iterable[str]) -> Resources:

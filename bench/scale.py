@@ -160,13 +160,15 @@ class Progress:
 #: Volcano's calls for a Job (pkg/controllers/job/job_controller_actions.go): the PodGroup
 #: and each pod created once; the status written by `initiateJob` and by every `syncJob`
 #: that changes it (Pending, pods created, each pod Running); Jobs read from its informer
-#: cache; no Events on the way to Running
+#: cache; no Events on the way to Running but a Warning PodGroupPending from each
+#: `syncJob` that finds the PodGroup's latest condition Unschedulable (`recordPodGroupEvent`:
+#: vc-scheduler's gang plugin sets it when a session sees a gang with pods still missing)
 VOLCANO_CALLS = {
     "create podgroups": ("1", "-"),
     "create pods": ("-", "1"),
     "update jobs/status": ("2 + 1 per pod", "-"),
     "get jobs": ("0 (cache)", "-"),
-    "create events": ("0", "-"),
+    "create events": ("0 + 1 per sync while Unschedulable", "-"),
 }
 
 

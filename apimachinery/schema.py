@@ -84,27 +84,141 @@ _DROP = _Drop()
 def apply(schema: Schema, obj: dict[str, Any], *, defaults: bool = True) -> Findings:
     """Prune, default and check `obj` against `schema`, in place."""
     findings = Findings()
-    _walk(schema, obj, "", findings, defaults)
+    _walk(_compiled(schema), obj, None, findings, defaults)
     return findings
 
 
-def _join(path: str, name: str) -> str:
-    return f"{path}.{name}" if path else name
+#: where a value sits, built as the walk descends and spelled out (`_spell`) only for a
+#: finding: (parent, property name) for a member, (parent, index) for an array item,
+#: (parent, key, None) for a map value; None for the object itself
+_Path = tuple[Any, ...] | None
+
+
+def _spell(path: _Path) -> str:
+    """`spec.tasks[0].template`, `metadata.labels[app]`: the field path of a `field.Error`."""
+    parts: list[str] = []
+    while path is not None:
+        step = path[1]
+        if isinstance(step, int) or len(path) == 3:
+            parts.append(f"[{step}]")
+        else:
+            parts.append(f".{step}")
+        path = path[0]
+    return "".join(reversed(parts)).removeprefix(".")
+
+
+_CHECKS = (
+    "enum",
+    "minimum",
+    "maximum",
+    "maxLength",
+    "minLength",
+    "pattern",
+    "minItems",
+    "maxItems",
+)
+
+
+class _Node:
+    """One schema node with what the walk asks of it looked up once: a written object
+    passes hundreds of nodes, and the same schema is applied to every write of its kind.
+    Children are compiled when first reached (schemas can be recursive)."""
+
+    __slots__ = (
+        "_extra",
+        "_items",
+        "_members",
+        "checked",
+        "defaults",
+        "int_or_string",
+        "keep_unknown",
+        "kind",
+        "nullable",
+        "opaque",
+        "properties",
+        "required",
+        "schema",
+        "types",
+    )
+
+    def __init__(self, schema: Schema) -> None:
+        self.schema = schema
+        self.kind: str | None = schema.get("type")
+        self.types = _TYPES.get(self.kind, (object,)) if self.kind is not None else None
+        self.nullable = bool(schema.get("nullable"))
+        self.int_or_string = bool(schema.get("x-kubernetes-int-or-string"))
+        preserve = bool(schema.get("x-kubernetes-preserve-unknown-fields"))
+        self.properties: dict[str, Schema] = schema.get("properties") or {}
+        self.opaque = preserve and "properties" not in schema
+        extra = schema.get("additionalProperties")
+        self.keep_unknown = preserve or extra is True
+        self.required: tuple[str, ...] = tuple(schema.get("required") or ())
+        self.defaults = tuple(
+            (name, sub["default"]) for name, sub in self.properties.items() if "default" in sub
+        )
+        self.checked = any(check in schema for check in _CHECKS)
+        self._members: dict[str, _Node] = {}
+        self._extra: _Node | None = None
+        self._items: _Node | None = None
+
+    def member(self, name: str) -> _Node | None:
+        """The node of property `name`, None if the schema has no such property."""
+        node = self._members.get(name)
+        if node is None and name in self.properties:
+            node = self._members[name] = _Node(self.properties[name])
+        return node
+
+    @property
+    def extra(self) -> _Node | None:
+        """The node of a map's values (`additionalProperties` given as a schema)."""
+        extra = self.schema.get("additionalProperties")
+        if self._extra is None and isinstance(extra, dict):
+            self._extra = _Node(extra)
+        return self._extra
+
+    @property
+    def items(self) -> _Node:
+        """The node of an array's items."""
+        if self._items is None:
+            self._items = _Node(self.schema.get("items") or {})
+        return self._items
+
+    def has(self, value: Any) -> bool:
+        """Whether `value` is of this node's `type` (a bool is no number; 2.0 is an integer)."""
+        if self.types is None:
+            return True
+        if isinstance(value, bool) and self.kind in ("integer", "number"):
+            return False
+        if self.kind == "integer" and isinstance(value, float):
+            return value.is_integer()
+        return isinstance(value, self.types)
+
+
+#: compiled schemas by identity; the schemas applied are built once and never changed
+#: (`kube_schema.of`, `crds.object_schema`), and an entry keeps its schema alive, so an
+#: id is not reused while it is here
+_NODES: dict[int, _Node] = {}
+
+
+def _compiled(schema: Schema) -> _Node:
+    node = _NODES.get(id(schema))
+    if node is None or node.schema is not schema:
+        node = _NODES[id(schema)] = _Node(schema)
+    return node
 
 
 def _object_member(
-    schema: Schema, obj: dict[str, Any], name: str, path: str, findings: Findings, defaults: bool
+    node: _Node, obj: dict[str, Any], name: str, path: _Path, findings: Findings, defaults: bool
 ) -> None:
-    properties = schema.get("properties") or {}
-    extra = schema.get("additionalProperties")
-    if name in properties:
-        sub, where = properties[name], _join(path, name)
-    elif isinstance(extra, dict):
-        sub, where = extra, f"{path}[{name}]"
-    elif schema.get("x-kubernetes-preserve-unknown-fields") or extra is True:
+    sub = node.member(name)
+    if sub is not None:
+        where: _Path = (path, name)
+    elif node.extra is not None:
+        sub, where = node.extra, (path, name, None)
+    elif node.keep_unknown:
         return
     else:
-        findings.unknown.append(UnknownField(_join(path, name), name, tuple(properties)))
+        findings.unknown.append(UnknownField(_spell((path, name)), name, tuple(node.properties)))
         del obj[name]
         return
     value = _walk(sub, obj[name], where, findings, defaults)
@@ -114,92 +228,81 @@ def _object_member(
         obj[name] = value
 
 
-def _walk(schema: Schema, value: Any, path: str, findings: Findings, defaults: bool) -> Any:
+def _walk(node: _Node, value: Any, path: _Path, findings: Findings, defaults: bool) -> Any:
     if value is None:
-        return None if schema.get("nullable") else _DROP
-    if schema.get("x-kubernetes-int-or-string"):
+        return None if node.nullable else _DROP
+    if node.int_or_string:
         if isinstance(value, bool) or not isinstance(value, int | str):
             findings.invalid.append(_type_error(path, value, "integer or string"))
         return value
-    kind = schema.get("type")
-    if kind is not None and not _is(kind, value):
-        findings.invalid.append(_type_error(path, value, kind))
+    if node.kind is not None and not node.has(value):
+        findings.invalid.append(_type_error(path, value, node.kind))
         return value
     if isinstance(value, dict):
-        if schema.get("x-kubernetes-preserve-unknown-fields") and "properties" not in schema:
+        if node.opaque:
             return value
         for name in list(value):
-            _object_member(schema, value, name, path, findings, defaults)
+            _object_member(node, value, name, path, findings, defaults)
         if defaults:
-            _defaults(schema, value)
-        for name in schema.get("required") or ():
+            for name, default in node.defaults:
+                if name not in value:
+                    value[name] = copy.deepcopy(default)
+        for name in node.required:
             if name not in value:
                 findings.invalid.append(
-                    Cause("FieldValueRequired", _join(path, name), "Required value")
+                    Cause("FieldValueRequired", _spell((path, name)), "Required value")
                 )
     elif isinstance(value, list):
-        items = schema.get("items") or {}
+        items = node.items
         for i, item in enumerate(value):
-            where = f"{path}[{i}]"
-            if item is None and not items.get("nullable"):
-                findings.invalid.append(_type_error(where, item, items.get("type", "object")))
+            if item is None and not items.nullable:
+                findings.invalid.append(_type_error((path, i), item, items.kind or "object"))
             else:
-                value[i] = _walk(items, item, where, findings, defaults)
-    _check_value(schema, value, path, findings)
+                value[i] = _walk(items, item, (path, i), findings, defaults)
+    if node.checked:
+        _check_value(node.schema, value, path, findings)
     return value
 
 
-def _is(kind: str, value: Any) -> bool:
-    if isinstance(value, bool) and kind in ("integer", "number"):
-        return False
-    if kind == "integer" and isinstance(value, float):
-        return value.is_integer()
-    return isinstance(value, _TYPES.get(kind, (object,)))
-
-
-def _defaults(schema: Schema, obj: dict[str, Any]) -> None:
-    for name, sub in (schema.get("properties") or {}).items():
-        if name not in obj and "default" in sub:
-            obj[name] = copy.deepcopy(sub["default"])
-
-
-def _check_value(schema: Schema, value: Any, path: str, findings: Findings) -> None:
+def _check_value(schema: Schema, value: Any, path: _Path, findings: Findings) -> None:
     enum = schema.get("enum")
     if enum is not None and value not in enum:
         supported = ", ".join(json.dumps(v) for v in enum)
         findings.invalid.append(
             Cause(
                 "FieldValueNotSupported",
-                path,
+                _spell(path),
                 f"Unsupported value: {_show(value)}: supported values: {supported}",
             )
         )
         return
-    problem = _bound_problem(schema, value, path)
+    problem = _bound_problem(schema, value)
     if problem:
+        where = _spell(path)
         findings.invalid.append(
-            Cause("FieldValueInvalid", path, f"Invalid value: {_show(value)}: {problem}")
+            Cause("FieldValueInvalid", where, f"Invalid value: {_show(value)}: {where} {problem}")
         )
 
 
-def _bound_problem(schema: Schema, value: Any, path: str) -> str:
+def _bound_problem(schema: Schema, value: Any) -> str:
+    """What is wrong with `value`, worded after its field path ("in body should ...")."""
     if isinstance(value, int | float) and not isinstance(value, bool):
         if "minimum" in schema and value < schema["minimum"]:
-            return f"{path} in body should be greater than or equal to {schema['minimum']}"
+            return f"in body should be greater than or equal to {schema['minimum']}"
         if "maximum" in schema and value > schema["maximum"]:
-            return f"{path} in body should be less than or equal to {schema['maximum']}"
+            return f"in body should be less than or equal to {schema['maximum']}"
     elif isinstance(value, str):
         if "maxLength" in schema and len(value) > schema["maxLength"]:
-            return f"{path} in body should be at most {schema['maxLength']} chars long"
+            return f"in body should be at most {schema['maxLength']} chars long"
         if "minLength" in schema and len(value) < schema["minLength"]:
-            return f"{path} in body should be at least {schema['minLength']} chars long"
+            return f"in body should be at least {schema['minLength']} chars long"
         if "pattern" in schema and not _pattern(schema["pattern"]).search(value):
-            return f"{path} in body should match '{schema['pattern']}'"
+            return f"in body should match '{schema['pattern']}'"
     elif isinstance(value, list):
         if "minItems" in schema and len(value) < schema["minItems"]:
-            return f"{path} in body should have at least {schema['minItems']} items"
+            return f"in body should have at least {schema['minItems']} items"
         if "maxItems" in schema and len(value) > schema["maxItems"]:
-            return f"{path} in body should have at most {schema['maxItems']} items"
+            return f"in body should have at most {schema['maxItems']} items"
     return ""
 
 
@@ -208,12 +311,12 @@ def _pattern(text: str) -> re.Pattern[str]:
     return re.compile(text)
 
 
-def _type_error(path: str, value: Any, kind: str) -> Cause:
-    shown = _show(value)
+def _type_error(path: _Path, value: Any, kind: str) -> Cause:
+    shown, where = _show(value), _spell(path)
     return Cause(
         "FieldValueTypeInvalid",
-        path,
-        f"Invalid value: {shown}: {path} in body must be of type {kind}: {shown}",
+        where,
+        f"Invalid value: {shown}: {where} in body must be of type {kind}: {shown}",
     )
 
 

@@ -160,20 +160,37 @@ class Progress:
 #: Volcano's calls for a Job (pkg/controllers/job/job_controller_actions.go): the PodGroup
 #: and each pod created once; the status written by `initiateJob` and by every `syncJob`
 #: that changes it (Pending, pods created, each pod Running); Jobs read from its informer
-#: cache; no Events on the way to Running
+#: cache; no Events on the way to Running but a Warning PodGroupPending from each
+#: `syncJob` that finds the PodGroup's latest condition Unschedulable (`recordPodGroupEvent`:
+#: vc-scheduler's gang plugin sets it when a session sees a gang with pods still missing)
 VOLCANO_CALLS = {
     "create podgroups": ("1", "-"),
     "create pods": ("-", "1"),
     "update jobs/status": ("2 + 1 per pod", "-"),
     "get jobs": ("0 (cache)", "-"),
-    "create events": ("0", "-"),
+    "create events": ("0 + 1 per sync while Unschedulable", "-"),
 }
 
 
-async def api_calls(kube: Kube) -> Counter[str]:
-    """Requests the simulated API server has served so far, by "verb resource"."""
+async def api_calls(kube: Kube) -> tuple[Counter[str], Counter[str]]:
+    """Requests the simulated API server has served so far, by "verb resource", and those
+    it answered with an error, by "verb resource code"."""
     state = msgspec.json.decode(await kube.request("GET", "/sim/state"))
-    return Counter(state["apiCalls"])
+    return Counter(state["apiCalls"]), Counter(state["apiRefusals"])
+
+
+async def job_event_reasons(kube: Kube) -> Counter[str]:
+    """The Events on the benchmark's Jobs by type and reason: what the controller's
+    `create events` calls were about (the simulated scheduler and kubelets write theirs
+    on PodGroups, pods and nodes)."""
+    listed = msgspec.json.decode(
+        await kube.request(
+            "GET",
+            f"/api/v1/namespaces/{NAMESPACE}/events",
+            query={"fieldSelector": "involvedObject.kind=Job"},
+        )
+    )
+    return Counter(f"{event['type']} {event['reason']}" for event in listed["items"])
 
 
 async def resource_version(kube: Kube) -> int:
@@ -420,12 +437,14 @@ async def main(args: argparse.Namespace) -> None:
                         }
                     )
                     version_before = await resource_version(kube)
-                    before = await api_calls(kube)
+                    before, refused_before = await api_calls(kube)
                     own: Counter[str] = Counter()
                     progress = Progress(jobs, pods, on_goal=_sample_at(memory, cpu))
                     times = await submit_jobs(kube, args, own, progress)
                     memory.sample("end")
-                    calls = await api_calls(kube) - before - own
+                    calls, refused = await api_calls(kube)
+                    calls, refused = calls - before - own, refused - refused_before
+                    reasons = await job_event_reasons(kube)
                     writes = await resource_version(kube) - version_before
                     # each term after the first: the leader stepped down and listed anew
                     step_downs = int(await metric(controller.metrics, "lavalog_watchers_terms")) - 1
@@ -439,6 +458,7 @@ async def main(args: argparse.Namespace) -> None:
                 raw = await create_bare_pods(kube, pods)
                 baseline_cpu.sample("pods")
     report(args, times, raw, calls, memory, (held, state_bytes), (lag, catching_up))
+    report_events(args, reasons, refused)
     report_cpu(args, cpu, baseline_cpu, step_downs)
     report_work(args, writes, logged)
 
@@ -555,6 +575,30 @@ def report(
         f"\ndecider state: {held:,} jobs in its snapshot, {state_bytes:,.0f} bytes per job encoded"
         f"\nprojections: {behind:,} messages behind when the run ended, "
         + (f"caught up {seconds:.1f} s later" if seconds is not None else "not caught up in 300 s")
+    )
+
+
+def report_events(args: argparse.Namespace, reasons: Counter[str], refused: Counter[str]) -> None:
+    """The calls the API server refused (a 409 Conflict: a write made again), and the
+    Events on the Jobs by reason (Volcano's job controller writes none on the way to
+    Running unless a PodGroup is reported Unschedulable: `PodGroupPending`)."""
+    say(
+        "\ncalls refused: "
+        + (
+            ", ".join(f"{call} x{count:,}" for call, count in sorted(refused.items()))
+            if refused
+            else "none"
+        )
+    )
+    if not reasons:
+        say("no Events on the Jobs")
+        return
+    table(
+        ["Events on the Jobs (type reason)", "count", "per job"],
+        [
+            [reason, f"{count:,}", f"{count / args.jobs:.2f}"]
+            for reason, count in sorted(reasons.items(), key=lambda kv: -kv[1])
+        ],
     )
 
 

@@ -6,8 +6,10 @@ The cluster runs in its own process (`lavalog sim`), as under a controller bench
 and this process is the client: POSTs with bounded concurrency, a watcher counting
 the events of the creation, a full LIST, a full watch replay (synthetic ADDED for
 every stored pod), then `--watchers` watches fanning out `--updates` label patches.
-Figures are printed, not asserted: later benchmarks use them to know the simulator is
-not their bottleneck.
+Each phase also prints the simulated cluster's CPU time per request (user + system, from
+/proc): what one pod write costs it, whatever else the machine was doing. Figures are
+printed, not asserted: later benchmarks use them to know the simulator is not their
+bottleneck.
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import aiohttp
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.harness import cpu_seconds
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMESPACE = "bench"
@@ -63,8 +69,8 @@ def pod(i: int) -> bytes:
 
 
 @asynccontextmanager
-async def cluster(history: int) -> AsyncIterator[str]:
-    """Start `lavalog sim` on a free port; yield its URL."""
+async def cluster(history: int) -> AsyncIterator[tuple[str, int]]:
+    """Start `lavalog sim` on a free port; yield its URL and process id."""
     with tempfile.TemporaryDirectory(prefix="lavalog-bench-") as tmp:
         command = [
             sys.executable, "-m", "lavalog.cli.main", "sim", "--port", "0", "--nodes", "0",
@@ -77,7 +83,7 @@ async def cluster(history: int) -> AsyncIterator[str]:
         assert proc.stdout is not None
         try:
             line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
-            yield line.split(" at ")[1].split()[0]
+            yield line.split(" at ")[1].split()[0], proc.pid
         finally:
             proc.terminate()
             await proc.wait()
@@ -94,9 +100,14 @@ async def count_events(session: aiohttp.ClientSession, url: str, expected: int) 
     return time.perf_counter()
 
 
-def report(what: str, count: int, seconds: float, unit: str, note: str) -> None:
+def report(what: str, count: int, seconds: float, unit: str, note: str, cpu: float = 0.0) -> None:
+    """One phase: its rate, and with `cpu` the cluster's CPU seconds over it per request."""
     rate = count / seconds
-    print(f"{what:<15}{count:>9,} in {seconds:6.2f} s = {rate:>9,.0f} {unit:<9} {note}", flush=True)
+    per = f"{cpu / count * 1e6:6.0f} us CPU each" if cpu else " " * 17
+    print(
+        f"{what:<15}{count:>9,} in {seconds:6.2f} s = {rate:>9,.0f} {unit:<9} {per}  {note}",
+        flush=True,
+    )
 
 
 async def bounded(n: int, concurrency: int, make: Callable[[int], Awaitable[None]]) -> None:
@@ -112,7 +123,7 @@ async def bounded(n: int, concurrency: int, make: Callable[[int], Awaitable[None
 
 async def main(args: argparse.Namespace) -> None:
     async with (
-        cluster(args.pods + args.updates + 1000) as url,
+        cluster(args.pods + args.updates + 1000) as (url, pid),
         aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=args.concurrency + args.watchers + 2)
         ) as session,
@@ -133,11 +144,18 @@ async def main(args: argparse.Namespace) -> None:
         watcher = asyncio.create_task(
             count_events(session, f"{pods_url}?watch=1&resourceVersion={start_rv}", args.pods)
         )
-        began = time.perf_counter()
+        began, cpu = time.perf_counter(), cpu_seconds(pid)
         await bounded(args.pods, args.concurrency, create)
-        created = time.perf_counter()
+        created, cpu = time.perf_counter(), cpu_seconds(pid) - cpu
         watched = await watcher
-        report("create", args.pods, created - began, "creates/s", f"({args.concurrency} in flight)")
+        report(
+            "create",
+            args.pods,
+            created - began,
+            "creates/s",
+            f"({args.concurrency} in flight)",
+            cpu,
+        )
         report("watch (live)", args.pods, watched - began, "events/s", "while creating")
 
         began = time.perf_counter()
@@ -168,12 +186,19 @@ async def main(args: argparse.Namespace) -> None:
             ) as r:
                 assert r.status == 200, await r.text()
 
-        began = time.perf_counter()
+        began, cpu = time.perf_counter(), cpu_seconds(pid)
         await bounded(args.updates, args.concurrency, update)
-        patched = time.perf_counter()
+        patched, cpu = time.perf_counter(), cpu_seconds(pid) - cpu
         finished = max(await asyncio.gather(*watchers))
         delivered = args.updates * args.watchers
-        report("patch", args.updates, patched - began, "updates/s", f"({args.pods:,} pods stored)")
+        report(
+            "patch",
+            args.updates,
+            patched - began,
+            "updates/s",
+            f"({args.pods:,} pods stored, {args.watchers} watching)",
+            cpu,
+        )
         report(
             "watch (fan-out)",
             delivered,

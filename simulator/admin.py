@@ -51,11 +51,13 @@ class Admin:
         kubelet: Kubelet,
         faults: ApiFaults,
         api_calls: Counter[str],
+        api_refusals: Counter[str],
     ) -> None:
         self.objects = objects
         self.kubelet = kubelet
         self.faults = faults
         self.api_calls = api_calls
+        self.api_refusals = api_refusals
         self.creations = PodCreations(objects.store)
         self._volcano = EventRecorder(objects, "volcano")
 
@@ -134,6 +136,7 @@ class Admin:
             "counts": {r.plural: store.count(r) for r in registry.RESOURCES},
             "faults": {f: getattr(self.faults, f) for f in _FAULT_FIELDS},
             "apiCalls": dict(sorted(self.api_calls.items())),
+            "apiRefusals": dict(sorted(self.api_refusals.items())),
         }
 
     # HTTP ---------------------------------------------------------------------------------

@@ -160,6 +160,7 @@ class KubeApi:
         logs: Callable[[Obj, str], str],
         bookmark_interval: float = 1.0,
         calls: Counter[str],
+        refused: Counter[str] | None = None,
         writes: WriteLog | None = None,
         access: list[AccessListener] | None = None,
         token_requests: TokenRequests | None = None,
@@ -171,6 +172,9 @@ class KubeApi:
         self.access = access if access is not None else []
         #: requests served, by "verb resource[/subresource]" (`GET /sim/state`, benchmarks)
         self.calls = calls
+        #: requests answered with an error, by "verb resource[/subresource] code": a 409
+        #: Conflict is a write its client must read and make again
+        self.refused = refused if refused is not None else Counter()
         self.logs = logs
         self.bookmark_interval = bookmark_interval
         self.token_requests = token_requests
@@ -228,6 +232,16 @@ class KubeApi:
             raise bad_request("the simulated API server supports dryRun on create only")
         verb, resource = _verb_and_resource(request, target)
         self.calls[f"{verb} {resource}"] += 1
+        try:
+            return await self._answer(request, target, verb, resource)
+        except ApiError as error:
+            self.refused[f"{verb} {resource} {error.code}"] += 1
+            raise
+
+    async def _answer(
+        self, request: web.Request, target: Target, verb: str, resource: str
+    ) -> web.StreamResponse:
+        method = request.method
         user = self.callers(request, _rbac_request(verb, target)) if self.callers else None
         if self.access:
             asked = Access(

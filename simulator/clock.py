@@ -25,6 +25,8 @@ class SimClock:
         self._mono = time.monotonic()
         self._offset = 0.0
         self._jumped = asyncio.Event()
+        #: the last `timestamp()`: its whole second since the Unix epoch, and its text
+        self._stamped: tuple[int, str] = (-1, "")
 
     def seconds(self) -> float:
         """Simulated seconds since the clock started."""
@@ -34,8 +36,13 @@ class SimClock:
         return self._epoch + timedelta(seconds=self.seconds())
 
     def timestamp(self) -> str:
-        """RFC 3339 in whole seconds, as the API writes metav1.Time."""
-        return self.now().strftime("%Y-%m-%dT%H:%M:%SZ")
+        """RFC 3339 in whole seconds, as the API writes metav1.Time; formatted once per
+        second (every write stamps one, many a second)."""
+        now = self.now()
+        second = math.floor(now.timestamp())
+        if self._stamped[0] != second:
+            self._stamped = (second, now.strftime("%Y-%m-%dT%H:%M:%SZ"))
+        return self._stamped[1]
 
     async def sleep(self, seconds: float) -> None:
         """Sleep `seconds` of simulated time; wakes early when `advance` jumps past it."""

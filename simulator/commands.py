@@ -19,6 +19,7 @@ import os
 import shlex
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 _SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh"})
 _CONNECTORS = frozenset({";", "&&", "||"})
@@ -61,7 +62,9 @@ def parse(command: Sequence[str] | None, args: Sequence[str] | None) -> Program:
     return (Step(";", tuple(argv)),)
 
 
+@lru_cache(maxsize=1024)
 def parse_script(script: str) -> Program:
+    """The steps of a `sh -c` script; cached, as every pod of a Job runs the same one."""
     lexer = shlex.shlex(script.replace("\n", ";"), posix=True, punctuation_chars=";&|>")
     lexer.whitespace_split = True
     steps: list[Step] = []

@@ -46,20 +46,24 @@ def admit(
 ) -> None:
     """Prune, default and check `obj` in place; raise the API server's answer if refused."""
     findings = schema.apply(schema_of(resource), obj, defaults=resource.custom)
-    cannot = f'{resource.kind} in version "{resource.version}" cannot be handled as a ' + (
-        resource.kind
-    )
     if findings.unknown and validation == STRICT:
         unknown = ", ".join(f'unknown field "{field.path}"' for field in findings.unknown)
-        raise bad_request(f"{cannot}: strict decoding error: {unknown}")
+        raise bad_request(f"{_cannot(resource)}: strict decoding error: {unknown}")
     if findings.invalid and not resource.custom:
         first = findings.invalid[0]
         if first.reason == "FieldValueTypeInvalid":
-            raise bad_request(f"{cannot}: json: cannot decode {first.field}: {first.detail}")
+            raise bad_request(
+                f"{_cannot(resource)}: json: cannot decode {first.field}: {first.detail}"
+            )
     if findings.invalid:
         raise _invalid(resource, obj, findings.invalid)
     if warnings is not None and validation == WARN:
         warnings.extend(f'unknown field "{field.path}"' for field in findings.unknown)
+
+
+def _cannot(resource: ResourceType) -> str:
+    """The start of a decoding error's message, as the API server's codec words it."""
+    return f'{resource.kind} in version "{resource.version}" cannot be handled as a {resource.kind}'
 
 
 def _invalid(resource: ResourceType, obj: dict[str, Any], causes: list[schema.Cause]) -> ApiError:

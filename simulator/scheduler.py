@@ -24,6 +24,7 @@ from lavalog.simulator.gang import PodReason
 from lavalog.simulator.objects import Objects
 from lavalog.simulator.pods import bind, is_terminal, set_condition
 from lavalog.simulator.recorder import EventRecorder
+from lavalog.simulator.rooms import Rooms
 from lavalog.simulator.selectors import Selector
 from lavalog.simulator.store import Change, Key, Obj, key_of
 from lavalog.simulator.vc_scheduler import VolcanoSession
@@ -34,6 +35,21 @@ GANG_SCHEDULER = "volcano"
 SCHEDULERS = frozenset({DEFAULT_SCHEDULER, GANG_SCHEDULER})
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 _ALL = Selector()
+
+
+def _schedulable(node: Obj) -> Resources | None:
+    """The node's allocatable if new pods may go there: Ready, without NoSchedule or
+    NoExecute taints, not cordoned."""
+    ready = any(
+        c["type"] == "Ready" and c["status"] == "True"
+        for c in node.get("status", {}).get("conditions", [])
+    )
+    blocked = any(
+        t.get("effect") in ("NoSchedule", "NoExecute") for t in node["spec"].get("taints") or ()
+    )
+    if not ready or blocked or node["spec"].get("unschedulable"):
+        return None
+    return vectors.parse_map(node["status"].get("allocatable"))
 
 
 def group_of(pod: Obj) -> str | None:
@@ -61,6 +77,9 @@ class Scheduler(BackgroundLoop):
         self._retry_all = False
         self.placed: dict[Key, tuple[str, Resources, str]] = {}  # -> (node, requests, queue)
         self._usage: dict[str, Resources] = {}  # node -> requests of its live pods
+        #: node -> the stored object last read and its allocatable if schedulable: a cycle
+        #: reads every node, and nodes change seldom
+        self._nodes: dict[str, tuple[Obj, Resources | None]] = {}
         self.queue_usage: dict[str, Resources] = {}
         self.groups: dict[Key, set[Key]] = {}  # (namespace, podgroup) -> its pods
         #: gangs for the next vc-scheduler session; all waiting ones when `_session_all`
@@ -201,7 +220,7 @@ class Scheduler(BackgroundLoop):
         if self._session_gangs or self._session_all:
             self._session(free)
 
-    def _session(self, free: dict[str, Resources]) -> None:
+    def _session(self, free: Rooms) -> None:
         """Run a vc-scheduler session now if one is due, else wake up when it is."""
         remaining = self.last_session + self.schedule_period - self.objects.clock.seconds()
         if remaining > 0:
@@ -229,25 +248,20 @@ class Scheduler(BackgroundLoop):
 
     # nodes and placement ----------------------------------------------------------------
 
-    def free(self) -> dict[str, Resources]:
+    def free(self) -> Rooms:
         """What each schedulable node (Ready, without NoSchedule / NoExecute taints, not
-        cordoned) has left for new pods."""
-        free: dict[str, Resources] = {}
+        cordoned) has left for new pods, by node name in name order."""
+        free = Rooms()
         for entry in self.objects.store.scan(registry.NODE, None, _ALL):
             node = entry.obj
-            ready = any(
-                c["type"] == "Ready" and c["status"] == "True"
-                for c in node.get("status", {}).get("conditions", [])
-            )
-            blocked = any(
-                t.get("effect") in ("NoSchedule", "NoExecute")
-                for t in node["spec"].get("taints") or ()
-            )
-            if not ready or blocked or node["spec"].get("unschedulable"):
-                continue
-            room = vectors.parse_map(node["status"].get("allocatable"))
-            vectors.add(room, self._usage.get(node["metadata"]["name"], {}), -1)
-            free[node["metadata"]["name"]] = room
+            name = node["metadata"]["name"]
+            read = self._nodes.get(name)
+            if read is None or read[0] is not node:  # a stored object is replaced, not changed
+                read = self._nodes[name] = (node, _schedulable(node))
+            if read[1] is not None:
+                room = dict(read[1])
+                vectors.add(room, self._usage.get(name, {}), -1)
+                free[name] = room
         return free
 
     def allocatable(self, nodes: Iterable[str]) -> Resources:
@@ -259,18 +273,15 @@ class Scheduler(BackgroundLoop):
             for n in nodes
         )
 
-    def place(self, requests: Resources, free: dict[str, Resources]) -> str | None:
+    def place(self, requests: Resources, free: Rooms) -> str | None:
         """The fitting node with the most room left for what is asked (spreading, as the
-        default scheduler's LeastAllocated score does); ties go to the first by name."""
-        best, best_score = None, -1.0
-        for name in sorted(free):
-            room = free[name]
-            if vectors.fits(requests, room):
-                score = sum(room.get(r, 0.0) - v for r, v in requests.items() if r != "pods")
-                if score > best_score:
-                    best, best_score = name, score
+        default scheduler's LeastAllocated score does); ties go to the first by name.
+        Takes the request out of that node's room."""
+        best = free.best(requests)
         if best is not None:
-            vectors.add(free[best], requests, -1)
+            left = dict(free[best])  # a new vector: `Rooms` never changes one in place
+            vectors.add(left, requests, -1)
+            free[best] = left
         return best
 
     def _why(self, requests: Resources, free: dict[str, Resources]) -> str:
@@ -303,7 +314,7 @@ class Scheduler(BackgroundLoop):
                 return "pod has unbound immediate PersistentVolumeClaims"
         return ""
 
-    def _schedule_pod(self, pod: Obj, free: dict[str, Resources]) -> None:
+    def _schedule_pod(self, pod: Obj, free: Rooms) -> None:
         problem = self.claim_problem(pod)
         if problem:
             nodes = self.objects.store.count(registry.NODE)

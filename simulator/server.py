@@ -65,9 +65,12 @@ class SimulatedCluster:
         self._quotas = QuotaController(self.objects)
         self._taints = TaintEviction(self.objects)
         self.api_calls: Counter[str] = Counter()
+        self.api_refusals: Counter[str] = Counter()
         self._writes = WriteLog()
         self._access: list[AccessListener] = []
-        self.admin = Admin(self.objects, self.kubelet, self.faults, self.api_calls)
+        self.admin = Admin(
+            self.objects, self.kubelet, self.faults, self.api_calls, self.api_refusals
+        )
         #: the bearer tokens it authenticates (TokenReview); RBAC decides what they may do
         self.tokens = Tokens(self.objects)
         self._nodes = nodes
@@ -96,6 +99,7 @@ class SimulatedCluster:
             logs=self.kubelet.logs,
             bookmark_interval=self._bookmark_interval,
             calls=self.api_calls,
+            refused=self.api_refusals,
             writes=self._writes,
             access=self._access,
             token_requests=reviews.token_request,

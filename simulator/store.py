@@ -109,7 +109,9 @@ class Store:
         self.compacted_rv = 0
         self._owners: dict[str, set[tuple[ResourceType, Key]]] = {}
         self._listeners: list[Callable[[Change], None]] = []
-        self._changed = asyncio.Event()
+        #: set and cleared by every write of its kind: a watch wakes for its own kind only,
+        #: as each kind has its own watch cache in kube-apiserver
+        self._changed = {r: asyncio.Event() for r in RESOURCES}
         #: Bumped to close every open watch (the "drop all watches" fault).
         self.watch_epoch = 0
         #: epoch -> the error the watches closed by bumping to it end with (`fail_watches`)
@@ -205,8 +207,9 @@ class Store:
             self.compact(keep=self.history_size)
         for listener in self._listeners:
             listener(change)
-        self._changed.set()
-        self._changed.clear()
+        changed = self._changed[change.resource]
+        changed.set()
+        changed.clear()
         return change
 
     # history and watch support ---------------------------------------------------
@@ -221,9 +224,9 @@ class Store:
             raise gone(f"too old resource version: {rv} ({self.compacted_rv + 1})")
         return self._history[rv - self.compacted_rv :]
 
-    async def wait(self) -> None:
-        """Return after the next write (or after `drop_watches`)."""
-        await self._changed.wait()
+    async def wait(self, resource: ResourceType) -> None:
+        """Return after the next write of `resource` (or after `drop_watches`)."""
+        await self._changed[resource].wait()
 
     def compact(self, *, keep: int = 0) -> None:
         """Forget all but the last `keep` changes: watches from older versions get 410."""
@@ -238,5 +241,6 @@ class Store:
 
     def drop_watches(self) -> None:
         self.watch_epoch += 1
-        self._changed.set()
-        self._changed.clear()
+        for changed in self._changed.values():
+            changed.set()
+            changed.clear()

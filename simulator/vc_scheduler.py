@@ -42,6 +42,7 @@ from lavalog.simulator.gang import (
     resource_names,
     task_status,
 )
+from lavalog.simulator.rooms import Rooms
 from lavalog.simulator.store import Key, Obj
 from lavalog.simulator.vectors import Resources
 
@@ -71,7 +72,7 @@ class _Job:
 class VolcanoSession:
     """Open with what the cluster has free; `run` the gangs that changed."""
 
-    def __init__(self, scheduler: Scheduler, free: dict[str, Resources]) -> None:
+    def __init__(self, scheduler: Scheduler, free: Rooms) -> None:
         self.scheduler = scheduler
         self.objects = scheduler.objects
         self.uid = str(uuid.uuid4())
@@ -165,7 +166,7 @@ class VolcanoSession:
         queue_name = job.queue["metadata"]["name"]
         capability = vectors.parse_map(job.queue.get("spec", {}).get("capability"))
         used = dict(self.scheduler.queue_usage.get(queue_name, {}))
-        trial = {name: dict(room) for name, room in self.free.items()}
+        trial = self.free.copy()
         keep_going = gang.min_member < len(gang.tasks)  # `NeedContinueAllocating`
         for task in pending:
             pod = job.pods[task.name]
@@ -183,8 +184,7 @@ class VolcanoSession:
         if not allocated:
             return
         if gang.is_ready():
-            self.free.clear()
-            self.free.update(trial)
+            self.free.adopt(trial)
             for task in allocated:
                 self.scheduler.bind(job.pods[task.name], task.node)
                 task.status = TaskStatus.BINDING
@@ -192,9 +192,7 @@ class VolcanoSession:
         for task in allocated:  # discarded: remembered as the task's last transaction
             task.status, task.allocated_to, task.node = TaskStatus.PENDING, task.node, ""
 
-    def _fit(
-        self, task: Task, pod: Obj, request: Resources, trial: dict[str, Resources]
-    ) -> str | None:
+    def _fit(self, task: Task, pod: Obj, request: Resources, trial: Rooms) -> str | None:
         """The node `task` goes to, or None with `task.fit_error` saying why none."""
         problem = self.scheduler.claim_problem(pod)
         if problem:  # the VolumeBinding PreFilter fails on every node alike

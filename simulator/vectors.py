@@ -55,9 +55,10 @@ def total(vectors: Iterable[Mapping[str, float]]) -> Resources:
 
 def fits(request: Mapping[str, float], free: Mapping[str, float]) -> bool:
     """Whether `request` fits in `free`; a resource absent from `free` has none."""
-    return all(
-        value <= free.get(name, 0.0) + _TOLERANCE for name, value in request.items() if value > 0
-    )
+    for name, value in request.items():  # a loop, not all(...): called per node per pod
+        if value > 0 and value > free.get(name, 0.0) + _TOLERANCE:
+            return False
+    return True
 
 
 def within(

@@ -117,5 +117,7 @@ async def serve(store: Store, req: WatchRequest, write: Write, *, bookmark_inter
             if now >= deadline:
                 return
             wait = deadline - now if wait is None else min(wait, deadline - now)
+        if store.rv > cursor:
+            continue  # written while this watch was sending: no wake-up will come for it
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(store.wait(), wait)
+            await asyncio.wait_for(store.wait(req.resource), wait)

@@ -165,7 +165,7 @@ async def _inject(cluster: SimulatedCluster, faults: tuple[Fault, ...]) -> str:
     was not.
 
     Each story waits for its own pods, concurrently with the others. It wakes on every
-    write to the cluster (no polling delay: one turn of the event loop) and times each
+    write of a pod (no polling delay: one turn of the event loop) and times each
     fault on the cluster's clock, the one the pod's program runs on. The program runs
     many times longer than `after` (a test keeps it so), so the fault lands while it
     runs at any time scale where the controller itself keeps up (tried up to 1000).
@@ -174,7 +174,7 @@ async def _inject(cluster: SimulatedCluster, faults: tuple[Fault, ...]) -> str:
     hit: set[str] = set()
     for fault in faults:
         while (pod := _running(cluster, fault.pod, hit)) is None:
-            await store.wait()
+            await store.wait(registry.POD)
         uid = pod["metadata"]["uid"]
         hit.add(uid)
         await cluster.clock.sleep(max(0.0, fault.after - _running_for(cluster, pod)))

@@ -157,6 +157,35 @@ async def test_state_counts_api_requests_by_verb_and_resource(
     }
 
 
+async def test_state_counts_refused_requests_by_verb_resource_and_code(
+    sim_cluster: SimulatedCluster, kube_api: ApiClient
+) -> None:
+    """A write made again after a 409 Conflict is told apart from one too many by this."""
+    core = core_api(kube_api)
+    created = await core.create_namespaced_pod("default", running_pod("once", ["sleep", "3600"]))
+    with pytest.raises(ApiException) as exists:
+        await core.create_namespaced_pod("default", running_pod("once", ["sleep", "3600"]))
+    assert exists.value.status == 409
+    created.metadata.labels = {"edited": "yes"}
+    await core.replace_namespaced_pod("once", "default", created)
+    with pytest.raises(ApiException) as conflict:  # its resourceVersion is now stale
+        await core.replace_namespaced_pod_status("once", "default", created)
+    assert conflict.value.status == 409
+    with pytest.raises(ApiException):
+        await core.read_namespaced_pod("nowhere", "default")
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(f"{sim_cluster.url}/sim/state") as r,
+    ):
+        state = await r.json()
+    assert state["apiRefusals"] == {
+        "create pods 409": 1,
+        "get pods 404": 1,
+        "update pods/status 409": 1,
+    }
+    assert state["apiCalls"]["create pods"] == 2
+
+
 async def test_the_record_of_pod_creations_keeps_every_pod_of_a_name(
     sim_cluster: SimulatedCluster, kube_api: ApiClient
 ) -> None:

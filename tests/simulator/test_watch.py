@@ -13,7 +13,11 @@ from kubernetes_asyncio import watch
 from kubernetes_asyncio.client import ApiClient
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from lavalog.simulator import registry
+from lavalog.simulator.selectors import parse
 from lavalog.simulator.server import SimulatedCluster
+from lavalog.simulator.store import Store
+from lavalog.simulator.watch import WatchRequest, serve
 from tests.simulator.kube import core_api, eventually, pod
 
 
@@ -271,3 +275,52 @@ async def test_watcher_resumes_without_missing_or_duplicating(
             c.rv for c in sim_cluster.store.changes_since(first - 1) if c.resource.plural == "pods"
         ]
         assert reflector.versions == pod_changes
+
+
+async def test_a_change_written_while_the_watch_sends_arrives_without_another_write() -> None:
+    """A watch wakes on the next write of its kind; one made while it was still sending the
+    last batch must reach it all the same (no later write may ever come)."""
+    store = Store()
+    sent: list[bytes] = []
+    second = asyncio.Event()
+
+    async def write(data: bytes) -> None:
+        sent.append(data)
+        if len(sent) == 1:
+            store.put(registry.POD, {"metadata": {"name": "second", "namespace": "default"}})
+        if b'"second"' in data:
+            second.set()
+
+    store.put(registry.POD, {"metadata": {"name": "first", "namespace": "default"}})
+    request = WatchRequest(
+        registry.POD,
+        None,
+        parse(None, None, frozenset()),
+        since=0,
+        bookmarks=False,
+        timeout=None,
+    )
+    serving = asyncio.create_task(serve(store, request, write, bookmark_interval=60))
+    try:
+        await asyncio.wait_for(second.wait(), 5)
+    finally:
+        serving.cancel()
+    assert [
+        json.loads(line)["object"]["metadata"]["name"] for line in b"".join(sent).splitlines()
+    ] == [
+        "first",
+        "second",
+    ]
+
+
+async def test_a_watch_wakes_for_writes_of_its_own_kind_only() -> None:
+    """Each kind has its own watch cache in kube-apiserver: a pod watch sleeps through the
+    Events written about pods."""
+    store = Store()
+    waiting = asyncio.create_task(store.wait(registry.POD))
+    await asyncio.sleep(0)
+    store.put(registry.EVENT, {"metadata": {"name": "e", "namespace": "default"}})
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    store.put(registry.POD, {"metadata": {"name": "p", "namespace": "default"}})
+    await asyncio.wait_for(waiting, 5)

@@ -4,6 +4,7 @@ scheduling avoids it; PodGroup phases, conditions and queue capability."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -128,48 +129,84 @@ async def test_one_by_one_scheduling_deadlocks_two_gang_jobs(kube_api: ApiClient
     assert "Insufficient nvidia.com/gpu" in condition.message
 
 
+def scheduling_history(cluster: SimulatedCluster) -> list[tuple[str, dict[str, Any]]]:
+    """From now on, in the order the store writes them: each pod's binding ("bind", the
+    pod) and every PodGroup status ("podgroup", the PodGroup). States that last a moment
+    (a gang waiting while the other runs) are read back from here, not polled for."""
+    history: list[tuple[str, dict[str, Any]]] = []
+
+    def binds(old: dict[str, Any], new: dict[str, Any]) -> bool:
+        return bool(new["spec"].get("nodeName")) and not old.get("spec", {}).get("nodeName")
+
+    def follow(change: Change) -> None:
+        obj, old = change.entry.obj, change.old or {}
+        if change.type == "DELETED":
+            return
+        if change.resource is registry.PODGROUP:
+            history.append(("podgroup", obj))
+        elif change.resource is registry.POD and binds(old, obj):
+            history.append(("bind", obj))
+
+    cluster.store.subscribe(follow)
+    return history
+
+
 @FOUR_GPUS
-async def test_gang_scheduling_runs_one_job_whole_then_the_other(kube_api: ApiClient) -> None:
-    short = ["sh", "-c", "sleep 10"]
-    await submit_interleaved(kube_api, {"a": short, "b": short}, gang=True)
+async def test_gang_scheduling_runs_one_job_whole_then_the_other(
+    sim_cluster: SimulatedCluster, kube_api: ApiClient
+) -> None:
+    history = scheduling_history(sim_cluster)
+    # the first job runs 50 of the scheduler's 1 s sessions, so sessions see the second
+    # waiting (with all its pods) even when the process is starved for a while
+    work = ["sh", "-c", "sleep 50"]
+    await submit_interleaved(kube_api, {"a": work, "b": work}, gang=True)
 
-    async def one_whole_job() -> bool:
-        return sorted((await bound_per_job(kube_api)).items()) in ([("a", 4)], [("b", 4)])
+    def bound_jobs() -> list[str]:
+        return [obj["metadata"]["labels"]["job"] for kind, obj in history if kind == "bind"]
 
-    await eventually(one_whole_job)
-    first, second = ("a", "b") if "a" in await bound_per_job(kube_api) else ("b", "a")
+    def statuses(job: str) -> list[dict[str, Any]]:
+        return [
+            obj.get("status", {})
+            for kind, obj in history
+            if kind == "podgroup" and obj["metadata"]["name"] == job
+        ]
+
+    async def both_bound() -> bool:
+        return len(bound_jobs()) == 8
+
+    await eventually(both_bound, within=15)
+    first, second = bound_jobs()[0], bound_jobs()[-1]
+    assert bound_jobs() == [first] * 4 + [second] * 4  # one job whole, then the other
     # the gang plugin's condition says the gang waits (once all its pods exist); the
     # overcommit plugin's Event says why
     waits = (
         "4/4 tasks in gang unschedulable: pod group is not ready, 4 Pending, 4 minAvailable; "
         "Pending: 4 Unschedulable"
     )
-
-    async def second_waits() -> bool:
-        status = await pg_status(kube_api, second)
-        return status["phase"] == "Pending" and any(
-            (c["type"], c["status"], c.get("message")) == ("Unschedulable", "True", waits)
-            for c in status.get("conditions") or ()
-        )
-
-    await eventually(second_waits)
+    assert any(
+        status.get("phase") == "Pending"
+        and ("Unschedulable", "True", waits)
+        in [(c["type"], c["status"], c.get("message")) for c in status.get("conditions") or ()]
+        for status in statuses(second)
+    )
     assert "resource in cluster is overused: overused nvidia.com/gpu" in await event_messages(
         kube_api, "PodGroup", second, "Unschedulable"
     )
+    assert any(status.get("phase") == "Running" for status in statuses(first))
 
-    async def first_running() -> bool:
-        return (await pg_status(kube_api, first)).get("phase") == "Running"
-
-    await eventually(first_running)
-
-    async def second_runs_after_first_finishes() -> bool:
-        status = await pg_status(kube_api, second)
-        return (
-            status.get("phase") == "Running"
-            and (await pg_status(kube_api, first)).get("succeeded") == 4
+    def position(job: str, done: Callable[[dict[str, Any]], bool]) -> int:
+        return next(
+            i
+            for i, (kind, obj) in enumerate(history)
+            if kind == "podgroup" and obj["metadata"]["name"] == job and done(obj.get("status", {}))
         )
 
-    await eventually(second_runs_after_first_finishes, within=10)
+    async def second_running() -> bool:
+        return any(status.get("phase") == "Running" for status in statuses(second))
+
+    await eventually(second_running)
+    first_finished = position(first, lambda status: status.get("succeeded") == 4)
+    assert first_finished < position(second, lambda status: status.get("phase") == "Running")
 
 
 @FOUR_GPUS

@@ -3,42 +3,38 @@ with their meaning in Volcano: see `job_status`).
 
 Counted as Volcano's syncJob/killJob count them: a pod being deleted is `terminating`
 whatever its phase; a pod requested but not yet seen counts as Pending (it is created
-Pending); `taskStatusCount` leaves terminating pods out.
+Pending); `taskStatusCount` leaves terminating pods out. The counts are kept in the state
+and moved by each change to its pods (`with_pods`), so that a status written for a job of
+many pods does not count them all again.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-import msgspec
 from msgspec.structs import replace
 
-from lavalog.controller.decider.core.state import JobState, PodRecord
+from lavalog.controller.decider.core.state import JobState, PodCounts, PodRecord
 from lavalog.events.timestamps import to_rfc3339
 from lavalog.events.volcano.api import JobCondition, JobPhase, JobStatus, PodPhase, TaskState
 from lavalog.events.volcano.api import JobState as StatusState
 
+#: the phases the totals have a field for; any other one (Unknown) counts as `unknown`
+_TOTALS: dict[str, int] = {
+    PodPhase.PENDING: 0,
+    PodPhase.RUNNING: 1,
+    PodPhase.SUCCEEDED: 2,
+    PodPhase.FAILED: 3,
+}
+_TERMINATING, _UNKNOWN = 4, 5
 
-class PodCounts(msgspec.Struct, frozen=True):
-    pending: int = 0
-    running: int = 0
-    succeeded: int = 0
-    failed: int = 0
-    terminating: int = 0
-    unknown: int = 0
-    #: task -> pod phase -> pods
-    by_task: dict[str, dict[str, int]] = {}
-
-    @property
-    def alive(self) -> int:
-        """Pods not yet finished: what Aborting/Completing/Terminating wait for."""
-        return self.pending + self.running + self.terminating
+#: one pod's record before and after a change; None where there is none
+PodChange = tuple[PodRecord | None, PodRecord | None]
 
 
 def count_pods(pods: Iterable[PodRecord]) -> PodCounts:
     """One pass over the pods counting by task and phase; the totals are summed per task
-    afterwards (a job has few tasks and many pods). A task's phases are in the order the
-    pods, in the state's order, first show them: `taskStatusCount` is written so."""
+    afterwards (a job has few tasks and many pods)."""
     terminating = 0
     by_task: dict[str, dict[str, int]] = {}
     for pod in pods:
@@ -50,20 +46,76 @@ def count_pods(pods: Iterable[PodRecord]) -> PodCounts:
             phases = by_task[pod.task] = {}
         phase = pod.phase or PodPhase.PENDING
         phases[phase] = phases.get(phase, 0) + 1
-    pending = running = succeeded = failed = unknown = 0
+    totals = [0, 0, 0, 0, terminating, 0]
     for phases in by_task.values():
         for phase, number in phases.items():
-            if phase == PodPhase.RUNNING:
-                running += number
-            elif phase == PodPhase.PENDING:
-                pending += number
-            elif phase == PodPhase.SUCCEEDED:
-                succeeded += number
-            elif phase == PodPhase.FAILED:
-                failed += number
+            totals[_TOTALS.get(phase, _UNKNOWN)] += number
+    return _counts(totals, by_task)
+
+
+def counts_of(state: JobState) -> PodCounts:
+    """The pods of `state` counted: as kept, or counted now for a state that kept none."""
+    counts = state.counts
+    return counts if counts is not None else count_pods(state.pods.values())
+
+
+def with_pods(
+    state: JobState, pods: dict[str, PodRecord], changes: Iterable[PodChange]
+) -> JobState:
+    """`state` with `pods`, which differ from its pods by `changes`: its counts follow the
+    changes (a few tasks' entries copied) instead of the pods being counted again."""
+    counts = state.counts
+    if counts is None:
+        return replace(state, pods=pods, counts=count_pods(pods.values()))
+    return replace(state, pods=pods, counts=recounted(counts, changes))
+
+
+def recounted(counts: PodCounts, changes: Iterable[PodChange]) -> PodCounts:
+    """`counts` after `changes`; the same object when none moves a pod to another count."""
+    totals: list[int] | None = None
+    by_task = counts.by_task
+    copied: set[str] = set()
+    for old, new in changes:
+        if old is not None and new is not None and _bucket(old) == _bucket(new):
+            continue  # a change the counts do not see (a restart, a node, readiness)
+        if totals is None:
+            totals = [counts.pending, counts.running, counts.succeeded, counts.failed]
+            totals += [counts.terminating, counts.unknown]
+            by_task = dict(by_task)
+        for record, delta in ((old, -1), (new, 1)):
+            if record is None:
+                continue
+            if record.deleting:
+                totals[_TERMINATING] += delta
+                continue
+            phase = record.phase or PodPhase.PENDING
+            totals[_TOTALS.get(phase, _UNKNOWN)] += delta
+            task = record.task
+            if task not in copied:
+                copied.add(task)
+                by_task[task] = dict(by_task.get(task, ()))
+            phases = by_task[task]
+            number = phases.get(phase, 0) + delta
+            if number:
+                phases[phase] = number
             else:
-                unknown += number
+                del phases[phase]
+    if totals is None:
+        return counts
+    for task in copied:
+        if not by_task[task]:
+            del by_task[task]
+    return _counts(totals, by_task)
+
+
+def _counts(totals: list[int], by_task: dict[str, dict[str, int]]) -> PodCounts:
+    pending, running, succeeded, failed, terminating, unknown = totals
     return PodCounts(pending, running, succeeded, failed, terminating, unknown, by_task)
+
+
+def _bucket(pod: PodRecord) -> tuple[str, str] | None:
+    """Where `pod` is counted: its task and phase, or None for terminating."""
+    return None if pod.deleting else (pod.task, pod.phase or PodPhase.PENDING)
 
 
 #: phases whose every status change is stamped with a new `lastTransitionTime`, as

@@ -15,7 +15,7 @@ import msgspec
 from msgspec.structs import replace
 
 from lavalog.controller.decider.core import refused_creates
-from lavalog.controller.decider.core.counts import append_condition
+from lavalog.controller.decider.core.counts import PodChange, append_condition, with_pods
 from lavalog.controller.decider.core.state import (
     COMMAND_MEMORY,
     JobState,
@@ -160,7 +160,7 @@ def _pod_observed(state: JobState, event: PodObserved) -> JobState:
     )
     if record == known:
         return state  # seen again as it was: the state is not copied
-    return replace(state, pods={**state.pods, event.pod: record})
+    return with_pods(state, {**state.pods, event.pod: record}, ((known, record),))
 
 
 def _restarts(event: PodObserved) -> int:
@@ -175,8 +175,7 @@ def _pod_deleted(state: JobState, event: PodDeleted) -> JobState:
     if known is None or known.uid not in ("", event.pod_uid):
         return state
     pods = dict(state.pods)
-    _forget(state, pods, known)
-    return replace(state, pods=pods)
+    return with_pods(state, pods, _forget(state, pods, known))
 
 
 def _pods_listed(state: JobState, event: PodsListed) -> JobState:
@@ -188,20 +187,22 @@ def _pods_listed(state: JobState, event: PodsListed) -> JobState:
     if not gone:
         return state
     pods = dict(state.pods)
-    for pod in gone:
-        _forget(state, pods, pod)
-    return replace(state, pods=pods)
+    changes = [change for pod in gone for change in _forget(state, pods, pod)]
+    return with_pods(state, pods, changes)
 
 
-def _forget(state: JobState, pods: dict[str, PodRecord], gone: PodRecord) -> None:
+def _forget(state: JobState, pods: dict[str, PodRecord], gone: PodRecord) -> list[PodChange]:
     """Take a pod that is gone out of `pods`; one the actuator replaces (PodsReplace) comes
     back as requested, last, as the sync its deletion causes would have asked for it, unless
     the job has moved to another version since (the actuator then does not create it)."""
     del pods[gone.name]
-    if gone.replacement_version is not None and gone.replacement_version == state.version:
-        pods[gone.name] = PodRecord(
-            name=gone.name, task=gone.task, index=gone.index, version=gone.replacement_version
-        )
+    if gone.replacement_version is None or gone.replacement_version != state.version:
+        return [(gone, None)]
+    again = PodRecord(
+        name=gone.name, task=gone.task, index=gone.index, version=gone.replacement_version
+    )
+    pods[gone.name] = again
+    return [(gone, again)]
 
 
 def _podgroup_observed(state: JobState, event: PodGroupObserved) -> JobState:
@@ -281,35 +282,41 @@ def _resources_deleted(state: JobState, event: PluginResourcesDelete) -> JobStat
 
 def _pods_create(state: JobState, event: PodsCreate) -> JobState:
     pods = dict(state.pods)
+    changes: list[PodChange] = []
     for ref in event.pods:
-        pods[ref.name] = PodRecord(
-            name=ref.name, task=ref.task, index=ref.index, version=event.job_version
-        )
-    return replace(state, pods=pods)
+        record = PodRecord(name=ref.name, task=ref.task, index=ref.index, version=event.job_version)
+        changes.append((pods.get(ref.name), record))
+        pods[ref.name] = record
+    return with_pods(state, pods, changes)
 
 
 def _pods_kill(state: JobState, event: PodsKill) -> JobState:
     pods = dict(state.pods)
+    changes: list[PodChange] = []
     for ref in event.pods:
         record = pods.get(ref.name)
         if record is None:
             continue
         if record.observed:
-            pods[ref.name] = replace(record, deleting=True, killed=True)
+            killed = pods[ref.name] = replace(record, deleting=True, killed=True)
+            changes.append((record, killed))
         else:
             del pods[ref.name]  # never seen: nothing will report its deletion
-    return replace(state, pods=pods)
+            changes.append((record, None))
+    return with_pods(state, pods, changes)
 
 
 def _pods_replace(state: JobState, event: PodsReplace) -> JobState:
     pods = dict(state.pods)
+    changes: list[PodChange] = []
     for ref in event.pods:
         record = pods.get(ref.name)
         if record is not None:
-            pods[ref.name] = replace(
+            going = pods[ref.name] = replace(
                 record, deleting=True, killed=True, replacement_version=event.job_version
             )
-    return replace(state, pods=pods)
+            changes.append((record, going))
+    return with_pods(state, pods, changes)
 
 
 def _status_write(state: JobState, event: StatusWrite) -> JobState:

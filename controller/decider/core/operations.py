@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from lavalog.controller.decider.core.counts import PodCounts
 from lavalog.controller.decider.core.request import ActionRequest
-from lavalog.controller.decider.core.state import JobState, PodRecord
+from lavalog.controller.decider.core.state import JobState, PodCounts, PodRecord
 from lavalog.controller.decider.core.step import Step
 from lavalog.controller.decider.core.transitions import CREATING_PHASES, Transition, enter_phase
 from lavalog.events.decisions import (

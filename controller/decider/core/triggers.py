@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import msgspec
 
+from lavalog.controller.decider.core.counts import counts_of
 from lavalog.controller.decider.core.state import JobState, PodRecord
 from lavalog.events.decisions import PodFailure, PolicyRef, TimerScheduled
 from lavalog.events.observations import (
@@ -174,11 +175,7 @@ def _task_completed(job: JobState, task_name: str) -> bool:
     task = job.spec.task(task_name) if job.spec is not None else None
     if task is None or task.replicas <= 0:
         return False
-    succeeded = sum(
-        1
-        for pod in job.pods.values()
-        if pod.task == task_name and pod.phase == PodPhase.SUCCEEDED and not pod.deleting
-    )
+    succeeded = counts_of(job).by_task.get(task_name, {}).get(PodPhase.SUCCEEDED, 0)
     return succeeded >= task.replicas
 
 

@@ -81,26 +81,31 @@ def updated(workers: int, forbidden: bool) -> dict[str, Any]:
 def script_of(moves: list[tuple[Any, ...]], spec: dict[str, Any] = SPEC) -> JobScript:
     script = JobScript("prop", spec).submit()
     for move in moves:
-        kind = move[0]
-        if kind == "pod":
-            (task, index), phase, version, code = move[1], move[2], move[3], move[4]
-            script.pod(
-                task, index, phase, version=version, exit_code=code if phase == "Failed" else None
-            )
-        elif kind == "deleted":
-            (task, index), version = move[1], move[2]
-            script.pod_deleted(task, index, version=version)
-        elif kind == "podgroup":
-            script.podgroup(move[1])
-        elif kind == "command":
-            script.command(move[1])
-        elif kind == "update":
-            script.submit(updated(move[1], move[2]))
-        elif kind == "again":
-            script.again()
-        else:
-            script.after(move[1])
+        play(script, move)
     return script
+
+
+def play(script: JobScript, move: tuple[Any, ...]) -> None:
+    """Add what one move of `steps` observes to `script`."""
+    kind = move[0]
+    if kind == "pod":
+        (task, index), phase, version, code = move[1], move[2], move[3], move[4]
+        script.pod(
+            task, index, phase, version=version, exit_code=code if phase == "Failed" else None
+        )
+    elif kind == "deleted":
+        (task, index), version = move[1], move[2]
+        script.pod_deleted(task, index, version=version)
+    elif kind == "podgroup":
+        script.podgroup(move[1])
+    elif kind == "command":
+        script.command(move[1])
+    elif kind == "update":
+        script.submit(updated(move[1], move[2]))
+    elif kind == "again":
+        script.again()
+    else:
+        script.after(move[1])
 
 
 @settings(max_examples=300, deadline=None)

@@ -63,59 +63,63 @@ def with_pods(
     state: JobState, pods: dict[str, PodRecord], changes: Iterable[PodChange]
 ) -> JobState:
     """`state` with `pods`, which differ from its pods by `changes`: its counts follow the
-    changes (a few tasks' entries copied) instead of the pods being counted again."""
+    changes (a task's entries copied) instead of the pods being counted again."""
     counts = state.counts
     if counts is None:
         return replace(state, pods=pods, counts=count_pods(pods.values()))
-    return replace(state, pods=pods, counts=recounted(counts, changes))
-
-
-def recounted(counts: PodCounts, changes: Iterable[PodChange]) -> PodCounts:
-    """`counts` after `changes`; the same object when none moves a pod to another count."""
-    totals: list[int] | None = None
-    by_task = counts.by_task
-    copied: set[str] = set()
     for old, new in changes:
-        if old is not None and new is not None and _bucket(old) == _bucket(new):
-            continue  # a change the counts do not see (a restart, a node, readiness)
-        if totals is None:
-            totals = [counts.pending, counts.running, counts.succeeded, counts.failed]
-            totals += [counts.terminating, counts.unknown]
-            by_task = dict(by_task)
-        for record, delta in ((old, -1), (new, 1)):
-            if record is None:
-                continue
-            if record.deleting:
-                totals[_TERMINATING] += delta
-                continue
-            phase = record.phase or PodPhase.PENDING
-            totals[_TOTALS.get(phase, _UNKNOWN)] += delta
-            task = record.task
-            if task not in copied:
-                copied.add(task)
-                by_task[task] = dict(by_task.get(task, ()))
-            phases = by_task[task]
-            number = phases.get(phase, 0) + delta
-            if number:
-                phases[phase] = number
-            else:
-                del phases[phase]
-    if totals is None:
+        counts = moved(counts, old, new)
+    return replace(state, pods=pods, counts=counts)
+
+
+def moved(counts: PodCounts, old: PodRecord | None, new: PodRecord | None) -> PodCounts:
+    """`counts` after one pod's record went from `old` to `new` (None: no such pod); the
+    same object for a change the counts do not see (a restart, a node, readiness)."""
+    if old is not None and new is not None and _same_count(old, new):
         return counts
-    for task in copied:
-        if not by_task[task]:
-            del by_task[task]
+    totals = [counts.pending, counts.running, counts.succeeded, counts.failed]
+    totals += (counts.terminating, counts.unknown)
+    by_task = counts.by_task.copy()
+    if old is not None:
+        _add(totals, by_task, old, -1)
+    if new is not None:
+        _add(totals, by_task, new, 1)
     return _counts(totals, by_task)
+
+
+def _same_count(old: PodRecord, new: PodRecord) -> bool:
+    if old.deleting or new.deleting:
+        return old.deleting and new.deleting
+    return old.task == new.task and (old.phase or PodPhase.PENDING) == (
+        new.phase or PodPhase.PENDING
+    )
+
+
+def _add(totals: list[int], by_task: dict[str, dict[str, int]], pod: PodRecord, n: int) -> None:
+    """Count `pod` `n` more times in `totals` and in `by_task` (whose entry for its task is
+    replaced by a copy, and dropped once empty)."""
+    if pod.deleting:
+        totals[_TERMINATING] += n
+        return
+    phase = pod.phase or PodPhase.PENDING
+    totals[_TOTALS.get(phase, _UNKNOWN)] += n
+    task = pod.task
+    phases = by_task.get(task)
+    phases = phases.copy() if phases is not None else {}
+    number = phases.get(phase, 0) + n
+    if number:
+        phases[phase] = number
+        by_task[task] = phases
+    elif len(phases) > 1:
+        del phases[phase]
+        by_task[task] = phases
+    else:
+        del by_task[task]
 
 
 def _counts(totals: list[int], by_task: dict[str, dict[str, int]]) -> PodCounts:
     pending, running, succeeded, failed, terminating, unknown = totals
     return PodCounts(pending, running, succeeded, failed, terminating, unknown, by_task)
-
-
-def _bucket(pod: PodRecord) -> tuple[str, str] | None:
-    """Where `pod` is counted: its task and phase, or None for terminating."""
-    return None if pod.deleting else (pod.task, pod.phase or PodPhase.PENDING)
 
 
 #: phases whose every status change is stamped with a new `lastTransitionTime`, as

@@ -123,11 +123,13 @@ _PHASE_ORDER: dict[str, int] = {
 }
 
 
-def _is_stale(known: PodRecord | None, event: PodObserved) -> bool:
+def is_stale(known: PodRecord | None, event: PodObserved) -> bool:
     """Whether `event` shows the pod `known` in a phase it has already left: a fact
     published again late (a watcher that lost its Lease, a relist racing a watch). The pod
-    keeps its newer state and the observation decides nothing, so a late copy of an earlier
-    fact cannot undo the later one (nor differ from an audit that reads each fact once)."""
+    keeps its newer state and the observation is no event (`triggers`), so a late copy of an
+    earlier fact cannot undo the later one (nor differ from an audit that reads each fact
+    once): Volcano's informer hands `updatePod` each pod's versions in order, never an
+    older one after a newer."""
     if known is None or known.uid != event.pod_uid:
         return False
     then, now = _PHASE_ORDER.get(known.phase), _PHASE_ORDER.get(event.phase)
@@ -136,7 +138,7 @@ def _is_stale(known: PodRecord | None, event: PodObserved) -> bool:
 
 def _pod_observed(state: JobState, event: PodObserved) -> JobState:
     known = state.pods.get(event.pod)
-    if _is_stale(known, event):
+    if is_stale(known, event):
         return state
     same = known is not None and known.uid in ("", event.pod_uid)
     killed = same and known is not None and known.killed

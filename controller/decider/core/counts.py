@@ -27,6 +27,7 @@ _TOTALS: dict[str, int] = {
     PodPhase.FAILED: 3,
 }
 _TERMINATING, _UNKNOWN = 4, 5
+_PENDING: str = PodPhase.PENDING
 
 #: one pod's record before and after a change; None where there is none
 PodChange = tuple[PodRecord | None, PodRecord | None]
@@ -50,7 +51,8 @@ def count_pods(pods: Iterable[PodRecord]) -> PodCounts:
     for phases in by_task.values():
         for phase, number in phases.items():
             totals[_TOTALS.get(phase, _UNKNOWN)] += number
-    return _counts(totals, by_task)
+    pending, running, succeeded, failed, terminating, unknown = totals
+    return PodCounts(pending, running, succeeded, failed, terminating, unknown, by_task)
 
 
 def counts_of(state: JobState) -> PodCounts:
@@ -74,50 +76,38 @@ def with_pods(
 
 def moved(counts: PodCounts, old: PodRecord | None, new: PodRecord | None) -> PodCounts:
     """`counts` after one pod's record went from `old` to `new` (None: no such pod); the
-    same object for a change the counts do not see (a restart, a node, readiness)."""
-    if old is not None and new is not None and _same_count(old, new):
-        return counts
+    same object for a change the counts do not see (a restart, a node, readiness).
+
+    On the path of every pod change, so written out: `old` is counted out (its task's
+    entry copied, dropped once empty), then `new` counted in."""
+    if old is not None and new is not None:
+        if old.deleting or new.deleting:
+            if old.deleting and new.deleting:
+                return counts
+        elif old.task == new.task and (old.phase or _PENDING) == (new.phase or _PENDING):
+            return counts
     totals = [counts.pending, counts.running, counts.succeeded, counts.failed]
     totals += (counts.terminating, counts.unknown)
     by_task = counts.by_task.copy()
-    if old is not None:
-        _add(totals, by_task, old, -1)
-    if new is not None:
-        _add(totals, by_task, new, 1)
-    return _counts(totals, by_task)
-
-
-def _same_count(old: PodRecord, new: PodRecord) -> bool:
-    if old.deleting or new.deleting:
-        return old.deleting and new.deleting
-    return old.task == new.task and (old.phase or PodPhase.PENDING) == (
-        new.phase or PodPhase.PENDING
-    )
-
-
-def _add(totals: list[int], by_task: dict[str, dict[str, int]], pod: PodRecord, n: int) -> None:
-    """Count `pod` `n` more times in `totals` and in `by_task` (whose entry for its task is
-    replaced by a copy, and dropped once empty)."""
-    if pod.deleting:
-        totals[_TERMINATING] += n
-        return
-    phase = pod.phase or PodPhase.PENDING
-    totals[_TOTALS.get(phase, _UNKNOWN)] += n
-    task = pod.task
-    phases = by_task.get(task)
-    phases = phases.copy() if phases is not None else {}
-    number = phases.get(phase, 0) + n
-    if number:
-        phases[phase] = number
-        by_task[task] = phases
-    elif len(phases) > 1:
-        del phases[phase]
-        by_task[task] = phases
-    else:
-        del by_task[task]
-
-
-def _counts(totals: list[int], by_task: dict[str, dict[str, int]]) -> PodCounts:
+    for pod, n in ((old, -1), (new, 1)):
+        if pod is None:
+            continue
+        if pod.deleting:
+            totals[_TERMINATING] += n
+            continue
+        phase = pod.phase or _PENDING
+        totals[_TOTALS.get(phase, _UNKNOWN)] += n
+        phases = by_task.get(pod.task)
+        phases = phases.copy() if phases is not None else {}
+        number = phases.get(phase, 0) + n
+        if number:
+            phases[phase] = number
+        else:
+            del phases[phase]
+        if phases:
+            by_task[pod.task] = phases
+        else:
+            del by_task[pod.task]
     pending, running, succeeded, failed, terminating, unknown = totals
     return PodCounts(pending, running, succeeded, failed, terminating, unknown, by_task)
 

@@ -61,7 +61,8 @@ class Step:
 
     def counts(self) -> PodCounts:
         """Pod counts of the working state (kept with its pods)."""
-        return counts_of(self.state)
+        counts = self.state.counts
+        return counts if counts is not None else counts_of(self.state)
 
     @property
     def now(self) -> float:

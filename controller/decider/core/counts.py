@@ -78,8 +78,8 @@ def moved(counts: PodCounts, old: PodRecord | None, new: PodRecord | None) -> Po
     """`counts` after one pod's record went from `old` to `new` (None: no such pod); the
     same object for a change the counts do not see (a restart, a node, readiness).
 
-    On the path of every pod change, so written out: `old` is counted out (its task's
-    entry copied, dropped once empty), then `new` counted in."""
+    On the path of every pod change, so written out: `old` is counted out, then `new`
+    counted in; a task's entry is copied once, and dropped once empty."""
     if old is not None and new is not None:
         if old.deleting or new.deleting:
             if old.deleting and new.deleting:
@@ -89,6 +89,7 @@ def moved(counts: PodCounts, old: PodRecord | None, new: PodRecord | None) -> Po
     totals = [counts.pending, counts.running, counts.succeeded, counts.failed]
     totals += (counts.terminating, counts.unknown)
     by_task = counts.by_task.copy()
+    copied = None  # the task whose entry is this move's copy
     for pod, n in ((old, -1), (new, 1)):
         if pod is None:
             continue
@@ -97,17 +98,18 @@ def moved(counts: PodCounts, old: PodRecord | None, new: PodRecord | None) -> Po
             continue
         phase = pod.phase or _PENDING
         totals[_TOTALS.get(phase, _UNKNOWN)] += n
-        phases = by_task.get(pod.task)
-        phases = phases.copy() if phases is not None else {}
+        task = pod.task
+        phases = by_task.get(task)
+        if task != copied or phases is None:
+            phases = by_task[task] = phases.copy() if phases is not None else {}
+            copied = task
         number = phases.get(phase, 0) + n
         if number:
             phases[phase] = number
-        else:
+        elif len(phases) > 1:
             del phases[phase]
-        if phases:
-            by_task[pod.task] = phases
         else:
-            del by_task[pod.task]
+            del by_task[task]
     pending, running, succeeded, failed, terminating, unknown = totals
     return PodCounts(pending, running, succeeded, failed, terminating, unknown, by_task)
 

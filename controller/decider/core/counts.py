@@ -35,7 +35,9 @@ PodChange = tuple[PodRecord | None, PodRecord | None]
 
 def count_pods(pods: Iterable[PodRecord]) -> PodCounts:
     """One pass over the pods counting by task and phase; the totals are summed per task
-    afterwards (a job has few tasks and many pods)."""
+    afterwards (a job has few tasks and many pods). A task's phases are in their sorted
+    order, the order Volcano's status has them in (Go writes a map's keys sorted), and so
+    whatever order the pods changed in."""
     terminating = 0
     by_task: dict[str, dict[str, int]] = {}
     for pod in pods:
@@ -48,9 +50,10 @@ def count_pods(pods: Iterable[PodRecord]) -> PodCounts:
         phase = pod.phase or PodPhase.PENDING
         phases[phase] = phases.get(phase, 0) + 1
     totals = [0, 0, 0, 0, terminating, 0]
-    for phases in by_task.values():
+    for task, phases in by_task.items():
         for phase, number in phases.items():
             totals[_TOTALS.get(phase, _UNKNOWN)] += number
+        by_task[task] = dict(sorted(phases.items()))
     pending, running, succeeded, failed, terminating, unknown = totals
     return PodCounts(pending, running, succeeded, failed, terminating, unknown, by_task)
 
@@ -104,12 +107,16 @@ def moved(counts: PodCounts, old: PodRecord | None, new: PodRecord | None) -> Po
             phases = by_task[task] = phases.copy() if phases is not None else {}
             copied = task
         number = phases.get(phase, 0) + n
-        if number:
+        if not number:
+            if len(phases) > 1:
+                del phases[phase]
+            else:
+                del by_task[task]
+        elif number == n:  # a phase new to the task: the phases stay in order
             phases[phase] = number
-        elif len(phases) > 1:
-            del phases[phase]
+            by_task[task] = phases = dict(sorted(phases.items()))
         else:
-            del by_task[task]
+            phases[phase] = number
     pending, running, succeeded, failed, terminating, unknown = totals
     return PodCounts(pending, running, succeeded, failed, terminating, unknown, by_task)
 

@@ -10,11 +10,11 @@ many pods does not count them all again.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from msgspec.structs import replace
 
-from lavalog.controller.decider.core.state import JobState, PodCounts, PodRecord
+from lavalog.controller.decider.core.state import JobState, PodCounts, PodRecord, Replicas
 from lavalog.events.timestamps import to_rfc3339
 from lavalog.events.volcano.api import JobCondition, JobPhase, JobStatus, PodPhase, TaskState
 from lavalog.events.volcano.api import JobState as StatusState
@@ -33,14 +33,16 @@ _PENDING: str = PodPhase.PENDING
 PodChange = tuple[PodRecord | None, PodRecord | None]
 
 
-def count_pods(pods: Iterable[PodRecord]) -> PodCounts:
+def count_pods(pods: Iterable[PodRecord], replicas: Mapping[str, int]) -> PodCounts:
     """One pass over the pods counting by task and phase; the totals are summed per task
     afterwards (a job has few tasks and many pods). A task's phases are in their sorted
     order, the order Volcano's status has them in (Go writes a map's keys sorted), and so
-    whatever order the pods changed in."""
-    terminating = 0
+    whatever order the pods changed in. `replicas`: the admitted spec's, by task."""
+    terminating = stray = 0
     by_task: dict[str, dict[str, int]] = {}
     for pod in pods:
+        if pod.index >= replicas.get(pod.task, 0):
+            stray += 1
         if pod.deleting:
             terminating += 1
             continue
@@ -55,13 +57,13 @@ def count_pods(pods: Iterable[PodRecord]) -> PodCounts:
             totals[_TOTALS.get(phase, _UNKNOWN)] += number
         by_task[task] = dict(sorted(phases.items()))
     pending, running, succeeded, failed, terminating, unknown = totals
-    return PodCounts(pending, running, succeeded, failed, terminating, unknown, by_task)
+    return PodCounts(pending, running, succeeded, failed, terminating, unknown, by_task, stray)
 
 
 def counts_of(state: JobState) -> PodCounts:
     """The pods of `state` counted: as kept, or counted now for a state that kept none."""
     counts = state.counts
-    return counts if counts is not None else count_pods(state.pods.values())
+    return counts if counts is not None else count_pods(state.pods.values(), state.replicas.by_task)
 
 
 def with_pods(
@@ -70,32 +72,49 @@ def with_pods(
     """`state` with `pods`, which differ from its pods by `changes`: its counts follow the
     changes (a task's entries copied) instead of the pods being counted again."""
     counts = state.counts
+    replicas = state.replicas.by_task
     if counts is None:
-        return replace(state, pods=pods, counts=count_pods(pods.values()))
+        return replace(state, pods=pods, counts=count_pods(pods.values(), replicas))
     for old, new in changes:
-        counts = moved(counts, old, new)
+        counts = moved(counts, old, new, replicas)
     return replace(state, pods=pods, counts=counts)
 
 
-def moved(counts: PodCounts, old: PodRecord | None, new: PodRecord | None) -> PodCounts:
+def with_replicas(state: JobState, replicas: Replicas) -> JobState:
+    """`state` with `replicas`: which pods are strays is judged again."""
+    counts = state.counts
+    if counts is not None:
+        wanted = replicas.by_task
+        stray = sum(1 for pod in state.pods.values() if pod.index >= wanted.get(pod.task, 0))
+        if stray != counts.stray:
+            counts = replace(counts, stray=stray)
+    return replace(state, replicas=replicas, counts=counts)
+
+
+def moved(
+    counts: PodCounts, old: PodRecord | None, new: PodRecord | None, replicas: Mapping[str, int]
+) -> PodCounts:
     """`counts` after one pod's record went from `old` to `new` (None: no such pod); the
     same object for a change the counts do not see (a restart, a node, readiness).
 
     On the path of every pod change, so written out: `old` is counted out, then `new`
     counted in; a task's entry is copied once, and dropped once empty."""
-    if old is not None and new is not None:
+    if old is not None and new is not None and old.task == new.task and old.index == new.index:
         if old.deleting or new.deleting:
             if old.deleting and new.deleting:
                 return counts
-        elif old.task == new.task and (old.phase or _PENDING) == (new.phase or _PENDING):
+        elif (old.phase or _PENDING) == (new.phase or _PENDING):
             return counts
     totals = [counts.pending, counts.running, counts.succeeded, counts.failed]
     totals += (counts.terminating, counts.unknown)
+    stray = counts.stray
     by_task = counts.by_task.copy()
     copied = None  # the task whose entry is this move's copy
     for pod, n in ((old, -1), (new, 1)):
         if pod is None:
             continue
+        if pod.index >= replicas.get(pod.task, 0):
+            stray += n
         if pod.deleting:
             totals[_TERMINATING] += n
             continue
@@ -118,7 +137,7 @@ def moved(counts: PodCounts, old: PodRecord | None, new: PodRecord | None) -> Po
         else:
             phases[phase] = number
     pending, running, succeeded, failed, terminating, unknown = totals
-    return PodCounts(pending, running, succeeded, failed, terminating, unknown, by_task)
+    return PodCounts(pending, running, succeeded, failed, terminating, unknown, by_task, stray)
 
 
 #: phases whose every status change is stamped with a new `lastTransitionTime`, as

@@ -15,7 +15,12 @@ import msgspec
 from msgspec.structs import replace
 
 from lavalog.controller.decider.core import refused_creates
-from lavalog.controller.decider.core.counts import PodChange, append_condition, with_pods
+from lavalog.controller.decider.core.counts import (
+    PodChange,
+    append_condition,
+    with_pods,
+    with_replicas,
+)
 from lavalog.controller.decider.core.state import (
     COMMAND_MEMORY,
     JobState,
@@ -93,10 +98,9 @@ def _job_observed(state: JobState, event: JobObserved) -> JobState:
 
 def _job_admitted(state: JobState, event: JobAdmitted) -> JobState:
     return replace(
-        state,
+        with_replicas(state, Replicas.of(event.spec)),
         generation=event.generation,
         spec=event.spec,
-        replicas=Replicas.of(event.spec),
         exit_codes=event.exit_codes or {},
         restart_backoff=event.restart_backoff or None,
         uncounted_disruptions=event.uncounted_disruptions or None,

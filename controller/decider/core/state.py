@@ -79,6 +79,9 @@ class PodCounts(msgspec.Struct, frozen=True, omit_defaults=True):
     unknown: int = 0
     #: task -> pod phase -> pods (terminating pods are in no task)
     by_task: dict[str, dict[str, int]] = {}
+    #: pods, terminating or not, whose index is not below their task's replicas: what a
+    #: sync kills when a task is scaled down (none: no pass over the pods to find them)
+    stray: int = 0
 
     @property
     def alive(self) -> int:

@@ -83,7 +83,7 @@ def log_of(moves: list[tuple[Any, ...]], *, taken_over: bool) -> JobScript:
 
 
 def assert_counted(state: JobState) -> None:
-    counted = count_pods(state.pods.values())
+    counted = count_pods(state.pods.values(), state.replicas.by_task)
     if state.pods:
         assert state.counts == counted  # kept, not counted on demand
     counts = counts_of(state)
@@ -142,7 +142,8 @@ def test_a_snapshot_written_before_counts_were_kept_is_counted_and_decides_the_s
     after_old, decided_old = step(old, failed)
     after_new, decided_new = step(state, failed)
     assert decided_old == decided_new
-    assert after_old.counts == after_new.counts == count_pods(after_new.pods.values())
+    recounted = count_pods(after_new.pods.values(), after_new.replicas.by_task)
+    assert after_old.counts == after_new.counts == recounted
 
 
 def test_a_change_the_counts_do_not_see_keeps_the_same_counts():

@@ -75,9 +75,7 @@ def with_pods(
     replicas = state.replicas.by_task
     if counts is None:
         return replace(state, pods=pods, counts=count_pods(pods.values(), replicas))
-    for old, new in changes:
-        counts = moved(counts, old, new, replicas)
-    return replace(state, pods=pods, counts=counts)
+    return replace(state, pods=pods, counts=moved(counts, changes, replicas))
 
 
 def with_replicas(state: JobState, replicas: Replicas) -> JobState:
@@ -92,50 +90,59 @@ def with_replicas(state: JobState, replicas: Replicas) -> JobState:
 
 
 def moved(
-    counts: PodCounts, old: PodRecord | None, new: PodRecord | None, replicas: Mapping[str, int]
+    counts: PodCounts, changes: Iterable[PodChange], replicas: Mapping[str, int]
 ) -> PodCounts:
-    """`counts` after one pod's record went from `old` to `new` (None: no such pod); the
-    same object for a change the counts do not see (a restart, a node, readiness).
+    """`counts` after `changes`; the same object when the counts see none of them (a
+    restart, a node, readiness).
 
-    On the path of every pod change, so written out: `old` is counted out, then `new`
-    counted in; a task's entry is copied once, and dropped once empty."""
-    if old is not None and new is not None and old.task == new.task and old.index == new.index:
-        if old.deleting or new.deleting:
-            if old.deleting and new.deleting:
-                return counts
-        elif (old.phase or _PENDING) == (new.phase or _PENDING):
-            return counts
-    totals = [counts.pending, counts.running, counts.succeeded, counts.failed]
-    totals += (counts.terminating, counts.unknown)
+    On the path of every pod change, so written out: each change counts its `old` out and
+    its `new` in, all of them in one copy of the counts (a task's entry copied once,
+    dropped once empty)."""
+    totals: list[int] | None = None
     stray = counts.stray
-    by_task = counts.by_task.copy()
-    copied = None  # the task whose entry is this move's copy
-    for pod, n in ((old, -1), (new, 1)):
-        if pod is None:
-            continue
-        if pod.index >= replicas.get(pod.task, 0):
-            stray += n
-        if pod.deleting:
-            totals[_TERMINATING] += n
-            continue
-        phase = pod.phase or _PENDING
-        totals[_TOTALS.get(phase, _UNKNOWN)] += n
-        task = pod.task
-        phases = by_task.get(task)
-        if task != copied or phases is None:
-            phases = by_task[task] = phases.copy() if phases is not None else {}
-            copied = task
-        number = phases.get(phase, 0) + n
-        if not number:
-            if len(phases) > 1:
-                del phases[phase]
+    by_task = counts.by_task
+    copied: set[str] = set()
+    for old, new in changes:
+        if old is not None and new is not None and old.task == new.task and old.index == new.index:
+            if old.deleting or new.deleting:
+                if old.deleting and new.deleting:
+                    continue
+            elif (old.phase or _PENDING) == (new.phase or _PENDING):
+                continue
+        if totals is None:
+            totals = [counts.pending, counts.running, counts.succeeded, counts.failed]
+            totals += (counts.terminating, counts.unknown)
+            by_task = by_task.copy()
+        for pod, n in ((old, -1), (new, 1)):
+            if pod is None:
+                continue
+            if pod.index >= replicas.get(pod.task, 0):
+                stray += n
+            if pod.deleting:
+                totals[_TERMINATING] += n
+                continue
+            phase = pod.phase or _PENDING
+            totals[_TOTALS.get(phase, _UNKNOWN)] += n
+            task = pod.task
+            phases = by_task.get(task)
+            if task not in copied:
+                phases = by_task[task] = phases.copy() if phases is not None else {}
+                copied.add(task)
+            elif phases is None:
+                phases = by_task[task] = {}
+            number = phases.get(phase, 0) + n
+            if not number:
+                if len(phases) > 1:
+                    del phases[phase]
+                else:
+                    del by_task[task]
+            elif number == n:  # a phase new to the task: the phases stay in order
+                phases[phase] = number
+                by_task[task] = phases = dict(sorted(phases.items()))
             else:
-                del by_task[task]
-        elif number == n:  # a phase new to the task: the phases stay in order
-            phases[phase] = number
-            by_task[task] = phases = dict(sorted(phases.items()))
-        else:
-            phases[phase] = number
+                phases[phase] = number
+    if totals is None:
+        return counts
     pending, running, succeeded, failed, terminating, unknown = totals
     return PodCounts(pending, running, succeeded, failed, terminating, unknown, by_task, stray)
 

@@ -84,7 +84,7 @@ def until_running(workers: int) -> int:
     return 2 + 2 * (1 + workers)
 
 
-def job_lifecycle(index: int, length: int, workers: int) -> Iterator[bytes]:
+def job_lifecycle(index: int, length: int, workers: int = WORKERS) -> Iterator[bytes]:
     script = lifecycle_script(f"train-{index}", f"team-{index % 50}", length, workers=workers)
     yield from (encode(event) for event in script.events)
 

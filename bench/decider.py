@@ -1,9 +1,10 @@
 """Decider throughput: decode + decide + evolve over a generated log, beside decoding alone.
 
-    python bench/decider.py [--events 1000000] [--jobs 10000] [--profile 20] [--memory]
+    python bench/decider.py [--events 1000000] [--jobs 10000] [--workers 3] [--profile 20]
 
-The log interleaves many jobs, each running a ps/worker lifecycle whose workers fail and
-are restarted (RestartTask) until they succeed, as a busy cluster would report it. The
+The log interleaves many jobs, each running a ps/worker lifecycle (one ps, `--workers`
+workers) whose workers fail and are restarted (RestartTask) until they succeed, as a busy
+cluster would report it. The
 baseline is msgspec decoding of the same messages: the ratio says how much the state
 machine costs on top of reading its input. Target (docs/benchmarks.md): >= 200,000 events/s.
 
@@ -34,10 +35,11 @@ from lavalog.events.codec import decode_observation, encode
 from lavalog.events.observations import AnyObservation
 from tests.scenarios import JobScript
 
-TASKS = {"ps": 1, "worker": 3}
+#: workers per job unless told: 4 pods a job
+WORKERS = 3
 
 
-def job_spec() -> dict[str, Any]:
+def job_spec(workers: int = WORKERS) -> dict[str, Any]:
     def task(name: str, replicas: int, **extra: Any) -> dict[str, Any]:
         container = {"name": name, "image": "trainer"}
         return {
@@ -48,46 +50,49 @@ def job_spec() -> dict[str, Any]:
         }
 
     return {
-        "minAvailable": 4,
+        "minAvailable": 1 + workers,
         "maxRetry": 1000,
         "tasks": [
             task("ps", 1),
-            task("worker", 3, policies=[{"event": "PodFailed", "action": "RestartTask"}]),
+            task("worker", workers, policies=[{"event": "PodFailed", "action": "RestartTask"}]),
         ],
     }
 
 
-def lifecycle_script(name: str, namespace: str, length: int, uid: str | None = None) -> JobScript:
+def lifecycle_script(
+    name: str, namespace: str, length: int, uid: str | None = None, *, workers: int = WORKERS
+) -> JobScript:
     """About `length` observations of one job: start, fail/restart cycles, finish."""
-    script = JobScript(name, job_spec(), namespace=namespace, uid=uid)
+    script = JobScript(name, job_spec(workers), namespace=namespace, uid=uid)
     script.submit().podgroup("Inqueue")
-    for task, replicas in TASKS.items():
+    for task, replicas in (("ps", 1), ("worker", workers)):
         script.pods(task, replicas, "Pending").pods(task, replicas, "Running")
-    while len(script.events) < length - 8:
+    while len(script.events) < length - 2 * workers - 2:
         script.after(30).pod("worker", 1, "Failed", exit_code=1)
-        for worker in range(3):
+        for worker in range(workers):
             script.pod("worker", worker, "Running" if worker != 1 else "Failed", deleting=True)
-        for worker in range(3):
+        for worker in range(workers):
             script.pod_deleted("worker", worker)
-        script.pods("worker", 3, "Pending").pods("worker", 3, "Running")
-    script.after(60).pods("worker", 3, "Succeeded").pods("ps", 1, "Succeeded")
+        script.pods("worker", workers, "Pending").pods("worker", workers, "Running")
+    script.after(60).pods("worker", workers, "Succeeded").pods("ps", 1, "Succeeded")
     return script
 
 
-#: the observations of a lifecycle until all its pods run: the Job, its PodGroup, and each
-#: pod Pending and Running
-UNTIL_RUNNING = 2 + 2 * sum(TASKS.values())
+def until_running(workers: int) -> int:
+    """The observations of a lifecycle until all its pods run: the Job, its PodGroup, and
+    each pod Pending and Running."""
+    return 2 + 2 * (1 + workers)
 
 
-def job_lifecycle(index: int, length: int) -> Iterator[bytes]:
-    script = lifecycle_script(f"train-{index}", f"team-{index % 50}", length)
+def job_lifecycle(index: int, length: int, workers: int = WORKERS) -> Iterator[bytes]:
+    script = lifecycle_script(f"train-{index}", f"team-{index % 50}", length, workers=workers)
     yield from (encode(event) for event in script.events)
 
 
-def generate(events: int, jobs: int) -> list[bytes]:
+def generate(events: int, jobs: int, workers: int = WORKERS) -> list[bytes]:
     """Round-robin interleaving of `jobs` lifecycles: a realistic partition of the log."""
     per_job = events // jobs
-    streams = [job_lifecycle(index, per_job) for index in range(jobs)]
+    streams = [job_lifecycle(index, per_job, workers) for index in range(jobs)]
     messages: list[bytes] = []
     for batch in itertools.zip_longest(*streams):
         messages.extend(message for message in batch if message is not None)
@@ -118,7 +123,7 @@ def decide_all(messages: list[bytes]) -> tuple[float, int]:
 
 
 def held_bytes(
-    states: MutableMapping[str, JobState], logs: list[list[AnyObservation]]
+    states: MutableMapping[str, JobState], logs: list[list[AnyObservation]], workers: int
 ) -> tuple[int, int]:
     """Bytes the states take once every job runs, and once every job has finished: each
     job's log decided to its last pod Running, then to its end."""
@@ -126,7 +131,8 @@ def held_bytes(
     tracemalloc.start()
     try:
         held = []
-        for part in (slice(None, UNTIL_RUNNING), slice(UNTIL_RUNNING, None)):
+        running = until_running(workers)
+        for part in (slice(None, running), slice(running, None)):
             for events in logs:
                 for observation in events[part]:
                     state = states.get(observation.key) or initial_state(observation.key)
@@ -138,14 +144,17 @@ def held_bytes(
     return held[0], held[1]
 
 
-def memory(jobs: int, per_job: int) -> None:
-    logs = [list(lifecycle_script(f"train-{i}", "team", per_job).events) for i in range(jobs)]
-    assert all(len(events) > UNTIL_RUNNING for events in logs)
+def memory(jobs: int, per_job: int, workers: int) -> None:
+    logs = [
+        list(lifecycle_script(f"train-{i}", "team", per_job, workers=workers).events)
+        for i in range(jobs)
+    ]
+    assert all(len(events) > until_running(workers) for events in logs)
     rows = [("JobStates (finished jobs frozen)", JobStates()), ("dict (baseline)", {})]
     print(f"decider state, {jobs:,} jobs of {per_job} observations, bytes per 1,000 jobs:")
     print(f"{'':<34}{'all Running':>14}{'all finished':>14}")
     for name, states in rows:
-        running, finished = held_bytes(states, logs)
+        running, finished = held_bytes(states, logs, workers)
         print(f"{name:<34}{running * 1000 / jobs:>14,.0f}{finished * 1000 / jobs:>14,.0f}")
 
 
@@ -153,6 +162,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--jobs", type=int, default=10_000)
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=WORKERS,
+        help="workers per job, beside its one ps (what grows with the pods per job)",
+    )
     parser.add_argument(
         "--profile",
         type=int,
@@ -175,11 +190,11 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.memory:
-        memory(args.jobs, args.events // args.jobs)
+        memory(args.jobs, args.events // args.jobs, args.workers)
         return
 
     started = time.perf_counter()
-    messages = generate(args.events, args.jobs)
+    messages = generate(args.events, args.jobs, args.workers)
     if args.only == "decode":
         decode_only(messages)
         return

@@ -3,45 +3,46 @@ with their meaning in Volcano: see `job_status`).
 
 Counted as Volcano's syncJob/killJob count them: a pod being deleted is `terminating`
 whatever its phase; a pod requested but not yet seen counts as Pending (it is created
-Pending); `taskStatusCount` leaves terminating pods out.
+Pending); `taskStatusCount` leaves terminating pods out. The counts are kept in the state
+and moved by each change to its pods (`with_pods`), so that a status written for a job of
+many pods does not count them all again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
-import msgspec
 from msgspec.structs import replace
 
-from lavalog.controller.decider.core.state import JobState, PodRecord
+from lavalog.controller.decider.core.state import JobState, PodCounts, PodRecord, Replicas
 from lavalog.events.timestamps import to_rfc3339
 from lavalog.events.volcano.api import JobCondition, JobPhase, JobStatus, PodPhase, TaskState
 from lavalog.events.volcano.api import JobState as StatusState
 
+#: the phases the totals have a field for; any other one (Unknown) counts as `unknown`
+_TOTALS: dict[str, int] = {
+    PodPhase.PENDING: 0,
+    PodPhase.RUNNING: 1,
+    PodPhase.SUCCEEDED: 2,
+    PodPhase.FAILED: 3,
+}
+_TERMINATING, _UNKNOWN = 4, 5
+_PENDING: str = PodPhase.PENDING
 
-class PodCounts(msgspec.Struct, frozen=True):
-    pending: int = 0
-    running: int = 0
-    succeeded: int = 0
-    failed: int = 0
-    terminating: int = 0
-    unknown: int = 0
-    #: task -> pod phase -> pods
-    by_task: dict[str, dict[str, int]] = {}
-
-    @property
-    def alive(self) -> int:
-        """Pods not yet finished: what Aborting/Completing/Terminating wait for."""
-        return self.pending + self.running + self.terminating
+#: one pod's record before and after a change; None where there is none
+PodChange = tuple[PodRecord | None, PodRecord | None]
 
 
-def count_pods(pods: Iterable[PodRecord]) -> PodCounts:
+def count_pods(pods: Iterable[PodRecord], replicas: Mapping[str, int]) -> PodCounts:
     """One pass over the pods counting by task and phase; the totals are summed per task
-    afterwards (a job has few tasks and many pods). A task's phases are in the order the
-    pods, in the state's order, first show them: `taskStatusCount` is written so."""
-    terminating = 0
+    afterwards (a job has few tasks and many pods). A task's phases are in their sorted
+    order, the order Volcano's status has them in (Go writes a map's keys sorted), and so
+    whatever order the pods changed in. `replicas`: the admitted spec's, by task."""
+    terminating = stray = 0
     by_task: dict[str, dict[str, int]] = {}
     for pod in pods:
+        if pod.index >= replicas.get(pod.task, 0):
+            stray += 1
         if pod.deleting:
             terminating += 1
             continue
@@ -50,20 +51,100 @@ def count_pods(pods: Iterable[PodRecord]) -> PodCounts:
             phases = by_task[pod.task] = {}
         phase = pod.phase or PodPhase.PENDING
         phases[phase] = phases.get(phase, 0) + 1
-    pending = running = succeeded = failed = unknown = 0
-    for phases in by_task.values():
+    totals = [0, 0, 0, 0, terminating, 0]
+    for task, phases in by_task.items():
         for phase, number in phases.items():
-            if phase == PodPhase.RUNNING:
-                running += number
-            elif phase == PodPhase.PENDING:
-                pending += number
-            elif phase == PodPhase.SUCCEEDED:
-                succeeded += number
-            elif phase == PodPhase.FAILED:
-                failed += number
+            totals[_TOTALS.get(phase, _UNKNOWN)] += number
+        by_task[task] = dict(sorted(phases.items()))
+    pending, running, succeeded, failed, terminating, unknown = totals
+    return PodCounts(pending, running, succeeded, failed, terminating, unknown, by_task, stray)
+
+
+def counts_of(state: JobState) -> PodCounts:
+    """The pods of `state` counted: as kept, or counted now for a state that kept none."""
+    counts = state.counts
+    return counts if counts is not None else count_pods(state.pods.values(), state.replicas.by_task)
+
+
+def with_pods(
+    state: JobState, pods: dict[str, PodRecord], changes: Iterable[PodChange]
+) -> JobState:
+    """`state` with `pods`, which differ from its pods by `changes`: its counts follow the
+    changes (a task's entries copied) instead of the pods being counted again."""
+    counts = state.counts
+    replicas = state.replicas.by_task
+    if counts is None:
+        return replace(state, pods=pods, counts=count_pods(pods.values(), replicas))
+    return replace(state, pods=pods, counts=moved(counts, changes, replicas))
+
+
+def with_replicas(state: JobState, replicas: Replicas) -> JobState:
+    """`state` with `replicas`: which pods are strays is judged again."""
+    counts = state.counts
+    if counts is not None:
+        wanted = replicas.by_task
+        stray = sum(1 for pod in state.pods.values() if pod.index >= wanted.get(pod.task, 0))
+        if stray != counts.stray:
+            counts = replace(counts, stray=stray)
+    return replace(state, replicas=replicas, counts=counts)
+
+
+def moved(
+    counts: PodCounts, changes: Iterable[PodChange], replicas: Mapping[str, int]
+) -> PodCounts:
+    """`counts` after `changes`; the same object when the counts see none of them (a
+    restart, a node, readiness).
+
+    On the path of every pod change, so written out: each change counts its `old` out and
+    its `new` in, all of them in one copy of the counts (a task's entry copied once,
+    dropped once empty)."""
+    totals: list[int] | None = None
+    stray = counts.stray
+    by_task = counts.by_task
+    copied: set[str] = set()
+    for old, new in changes:
+        if old is not None and new is not None and old.task == new.task and old.index == new.index:
+            if old.deleting or new.deleting:
+                if old.deleting and new.deleting:
+                    continue
+            elif (old.phase or _PENDING) == (new.phase or _PENDING):
+                continue
+        if totals is None:
+            totals = [counts.pending, counts.running, counts.succeeded, counts.failed]
+            totals += (counts.terminating, counts.unknown)
+            by_task = by_task.copy()
+        for pod, n in ((old, -1), (new, 1)):
+            if pod is None:
+                continue
+            if pod.index >= replicas.get(pod.task, 0):
+                stray += n
+            if pod.deleting:
+                totals[_TERMINATING] += n
+                continue
+            phase = pod.phase or _PENDING
+            totals[_TOTALS.get(phase, _UNKNOWN)] += n
+            task = pod.task
+            phases = by_task.get(task)
+            if task not in copied:
+                phases = by_task[task] = phases.copy() if phases is not None else {}
+                copied.add(task)
+            elif phases is None:
+                phases = by_task[task] = {}
+            number = phases.get(phase, 0) + n
+            if not number:
+                if len(phases) > 1:
+                    del phases[phase]
+                else:
+                    del by_task[task]
+            elif number == n:  # a phase new to the task: the phases stay in order
+                phases[phase] = number
+                by_task[task] = phases = dict(sorted(phases.items()))
             else:
-                unknown += number
-    return PodCounts(pending, running, succeeded, failed, terminating, unknown, by_task)
+                phases[phase] = number
+    if totals is None:
+        return counts
+    pending, running, succeeded, failed, terminating, unknown = totals
+    return PodCounts(pending, running, succeeded, failed, terminating, unknown, by_task, stray)
 
 
 #: phases whose every status change is stamped with a new `lastTransitionTime`, as

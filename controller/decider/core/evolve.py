@@ -15,7 +15,12 @@ import msgspec
 from msgspec.structs import replace
 
 from lavalog.controller.decider.core import refused_creates
-from lavalog.controller.decider.core.counts import append_condition
+from lavalog.controller.decider.core.counts import (
+    PodChange,
+    append_condition,
+    with_pods,
+    with_replicas,
+)
 from lavalog.controller.decider.core.state import (
     COMMAND_MEMORY,
     JobState,
@@ -93,10 +98,9 @@ def _job_observed(state: JobState, event: JobObserved) -> JobState:
 
 def _job_admitted(state: JobState, event: JobAdmitted) -> JobState:
     return replace(
-        state,
+        with_replicas(state, Replicas.of(event.spec)),
         generation=event.generation,
         spec=event.spec,
-        replicas=Replicas.of(event.spec),
         exit_codes=event.exit_codes or {},
         restart_backoff=event.restart_backoff or None,
         uncounted_disruptions=event.uncounted_disruptions or None,
@@ -123,11 +127,13 @@ _PHASE_ORDER: dict[str, int] = {
 }
 
 
-def _is_stale(known: PodRecord | None, event: PodObserved) -> bool:
+def is_stale(known: PodRecord | None, event: PodObserved) -> bool:
     """Whether `event` shows the pod `known` in a phase it has already left: a fact
     published again late (a watcher that lost its Lease, a relist racing a watch). The pod
-    keeps its newer state and the observation decides nothing, so a late copy of an earlier
-    fact cannot undo the later one (nor differ from an audit that reads each fact once)."""
+    keeps its newer state and the observation is no event (`triggers`), so a late copy of an
+    earlier fact cannot undo the later one (nor differ from an audit that reads each fact
+    once): Volcano's informer hands `updatePod` each pod's versions in order, never an
+    older one after a newer."""
     if known is None or known.uid != event.pod_uid:
         return False
     then, now = _PHASE_ORDER.get(known.phase), _PHASE_ORDER.get(event.phase)
@@ -136,7 +142,7 @@ def _is_stale(known: PodRecord | None, event: PodObserved) -> bool:
 
 def _pod_observed(state: JobState, event: PodObserved) -> JobState:
     known = state.pods.get(event.pod)
-    if _is_stale(known, event):
+    if is_stale(known, event):
         return state
     same = known is not None and known.uid in ("", event.pod_uid)
     killed = same and known is not None and known.killed
@@ -160,7 +166,7 @@ def _pod_observed(state: JobState, event: PodObserved) -> JobState:
     )
     if record == known:
         return state  # seen again as it was: the state is not copied
-    return replace(state, pods={**state.pods, event.pod: record})
+    return with_pods(state, {**state.pods, event.pod: record}, ((known, record),))
 
 
 def _restarts(event: PodObserved) -> int:
@@ -175,8 +181,7 @@ def _pod_deleted(state: JobState, event: PodDeleted) -> JobState:
     if known is None or known.uid not in ("", event.pod_uid):
         return state
     pods = dict(state.pods)
-    _forget(state, pods, known)
-    return replace(state, pods=pods)
+    return with_pods(state, pods, _forget(state, pods, known))
 
 
 def _pods_listed(state: JobState, event: PodsListed) -> JobState:
@@ -188,20 +193,22 @@ def _pods_listed(state: JobState, event: PodsListed) -> JobState:
     if not gone:
         return state
     pods = dict(state.pods)
-    for pod in gone:
-        _forget(state, pods, pod)
-    return replace(state, pods=pods)
+    changes = [change for pod in gone for change in _forget(state, pods, pod)]
+    return with_pods(state, pods, changes)
 
 
-def _forget(state: JobState, pods: dict[str, PodRecord], gone: PodRecord) -> None:
+def _forget(state: JobState, pods: dict[str, PodRecord], gone: PodRecord) -> list[PodChange]:
     """Take a pod that is gone out of `pods`; one the actuator replaces (PodsReplace) comes
     back as requested, last, as the sync its deletion causes would have asked for it, unless
     the job has moved to another version since (the actuator then does not create it)."""
     del pods[gone.name]
-    if gone.replacement_version is not None and gone.replacement_version == state.version:
-        pods[gone.name] = PodRecord(
-            name=gone.name, task=gone.task, index=gone.index, version=gone.replacement_version
-        )
+    if gone.replacement_version is None or gone.replacement_version != state.version:
+        return [(gone, None)]
+    again = PodRecord(
+        name=gone.name, task=gone.task, index=gone.index, version=gone.replacement_version
+    )
+    pods[gone.name] = again
+    return [(gone, again)]
 
 
 def _podgroup_observed(state: JobState, event: PodGroupObserved) -> JobState:
@@ -281,35 +288,41 @@ def _resources_deleted(state: JobState, event: PluginResourcesDelete) -> JobStat
 
 def _pods_create(state: JobState, event: PodsCreate) -> JobState:
     pods = dict(state.pods)
+    changes: list[PodChange] = []
     for ref in event.pods:
-        pods[ref.name] = PodRecord(
-            name=ref.name, task=ref.task, index=ref.index, version=event.job_version
-        )
-    return replace(state, pods=pods)
+        record = PodRecord(name=ref.name, task=ref.task, index=ref.index, version=event.job_version)
+        changes.append((pods.get(ref.name), record))
+        pods[ref.name] = record
+    return with_pods(state, pods, changes)
 
 
 def _pods_kill(state: JobState, event: PodsKill) -> JobState:
     pods = dict(state.pods)
+    changes: list[PodChange] = []
     for ref in event.pods:
         record = pods.get(ref.name)
         if record is None:
             continue
         if record.observed:
-            pods[ref.name] = replace(record, deleting=True, killed=True)
+            killed = pods[ref.name] = replace(record, deleting=True, killed=True)
+            changes.append((record, killed))
         else:
             del pods[ref.name]  # never seen: nothing will report its deletion
-    return replace(state, pods=pods)
+            changes.append((record, None))
+    return with_pods(state, pods, changes)
 
 
 def _pods_replace(state: JobState, event: PodsReplace) -> JobState:
     pods = dict(state.pods)
+    changes: list[PodChange] = []
     for ref in event.pods:
         record = pods.get(ref.name)
         if record is not None:
-            pods[ref.name] = replace(
+            going = pods[ref.name] = replace(
                 record, deleting=True, killed=True, replacement_version=event.job_version
             )
-    return replace(state, pods=pods)
+            changes.append((record, going))
+    return with_pods(state, pods, changes)
 
 
 def _status_write(state: JobState, event: StatusWrite) -> JobState:

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from lavalog.controller.decider.core.counts import PodCounts
 from lavalog.controller.decider.core.request import ActionRequest
-from lavalog.controller.decider.core.state import JobState, PodRecord
+from lavalog.controller.decider.core.state import JobState, PodCounts, PodRecord
 from lavalog.controller.decider.core.step import Step
 from lavalog.controller.decider.core.transitions import CREATING_PHASES, Transition, enter_phase
 from lavalog.events.decisions import (
@@ -191,17 +190,19 @@ def _emit_podgroup(step: Step) -> None:
 
 def _reconcile_pods(step: Step, spec: JobSpec) -> None:
     """Kill pods beyond a task's replicas (scale down); create the missing ones once the
-    PodGroup is admitted. One pass over the pods finds both: when every pod fills a
-    distinct wanted slot and their number is the replica total, nothing is missing."""
+    PodGroup is admitted. When every pod fills a distinct wanted slot and their number is
+    the replica total, nothing is missing; the pods are gone through only when some are
+    strays (beyond their task's replicas, which the counts keep)."""
     state = step.state
-    replicas = state.replicas.by_task
     surplus: list[PodRecord] = []
-    filled = 0
-    for pod in state.pods.values():
-        if pod.index < replicas.get(pod.task, 0):
-            filled += 1
-        elif not pod.deleting:
-            surplus.append(pod)
+    filled = len(state.pods)
+    if step.counts().stray:
+        replicas = state.replicas.by_task
+        for pod in state.pods.values():
+            if pod.index >= replicas.get(pod.task, 0):
+                filled -= 1
+                if not pod.deleting:
+                    surplus.append(pod)
     podgroup = state.podgroup
     admitted = podgroup is not None and podgroup.phase not in ("", "Pending")
     if filled < state.replicas.total and podgroup is not None and admitted:

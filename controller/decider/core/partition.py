@@ -70,7 +70,8 @@ class PartitionDecider:
                 records.append((key, None))
             else:
                 records.append((key, JobSnapshot(offset=next_offset, state=state)))
-        records.append((CHECKPOINT_KEY, Checkpoint(offset=next_offset)))
+        checkpoint = Checkpoint.at(next_offset, settled=self.states.settled_count > 0)
+        records.append((CHECKPOINT_KEY, checkpoint))
         self._dirty.clear()
         self._reflects = {key: at for key, at in self._reflects.items() if at > next_offset}
         return records

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
+from lavalog.controller.decider.core.counts import with_pods
 from lavalog.controller.decider.core.state import JobState, RefusedCreates
 from lavalog.events.observations import CreateFailed
 
@@ -26,12 +27,14 @@ def fold(state: JobState, event: CreateFailed) -> JobState:
     if before is not None and event.decision in before.decisions:
         return state  # the same refusal published again (the actuator repeated a decision)
     if event.object_kind == _POD:
-        pods = {
+        asked = {
             name: pod
             for name, pod in state.pods.items()
-            if name not in event.names or pod.observed or pod.version != event.job_version
+            if name in event.names and not pod.observed and pod.version == event.job_version
         }
-        state = replace(state, pods=pods)
+        if asked:
+            pods = {name: pod for name, pod in state.pods.items() if name not in asked}
+            state = with_pods(state, pods, [(pod, None) for pod in asked.values()])
         if event.job_version != state.version:
             return state  # of an earlier run: nothing to retry
     elif state.podgroup is not None and not state.podgroup.uid:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from msgspec import structs
 
+from lavalog.controller.decider.core.counts import with_pods
 from lavalog.controller.decider.core.evolve import evolve
 from lavalog.controller.decider.core.operations import TARGET_KILLS
 from lavalog.controller.decider.core.phases import restarting
@@ -89,7 +90,8 @@ def as_deleted_first(step: Step) -> JobState:
     observation = step.observation
     assert isinstance(observation, PodObserved), "only a pod's observation shows its replacement"
     replaced = step.before.pods[observation.pod]
-    state = structs.replace(step.state, pods={**step.state.pods, observation.pod: replaced})
+    pods = {**step.state.pods, observation.pod: replaced}
+    state = with_pods(step.state, pods, ((step.state.pods.get(observation.pod), replaced),))
     return evolve(state, _deletion(state, replaced, observation.id, step.now))
 
 

@@ -22,14 +22,14 @@ from collections.abc import Iterator, MutableMapping
 
 import msgspec
 
-from lavalog.controller.decider.core.state import JobState
-from lavalog.events.volcano.api import JobPhase, PodPhase
+from lavalog.controller.decider.core.counts import counts_of
+from lavalog.controller.decider.core.state import JobState, PodCounts
+from lavalog.events.volcano.api import JobPhase
 
 #: phases no pod runs in again unless a Command (ResumeJob on Aborted) says so
 _SETTLING_PHASES = frozenset(
     {JobPhase.COMPLETED, JobPhase.FAILED, JobPhase.TERMINATED, JobPhase.ABORTED}
 )
-_ENDED_PODS = frozenset({PodPhase.SUCCEEDED, PodPhase.FAILED})
 
 _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(JobState)
@@ -45,8 +45,13 @@ def settled(state: JobState) -> bool:
         and not state.deferred_actions
         and not state.pods_unknown
         and not state.early
-        and all(pod.phase in _ENDED_PODS and not pod.deleting for pod in state.pods.values())
+        and _all_pods_ended(counts_of(state))
     )
+
+
+def _all_pods_ended(counts: PodCounts) -> bool:
+    """Every pod Succeeded or Failed, none being deleted (or asked for: counted Pending)."""
+    return not (counts.pending or counts.running or counts.unknown or counts.terminating)
 
 
 def freeze(state: JobState) -> bytes:

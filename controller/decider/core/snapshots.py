@@ -8,6 +8,12 @@ snapshot was taken at. Restoring replays from the last checkpoint; a job whose r
 newer than it (a snapshot cut short by a crash) skips the events it already reflects.
 A settled job (`settled`) is written as its compact record and restored without being
 decoded until a fact about it comes.
+
+Rolling back to a controller that knows no settled records is safe: such a reader skips
+records it cannot decode and replays from the checkpoint's `offset`, so while settled
+records are on the topic that offset is 0 (the log from its start rebuilds the settled
+jobs; below the group's committed offset nothing is decided again), and the offset the
+snapshot was taken at is in `taken_at`, which it does not read.
 """
 
 from __future__ import annotations
@@ -35,7 +41,21 @@ class SettledJobSnapshot(msgspec.Struct, frozen=True, tag="settled"):
 
 
 class Checkpoint(msgspec.Struct, frozen=True, tag="checkpoint"):
+    #: where a reader that cannot read settled records replays from (see the module)
     offset: int
+    #: the input offset the snapshot was taken at; None in a checkpoint written before
+    #: settled records (then it is `offset`)
+    taken_at: int | None = None
+
+    @classmethod
+    def at(cls, offset: int, *, settled: bool) -> Checkpoint:
+        """The checkpoint of a snapshot taken at `offset`, of a partition that holds
+        settled records on the topic or not."""
+        return cls(offset=0 if settled else offset, taken_at=offset)
+
+    @property
+    def replay_from(self) -> int:
+        return self.offset if self.taken_at is None else self.taken_at
 
 
 SnapshotRecord = JobSnapshot | SettledJobSnapshot | Checkpoint
@@ -79,7 +99,7 @@ def restore(records: Iterable[tuple[str, bytes | None]]) -> Restored:
             restored.skipped += 1
             continue
         if isinstance(record, Checkpoint):
-            restored.checkpoint = record.offset
+            restored.checkpoint = record.replay_from
             continue
         if isinstance(record, SettledJobSnapshot):
             restored.states.put_frozen(key, record.frozen)

@@ -2,8 +2,9 @@
 
 Frozen Structs: `evolve` returns new values and never mutates, so a state can be kept,
 compared and replayed. Pods are keyed by name; a record without a uid is a pod the
-decider asked for and has not seen yet. A state and its pods are encoded (snapshots,
-settled jobs' records) without the fields that hold their defaults.
+decider asked for and has not seen yet; their counts are kept beside them, changed with
+them. A state and its pods are encoded (snapshots, settled jobs' records) without the
+fields that hold their defaults.
 """
 
 from __future__ import annotations
@@ -67,6 +68,27 @@ class RefusedCreates(msgspec.Struct, frozen=True):
     message: str = ""
 
 
+class PodCounts(msgspec.Struct, frozen=True, omit_defaults=True):
+    """The job's pods counted as Volcano's syncJob/killJob count them (`counts`)."""
+
+    pending: int = 0
+    running: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    terminating: int = 0
+    unknown: int = 0
+    #: task -> pod phase -> pods (terminating pods are in no task)
+    by_task: dict[str, dict[str, int]] = {}
+    #: pods, terminating or not, whose index is not below their task's replicas: what a
+    #: sync kills when a task is scaled down (none: no pass over the pods to find them)
+    stray: int = 0
+
+    @property
+    def alive(self) -> int:
+        """Pods not yet finished: what Aborting/Completing/Terminating wait for."""
+        return self.pending + self.running + self.terminating
+
+
 class Replicas(msgspec.Struct, frozen=True):
     """Replica counts of the admitted spec, computed once: every sync asks for them."""
 
@@ -116,6 +138,9 @@ class JobState(msgspec.Struct, frozen=True, omit_defaults=True):
     #: `status.runningDuration`: creation to the last phase change at a kill or an end
     running_duration: str | None = None
     pods: dict[str, PodRecord] = {}
+    #: `pods` counted, kept up to date by each change to them rather than counted again
+    #: (`counts.with_pods`); None: not counted yet (a state written before it was kept)
+    counts: PodCounts | None = None
     podgroup: PodGroupRecord | None = None
     #: uid of the PodGroup the decider deleted; late news of it is ignored
     retired_podgroup_uid: str = ""

@@ -11,24 +11,21 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from lavalog.controller.decider.core.counts import PodCounts, count_pods
+from lavalog.controller.decider.core.counts import counts_of
 from lavalog.controller.decider.core.evolve import evolve
 from lavalog.controller.decider.core.request import ActionRequest
-from lavalog.controller.decider.core.state import JobState, PodRecord, incarnation_state
+from lavalog.controller.decider.core.state import JobState, PodCounts, incarnation_state
 from lavalog.events.decisions import AnyDecision, JobAdmitted
 from lavalog.events.observations import AnyObservation, JobObserved
 from lavalog.events.volcano.api import JobSpec
 
 D = TypeVar("D", bound=AnyDecision)
-_NOT_COUNTED = PodCounts()
 
 
 class Step:
     """The context every rule of the decider works on."""
 
     __slots__ = (
-        "_counted",
-        "_counts",
         "_observed",
         "acted",
         "admitted",
@@ -53,8 +50,6 @@ class Step:
         self.admitted: JobAdmitted | None = None
         #: the decisions the rules made, numbered in order
         self.decisions: list[AnyDecision] = []
-        self._counted: dict[str, PodRecord] | None = None
-        self._counts = _NOT_COUNTED
         #: a RestartTask/RestartPod/RestartPartition killed pods (see `replacement`)
         self.killed_targets = False
         #: the request this step acts on (its action, or a sync, on what happened), for
@@ -65,12 +60,9 @@ class Step:
         self.status_checked: JobState | None = None
 
     def counts(self) -> PodCounts:
-        """Pod counts of the working state (counted again only when its pods changed)."""
-        pods = self.state.pods
-        if pods is not self._counted:
-            self._counts = count_pods(pods.values())
-            self._counted = pods
-        return self._counts
+        """Pod counts of the working state (kept with its pods)."""
+        counts = self.state.counts
+        return counts if counts is not None else counts_of(self.state)
 
     @property
     def now(self) -> float:

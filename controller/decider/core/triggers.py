@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import msgspec
 
+from lavalog.controller.decider.core.counts import counts_of
+from lavalog.controller.decider.core.evolve import is_stale
 from lavalog.controller.decider.core.state import JobState, PodRecord
 from lavalog.events.decisions import PodFailure, PolicyRef, TimerScheduled
 from lavalog.events.observations import (
@@ -114,6 +116,8 @@ def _pod_event(
 ) -> tuple[str, int | None]:
     """The event a pod's change means, and the exit code it carries (PodFailed only).
     `previous`: the decider's record of the pod's name before this observation."""
+    if is_stale(previous, pod):
+        return Event.OUT_OF_SYNC, None  # a late copy of a phase the pod has left
     old = previous
     if old is not None and old.uid not in ("", pod.pod_uid):
         old = None  # another incarnation of the same name
@@ -174,11 +178,7 @@ def _task_completed(job: JobState, task_name: str) -> bool:
     task = job.spec.task(task_name) if job.spec is not None else None
     if task is None or task.replicas <= 0:
         return False
-    succeeded = sum(
-        1
-        for pod in job.pods.values()
-        if pod.task == task_name and pod.phase == PodPhase.SUCCEEDED and not pod.deleting
-    )
+    succeeded = counts_of(job).by_task.get(task_name, {}).get(PodPhase.SUCCEEDED, 0)
     return succeeded >= task.replicas
 
 

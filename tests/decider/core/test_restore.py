@@ -12,12 +12,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import msgspec
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lavalog.controller.decider.core.due_timers import DueTimer
 from lavalog.controller.decider.core.partition import PartitionDecider
-from lavalog.controller.decider.core.snapshots import Restored, encode_record, restore
+from lavalog.controller.decider.core.snapshots import (
+    Checkpoint,
+    JobSnapshot,
+    Restored,
+    SettledJobSnapshot,
+    decode_record,
+    encode_record,
+    restore,
+)
 from lavalog.events.decisions import TimerScheduled
 from lavalog.events.observations import AnyObservation
 from tests.examples.scripts import EXAMPLES
@@ -136,3 +146,62 @@ def test_timers_of_a_silently_rebuilt_state_are_handed_over_once_it_caught_up():
 
     due = DueTimer(timer.fire_at, "default/bo", script.uid, timer.timer_id)
     assert handed == [[]] * (committed - 1) + [[due]] + [[]] * (len(log) - committed)
+
+
+class CheckpointBeforeSettled(msgspec.Struct, frozen=True, tag="checkpoint"):
+    """The checkpoint as a controller that knows no settled records reads it."""
+
+    offset: int
+
+
+_read_before_settled = msgspec.json.Decoder(JobSnapshot | CheckpointBeforeSettled)
+
+
+def as_read_before_settled(
+    written: list[tuple[str, bytes | None]],
+) -> list[tuple[str, bytes | None]]:
+    """The records as an older controller sees them: what it cannot decode (a settled
+    job's record) is skipped, a checkpoint is its `offset` alone."""
+    seen: list[tuple[str, bytes | None]] = []
+    for key, value in written:
+        if value is None:
+            seen.append((key, None))
+            continue
+        try:
+            record = _read_before_settled.decode(value)
+        except msgspec.DecodeError:
+            continue
+        if isinstance(record, CheckpointBeforeSettled):
+            record = Checkpoint(offset=record.offset)
+        seen.append((key, encode_record(record)))
+    return seen
+
+
+@pytest.mark.parametrize("snapshot_every", [1, 5, 13])
+def test_a_controller_rolled_back_to_one_without_settled_records_rebuilds_them_from_the_log(
+    snapshot_every: int,
+) -> None:
+    """It cannot read a settled job's record: it must not start after that job's facts."""
+    expected_ids, expected_states = uninterrupted()
+    produced, written, committed = run_until_crash(snapshot_every, len(LOG), snapshot_cut=99)
+    assert any(isinstance(decode_record(v), SettledJobSnapshot) for _, v in written if v)
+
+    restored = restore(as_read_before_settled(written))
+    partition = PartitionDecider(restored, committed=committed)
+    for offset in range(restored.checkpoint, len(LOG)):
+        produced += [d.id for d in partition.apply(offset, LOG[offset])]
+
+    assert sorted(produced) == sorted(expected_ids)  # nothing decided twice, nothing lost
+    assert partition.states == expected_states
+
+
+def test_a_checkpoint_written_before_settled_records_is_read_as_it_was():
+    (restored,) = [restore([("__checkpoint__", b'{"type":"checkpoint","offset":42}')])]
+    assert restored.checkpoint == 42
+
+
+def test_without_settled_records_an_older_controller_replays_from_the_checkpoint():
+    partition = PartitionDecider(Restored(), committed=0)
+    partition.apply(0, LOG[0])
+    (*_, (_, checkpoint)) = partition.snapshot(1)
+    assert checkpoint == Checkpoint(offset=1, taken_at=1)

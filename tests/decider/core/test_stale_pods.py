@@ -8,7 +8,8 @@ once, could not reproduce that decision.
 
 from __future__ import annotations
 
-from lavalog.controller.decider.core import JobState, evolve, initial_state, replay
+from lavalog.controller.decider.core import JobState, evolve, initial_state, replay, step
+from lavalog.controller.decider.core.flow import step_by_rules
 from lavalog.events.decisions import AnyDecision
 from lavalog.events.observations import AnyObservation
 from tests.scenarios import JobScript
@@ -61,3 +62,21 @@ def test_a_newer_phase_and_a_new_pod_of_the_same_name_are_not_stale() -> None:
     script = completed().pod_deleted("worker", 0, phase="Succeeded")
     state, _ = decided(script.pod("worker", 0, "Pending"))
     assert state.pods["late-worker-0"].phase == "Pending"  # a new uid: a new pod
+
+
+def test_a_late_pending_of_a_running_pod_starts_no_pod_pending_timeout() -> None:
+    """Volcano's informer never hands `updatePod` an older version of a pod after a newer
+    one, so a late copy is no PodPending: the rules, run in full, agree with the shortcut
+    that folds it without running them."""
+    spec = {
+        **SPEC,
+        "policies": [{"event": "PodPending", "action": "RestartJob", "timeout": "1m"}],
+    }
+    script = JobScript("late", spec).submit().podgroup("Inqueue")
+    script.pod("worker", 0, "Pending").pod("worker", 0, "Running")
+    state, _ = decided(script)
+    late = script.pod("worker", 0, "Pending").last
+
+    assert evolve(state, late) is state
+    assert step_by_rules(state, late, state) == (state, [])
+    assert step(state, late) == (state, [])

@@ -86,6 +86,6 @@ async def test_a_fetch_is_decided_while_the_one_before_is_committed_and_snapshot
         held.release.set()
     state = await read(settings, topics.STATE, at_least(2))
     records = [decode_record(value) for value in state]
-    assert isinstance(records[1], Checkpoint) and records[1].offset == len(first.events)
+    assert isinstance(records[1], Checkpoint) and records[1].replay_from == len(first.events)
     assert isinstance(records[0], JobSnapshot) and records[0].offset == len(first.events)
     assert records[0].state.key == first.key  # the state after the first fetch only

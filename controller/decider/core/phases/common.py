@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from lavalog.controller.admission.restart_backoff import RESTART_ACTIONS
-from lavalog.controller.decider.core.counts import PodCounts
 from lavalog.controller.decider.core.disruptions import counts_retry
 from lavalog.controller.decider.core.operations import (
     RETAIN_NONE,
@@ -15,6 +14,7 @@ from lavalog.controller.decider.core.operations import (
     partition_pods,
 )
 from lavalog.controller.decider.core.request import ActionRequest
+from lavalog.controller.decider.core.state import PodCounts
 from lavalog.controller.decider.core.step import Step
 from lavalog.controller.decider.core.transitions import Transition
 from lavalog.controller.decider.core.why import released_message, restart_message

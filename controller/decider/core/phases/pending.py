@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from lavalog.controller.decider.core.counts import PodCounts
 from lavalog.controller.decider.core.operations import sync_job
 from lavalog.controller.decider.core.phases.common import start_kill
 from lavalog.controller.decider.core.request import ActionRequest
+from lavalog.controller.decider.core.state import PodCounts
 from lavalog.controller.decider.core.step import Step
 from lavalog.controller.decider.core.transitions import Transition
 from lavalog.events.volcano.api import JobPhase

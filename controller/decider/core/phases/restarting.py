@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-from lavalog.controller.decider.core.counts import PodCounts
 from lavalog.controller.decider.core.operations import RETAIN_NONE, kill_job, kill_target, sync_job
 from lavalog.controller.decider.core.phases.common import start_kill
 from lavalog.controller.decider.core.request import ActionRequest
-from lavalog.controller.decider.core.state import JobState
+from lavalog.controller.decider.core.state import JobState, PodCounts
 from lavalog.controller.decider.core.step import Step
 from lavalog.controller.decider.core.transitions import Transition
 from lavalog.controller.decider.core.why import exhausted_message
@@ -33,7 +32,9 @@ def handle(step: Step, request: ActionRequest) -> None:
 
 
 def _has_live_pods(step: Step) -> bool:
-    return any(not pod.deleting for pod in step.state.pods.values())
+    """Pods not being deleted (in any phase)."""
+    counts = step.counts()
+    return counts.terminating < len(step.state.pods)
 
 
 def _runs_an_older_version(step: Step) -> bool:

@@ -3,11 +3,11 @@ when too many pods wait to be scheduled (`state/running.go`)."""
 
 from __future__ import annotations
 
-from lavalog.controller.decider.core.counts import PodCounts
 from lavalog.controller.decider.core.operations import sync_job
 from lavalog.controller.decider.core.phases.common import start_kill
 from lavalog.controller.decider.core.request import ActionRequest
 from lavalog.controller.decider.core.restart_backoff import restart_pending
+from lavalog.controller.decider.core.state import PodCounts
 from lavalog.controller.decider.core.step import Step
 from lavalog.controller.decider.core.transitions import Transition
 from lavalog.controller.decider.core.why import with_pod_end

@@ -11,7 +11,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from lavalog.simulator.faults import ApiFaults
 from lavalog.simulator.server import SimulatedCluster
-from tests.simulator.kube import core_api, eventually, running_pod
+from tests.simulator.kube import core_api, eventually, pod, running_pod
 
 
 @pytest.mark.parametrize(
@@ -162,9 +162,10 @@ async def test_state_counts_refused_requests_by_verb_resource_and_code(
 ) -> None:
     """A write made again after a 409 Conflict is told apart from one too many by this."""
     core = core_api(kube_api)
-    created = await core.create_namespaced_pod("default", running_pod("once", ["sleep", "3600"]))
+    # a pod no scheduler or kubelet writes: only this test moves its resourceVersion
+    created = await core.create_namespaced_pod("default", pod("once"))
     with pytest.raises(ApiException) as exists:
-        await core.create_namespaced_pod("default", running_pod("once", ["sleep", "3600"]))
+        await core.create_namespaced_pod("default", pod("once"))
     assert exists.value.status == 409
     created.metadata.labels = {"edited": "yes"}
     await core.replace_namespaced_pod("once", "default", created)

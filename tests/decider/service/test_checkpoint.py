@@ -1,8 +1,9 @@
-"""A fetch's commit and snapshots are written while the next fetch is decided.
+"""A fetch's acknowledgement, commit and snapshots are awaited while the next fetch is decided.
 
-A pod failure that arrives while the decider commits the fetch before it (one broker
-round trip, two with a snapshot's records) used to wait for that before it was decided:
-the tail of `bench/reaction.py`. The commit still follows the delivery of the decisions
+A pod failure that arrives while the decider waits for the broker to acknowledge the
+decisions of the fetch before it, or commits that fetch (one broker round trip, two with
+a snapshot's records), used to wait for that before it was decided: the tail of
+`bench/reaction.py`. The commit still follows the delivery of the decisions
 it covers, and a snapshot is taken of the states as they were at the offset it names,
 not as the next fetch left them.
 """
@@ -20,11 +21,13 @@ from aiokafka import AIOKafkaConsumer
 from lavalog.controller.decider.core.snapshots import Checkpoint, JobSnapshot, decode_record
 from lavalog.controller.decider.service import runner
 from lavalog.controller.kafka import KafkaSettings, create_consumer, ensure_topics
+from lavalog.controller.kafka.batches import PartitionBatches
 from lavalog.events import topics
 from lavalog.events.codec import decode_decision
 from tests.decider.service.test_service import (
     ONE_POD,
     at_least,
+    committed_observed,
     decider,
     publish,
     read,
@@ -89,3 +92,52 @@ async def test_a_fetch_is_decided_while_the_one_before_is_committed_and_snapshot
     assert isinstance(records[1], Checkpoint) and records[1].offset == len(first.events)
     assert isinstance(records[0], JobSnapshot) and records[0].offset == len(first.events)
     assert records[0].state.key == first.key  # the state after the first fetch only
+
+
+@dataclasses.dataclass
+class HeldDeliveries:
+    """The decider's batches, sent, with their acknowledgements held until `release` is set."""
+
+    release: asyncio.Event = dataclasses.field(default_factory=asyncio.Event)
+
+    def holding(self, send: Callable[..., Any]) -> Callable[..., Any]:
+        async def held(batches: PartitionBatches, partition: int, batch: Any) -> Any:
+            delivered = await send(batches, partition, batch)
+
+            async def acknowledged() -> Any:
+                await self.release.wait()
+                return await delivered
+
+            return asyncio.ensure_future(acknowledged())
+
+        return held
+
+
+async def test_a_fetch_is_decided_while_the_one_before_waits_for_its_acknowledgement(
+    kafka_settings: KafkaSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = dataclasses.replace(
+        kafka_settings,
+        topic_prefix=kafka_settings.topic_prefix + "acks.",
+        observed_partitions=1,
+        decisions_partitions=1,
+        state_partitions=1,
+    )
+    await ensure_topics(settings)
+    held = HeldDeliveries()
+    commits = HeldCommits()
+    commits.release.set()
+    monkeypatch.setattr(PartitionBatches, "_send", held.holding(PartitionBatches._send))
+    monkeypatch.setattr(runner, "create_consumer", commits.creating(create_consumer))
+    first = JobScript("first", ONE_POD).submit()
+    second = JobScript("second", ONE_POD).submit()
+
+    await publish(settings, first.events)
+    async with running(decider(settings)):
+        decided = await read(settings, topics.DECISIONS, at_least(3))
+        await publish(settings, second.events)
+        decided = await read(settings, topics.DECISIONS, at_least(len(decided) + 3))
+        assert {decode_decision(v).key for v in decided} == {first.key, second.key}
+        assert commits.asked == []  # nothing is committed before it is acknowledged
+        held.release.set()  # and the service stops: what it decided is committed first
+    assert await committed_observed(settings, 0) == len(first.events) + len(second.events)

@@ -7,12 +7,7 @@ even received: a share of `bench/reaction.py`'s tail. Commits stay one at a time
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
-from typing import Any
-
 import pytest
-from aiokafka import AIOKafkaConsumer
 
 from lavalog.controller.actuator.service import runner
 from lavalog.controller.kafka import KafkaSettings, create_consumer
@@ -26,31 +21,9 @@ from tests.actuator.service.test_service import (
     until,
 )
 from tests.actuator.support import decision, job_path, read, status, submit
+from tests.held_commits import HeldCommits
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
-
-
-class HeldCommits:
-    """The actuator's consumer, each offset commit held until `release` is set."""
-
-    def __init__(self) -> None:
-        self.release = asyncio.Event()
-        self.asked: list[dict[Any, int]] = []
-
-    def creating(self, create: Callable[..., AIOKafkaConsumer]) -> Callable[..., AIOKafkaConsumer]:
-        def create_holding(*args: Any, **kwargs: Any) -> AIOKafkaConsumer:
-            consumer = create(*args, **kwargs)
-            commit = consumer.commit
-
-            async def held(offsets: dict[Any, int]) -> None:
-                self.asked.append(dict(offsets))
-                await self.release.wait()
-                await commit(offsets)
-
-            consumer.commit = held
-            return consumer
-
-        return create_holding
 
 
 async def test_a_decision_fetched_during_a_commit_is_carried_out_before_it_ends(

@@ -16,7 +16,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from aiokafka import AIOKafkaConsumer
 
 from lavalog.controller.decider.core.snapshots import Checkpoint, JobSnapshot, decode_record
 from lavalog.controller.decider.service import runner
@@ -33,56 +32,48 @@ from tests.decider.service.test_service import (
     read,
     running,
 )
+from tests.held_commits import HeldCommits
 from tests.scenarios import JobScript
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 
 
-@dataclasses.dataclass
-class HeldCommits:
-    """The decider's consumer, with each commit held until `release` is set."""
-
-    release: asyncio.Event = dataclasses.field(default_factory=asyncio.Event)
-    asked: list[dict[Any, int]] = dataclasses.field(default_factory=list)
-
-    def creating(self, create: Callable[..., AIOKafkaConsumer]) -> Callable[..., AIOKafkaConsumer]:
-        def create_holding(*args: Any, **kwargs: Any) -> AIOKafkaConsumer:
-            consumer = create(*args, **kwargs)
-            commit = consumer.commit
-
-            async def held(offsets: dict[Any, int]) -> None:
-                self.asked.append(dict(offsets))
-                await self.release.wait()
-                await commit(offsets)
-
-            consumer.commit = held
-            return consumer
-
-        return create_holding
-
-
-async def test_a_fetch_is_decided_while_the_one_before_is_committed_and_snapshotted(
-    kafka_settings: KafkaSettings, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def one_partition(kafka_settings: KafkaSettings, prefix: str) -> KafkaSettings:
+    """This test's own topics, of one partition each."""
     settings = dataclasses.replace(
         kafka_settings,
-        topic_prefix=kafka_settings.topic_prefix + "one.",
+        topic_prefix=kafka_settings.topic_prefix + prefix,
         observed_partitions=1,
         decisions_partitions=1,
         state_partitions=1,
     )
     await ensure_topics(settings)
+    return settings
+
+
+JOBS = (JobScript("first", ONE_POD).submit(), JobScript("second", ONE_POD).submit())
+
+
+async def both_decided(settings: KafkaSettings) -> None:
+    """Once the first job's observations (published) are decided, publish the second
+    job's, and wait until they are decided too."""
+    first, second = JOBS
+    decided = await read(settings, topics.DECISIONS, at_least(3))
+    await publish(settings, second.events)
+    decided = await read(settings, topics.DECISIONS, at_least(len(decided) + 3))
+    assert {decode_decision(v).key for v in decided} == {first.key, second.key}
+
+
+async def test_a_fetch_is_decided_while_the_one_before_is_committed_and_snapshotted(
+    kafka_settings: KafkaSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = await one_partition(kafka_settings, "one.")
     held = HeldCommits()
     monkeypatch.setattr(runner, "create_consumer", held.creating(create_consumer))
-    first = JobScript("first", ONE_POD).submit()
-    second = JobScript("second", ONE_POD).submit()
-
+    first = JOBS[0]
     await publish(settings, first.events)
     async with running(decider(settings, snapshot_every=1)):
-        decided = await read(settings, topics.DECISIONS, at_least(3))
-        await publish(settings, second.events)
-        decided = await read(settings, topics.DECISIONS, at_least(len(decided) + 3))
-        assert {decode_decision(v).key for v in decided} == {first.key, second.key}
+        await both_decided(settings)
         assert held.asked and all(
             offset <= len(first.events) for offsets in held.asked for offset in offsets.values()
         )  # the first fetch's commit is still held
@@ -116,28 +107,16 @@ class HeldDeliveries:
 async def test_a_fetch_is_decided_while_the_one_before_waits_for_its_acknowledgement(
     kafka_settings: KafkaSettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings = dataclasses.replace(
-        kafka_settings,
-        topic_prefix=kafka_settings.topic_prefix + "acks.",
-        observed_partitions=1,
-        decisions_partitions=1,
-        state_partitions=1,
-    )
-    await ensure_topics(settings)
+    settings = await one_partition(kafka_settings, "acks.")
     held = HeldDeliveries()
     commits = HeldCommits()
     commits.release.set()
     monkeypatch.setattr(PartitionBatches, "_send", held.holding(PartitionBatches._send))
     monkeypatch.setattr(runner, "create_consumer", commits.creating(create_consumer))
-    first = JobScript("first", ONE_POD).submit()
-    second = JobScript("second", ONE_POD).submit()
-
+    first, second = JOBS
     await publish(settings, first.events)
     async with running(decider(settings)):
-        decided = await read(settings, topics.DECISIONS, at_least(3))
-        await publish(settings, second.events)
-        decided = await read(settings, topics.DECISIONS, at_least(len(decided) + 3))
-        assert {decode_decision(v).key for v in decided} == {first.key, second.key}
+        await both_decided(settings)
         assert commits.asked == []  # nothing is committed before it is acknowledged
         held.release.set()  # and the service stops: what it decided is committed first
     assert await committed_observed(settings, 0) == len(first.events) + len(second.events)

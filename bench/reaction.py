@@ -20,7 +20,9 @@ Kafka message timestamps, in ms). Target (docs/benchmarks.md): p99 < 50 ms at 1,
 Each `--arm` is a setting of the controller (its event loop, its components in one process
 or one each, another commit's code, its fetch wait), measured beside the others in the same
 run: the arms take turns `--rounds` times, each turn a fresh controller with `--failures /
---rounds` crashes, so that a change in the machine's load falls on all of them.
+--rounds` crashes, so that a change in the machine's load falls on all of them. A turn
+whose replacement is not made within 30 s ends there (its controller is behind its
+load); the arm's count of failures says so.
 """
 
 from __future__ import annotations

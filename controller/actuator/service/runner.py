@@ -136,8 +136,6 @@ class ActuatorService:
         #: status writes carried out in the place of an earlier one (`_write_status`),
         #: done once their lane reaches them
         self._written_ahead: set[tuple[TopicPartition, int]] = set()
-        #: the commit under way, off the fetch loop (`_commit_aside`)
-        self._committing: asyncio.Task[None] | None = None
 
     @property
     def ready(self) -> bool:
@@ -191,7 +189,7 @@ class ActuatorService:
                 batches = await consumer.getmany(timeout_ms=_POLL_MS)
                 for partition, messages in batches.items():
                     self._receive_all(consumer, partition, messages)
-                self._commit_aside(consumer, progress_log)
+                await self._commit(consumer, progress_log)
         finally:
             self._ready = False
             if self._informer is not None:
@@ -201,7 +199,6 @@ class ActuatorService:
             await self._stop_writing(writer)
             try:  # bounded: a group still forming must not hold the process on its way out
                 async with asyncio.timeout(STOP_SECONDS):
-                    await self._commit_settled()
                     await self._commit(consumer, progress_log)
                     await consumer.stop()
             except TimeoutError:
@@ -356,26 +353,6 @@ class ActuatorService:
         self.counters.repeated += 1
         self._offsets.done(partition, offset)
 
-    def _commit_aside(self, consumer: AIOKafkaConsumer, progress_log: ProgressLog) -> None:
-        """Commit in a task of its own, off the fetch loop: a decision fetched while the
-        broker answers a commit (two round trips: the progress record, then the offsets)
-        is received at once instead of after them. One commit at a time, so that an older
-        one never lands after a newer; while one is under way the next poll tries again."""
-        committing = self._committing
-        if committing is not None and not committing.done():
-            return
-        if committing is not None:
-            committing.result()  # a failure other than the broker's (`_commit`) is raised
-        self._committing = asyncio.create_task(
-            self._commit(consumer, progress_log), name="actuator commit"
-        )
-
-    async def _commit_settled(self) -> None:
-        """Until the commit under way (`_commit_aside`), if any, is done."""
-        committing, self._committing = self._committing, None
-        if committing is not None:
-            await asyncio.shield(committing)
-
     async def _commit(
         self,
         consumer: AIOKafkaConsumer,
@@ -408,7 +385,6 @@ class ActuatorService:
         for forgotten, received in self._events.forget(partitions):
             self._events_waiting.pop(forgotten, None)
             self._left.put(forgotten, received)
-        await self._commit_settled()
         await self._commit(consumer, progress_log, partitions)
         _log.info(
             "partitions handed over",

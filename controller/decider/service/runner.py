@@ -2,11 +2,9 @@
 
 For each partition it owns: restore job states from `lavalog.state`, replay from the
 snapshot's checkpoint, then decide each observation, produce its decisions to
-`lavalog.decisions` (a fetch's worth in one batch per partition) and only once they are
-delivered commit the input offset (at-least-once: a crash re-decides, and decision ids
-are deterministic, so consumers can drop duplicates). The next fetch is decided while
-the broker acknowledges the one before (`PIPELINED` fetches at most): a pod failure
-that arrives during a round trip is decided at once instead of after it.
+`lavalog.decisions` (a fetch's worth in one batch per partition) and only then commit
+the input offset (at-least-once: a crash re-decides, and decision ids are deterministic,
+so consumers can drop duplicates).
 Policy timeouts are durable: a due timer is published as a TimerFired observation and
 decided like any other fact. A message that cannot be decoded or decided goes to
 `lavalog.deadletter` and the partition goes on. A partition's observations are decided
@@ -20,7 +18,6 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections import deque
 from collections.abc import Awaitable
 from typing import Any
 
@@ -46,9 +43,6 @@ from lavalog.events.observations import TimerFired
 log = structlog.get_logger("lavalog.decider")
 
 GROUP_ID = "lavalog-decider"
-#: fetches decided whose decisions may be unacknowledged at once; the next waits for the
-#: oldest (memory and redelivery after a crash stay bounded when the broker is slow)
-PIPELINED = 4
 
 
 class DeciderService:
@@ -80,9 +74,8 @@ class DeciderService:
         self._consumer: AIOKafkaConsumer | None = None
         self._producer: AIOKafkaProducer | None = None
         self._outgoing: PartitionBatches | None = None
-        #: per fetch decided, oldest first: its deliveries awaited, then its commit and
-        #: snapshots written (each after the one before, so commits stay in order)
-        self._checkpoints: deque[asyncio.Task[None]] = deque()
+        #: the commit and snapshots of the last fetch decided, being written
+        self._checkpoint: asyncio.Task[None] | None = None
         self.ready = False
         self.counters = {"observations": 0, "decisions": 0, "deadletters": 0, "timers_fired": 0}
         #: Volcano's job-controller metrics, served beside lavalog's on `/metrics`
@@ -149,16 +142,13 @@ class DeciderService:
         self, batches: list[tuple[TopicPartition, PartitionDecider, list[Any]]]
     ) -> None:
         """Decide what one fetch brought, every partition's decisions produced together
-        (one wait for their delivery, one commit, not one each per partition); the wait
-        and the commit go on while the next fetch is decided (`_checkpoint`)."""
+        (one wait for their delivery, one commit, not one each per partition)."""
         outgoing = self._require_outgoing()
         deliveries: list[Awaitable[Any]] = []
         for _, partition, messages in batches:
             deliveries += await self._decide_messages(partition, messages, outgoing)
         deliveries += await outgoing.flush()
-        # From here to the checkpoint's creation nothing awaits: a revocation sees either
-        # the states ahead of the positions (mid-fetch, `_release` skips the snapshot) or
-        # both at this fetch's end, with its checkpoint there to wait for.
+        await asyncio.gather(*deliveries)
         offsets = {tp: messages[-1].offset + 1 for tp, _, messages in batches}
         for tp, next_offset in offsets.items():
             self._positions[tp.partition] = next_offset
@@ -167,48 +157,30 @@ class DeciderService:
         ahead = {
             tp: offsets[tp] for tp, partition, _ in batches if offsets[tp] > partition.committed
         }
-        # Taken now, while the states hold exactly what this fetch decided (the next
-        # fetch changes them); written once its decisions are delivered and committed.
+        # Taken now, while the states hold exactly what was delivered (the next fetch
+        # changes them); written once the commit is made, as before.
         snapshots = [
             (tp.partition, partition, self._take_snapshot(tp.partition, partition, offsets[tp]))
             for tp, partition, _ in batches
             if partition.dirty >= self.snapshot_every
             or time.monotonic() - self._snapshot_at.get(tp.partition, 0.0) >= self.snapshot_interval
         ]
-        before = self._checkpoints[-1] if self._checkpoints else None
-        self._checkpoints.append(
-            asyncio.create_task(
-                self._checkpoint(before, deliveries, ahead, snapshots), name="decider-checkpoint"
-            )
+        await self._checkpointed()  # one checkpoint in flight at most: commits stay in order
+        self._checkpoint = asyncio.create_task(
+            self._commit_then_snapshot(ahead, snapshots), name="decider-checkpoint"
         )
-        await self._checkpointed(keep=PIPELINED - 1)
 
-    async def _checkpoint(
-        self,
-        before: asyncio.Task[None] | None,
-        deliveries: list[Awaitable[Any]],
-        ahead: dict[TopicPartition, int],
-        snapshots: list[tuple[int, PartitionDecider, list[tuple[str, SnapshotRecord | None]]]],
-    ) -> None:
-        """Once a fetch's decisions are delivered and the fetch before it is checkpointed,
-        commit it and write its snapshots. A delivery that failed fails this, and the
-        service with it (a restart decides the fetch again), before anything is committed."""
-        await asyncio.gather(*deliveries)
-        if before is not None:
-            await asyncio.shield(before)
-        await self._commit_then_snapshot(ahead, snapshots)
-
-    async def _checkpointed(self, *, keep: int = 0) -> None:
-        """Until at most `keep` checkpoints are being written, the oldest first (a failed
-        one raised here), and those done are let go. Shielded: one cut short would leave
-        a snapshot's records unwritten that are no longer dirty."""
-        while self._checkpoints and (len(self._checkpoints) > keep or self._checkpoints[0].done()):
-            oldest = self._checkpoints[0]
-            try:
-                await asyncio.shield(oldest)
-            finally:
-                if oldest.done():
-                    self._checkpoints.popleft()
+    async def _checkpointed(self) -> None:
+        """Until the last checkpoint is written (its failure raised here). Shielded: one
+        cut short would leave a snapshot's records unwritten that are no longer dirty."""
+        checkpoint = self._checkpoint
+        if checkpoint is None:
+            return
+        try:
+            await asyncio.shield(checkpoint)
+        finally:
+            if checkpoint.done():
+                self._checkpoint = None
 
     async def _commit_then_snapshot(
         self,
@@ -366,12 +338,12 @@ class DeciderService:
         """Snapshot what is handed over, so that its next owner replays little.
 
         Not when the states are ahead of the position: a revocation can come while a
-        fetch is being decided (its full batches sent meanwhile), and a snapshot of states that
+        fetch's decisions are still being delivered, and a snapshot of states that
         already hold that fetch, checkpointed at the position before it, would make the
         next owner apply the fetch a second time (in the churn run, a pod's failure
         counted twice: a RestartTask decided again and the job Failed one retry early).
         The next owner replays from the last snapshot instead."""
-        await self._checkpointed()  # every fetch decided is delivered, its snapshots first
+        await self._checkpointed()  # a snapshot of the last fetch lands before this one
         for number in revoked:
             partition = self._partitions.pop(number, None)
             if partition is None:

@@ -8,7 +8,9 @@ a simulated cluster in this process; the controller runs in its own process, as 
 deployment, with the development broker. While synthetic observations of other jobs
 (`bench/decider.py`'s ps/worker lifecycles) are produced to `lavalog.observed` at
 `--rate` events/s, one running pod after another is crashed (`kubelet.crash`, exit 1) and
-the time until a pod of its name is ADDED again is read from the store's listener. The
+the time until a pod of its name is ADDED again is read from the store's listener (the
+synthetic jobs do not exist in the cluster: the actuator finds each one gone at its first
+decision and skips the rest unread; their Events are written). The
 replacement takes one trip through the controller: the failure is decided into a
 PodsReplace, which the actuator carries out as delete, then create once the pod is gone
 (a restart that has to wait for running pods takes two: PodsKill, then the deletion is

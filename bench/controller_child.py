@@ -21,6 +21,7 @@ def main(args: argparse.Namespace) -> None:
     from bench.harness import kafka_settings, say
     from lavalog.controller.app import ControllerConfig, run_controller
     from lavalog.controller.logs import configure_logging
+    from lavalog.controller.task_stacks import log_task_stacks_on_sigusr1
     from lavalog.controller.watchers.core.lease import LeaseTiming
 
     configure_logging(level="warning", json=False)
@@ -42,6 +43,7 @@ def main(args: argparse.Namespace) -> None:
     async def controller() -> None:
         stop = asyncio.Event()
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+        log_task_stacks_on_sigusr1()  # `ControllerChild.log_task_stacks`: where tasks wait
         await run_controller(config, stop=stop, on_started=lambda _, port: say(str(port)))
 
     with asyncio.Runner(loop_factory=new_loop(args.event_loop)) as runner:

@@ -8,7 +8,9 @@ a simulated cluster in this process; the controller runs in its own process, as 
 deployment, with the development broker. While synthetic observations of other jobs
 (`bench/decider.py`'s ps/worker lifecycles) are produced to `lavalog.observed` at
 `--rate` events/s, one running pod after another is crashed (`kubelet.crash`, exit 1) and
-the time until a pod of its name is ADDED again is read from the store's listener. The
+the time until a pod of its name is ADDED again is read from the store's listener (the
+synthetic jobs do not exist in the cluster: the actuator finds each one gone at its first
+decision and skips the rest unread; their Events are written). The
 replacement takes one trip through the controller: the failure is decided into a
 PodsReplace, which the actuator carries out as delete, then create once the pod is gone
 (a restart that has to wait for running pods takes two: PodsKill, then the deletion is
@@ -20,7 +22,9 @@ Kafka message timestamps, in ms). Target (docs/benchmarks.md): p99 < 50 ms at 1,
 Each `--arm` is a setting of the controller (its event loop, its components in one process
 or one each, another commit's code, its fetch wait), measured beside the others in the same
 run: the arms take turns `--rounds` times, each turn a fresh controller with `--failures /
---rounds` crashes, so that a change in the machine's load falls on all of them.
+--rounds` crashes, so that a change in the machine's load falls on all of them. A turn
+whose replacement is not made within 30 s ends there (its controller is behind its
+load); the arm's count of failures says so.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import contextlib
 import dataclasses
 import functools
 import itertools
+import math
 import statistics
 import subprocess
 import sys
@@ -167,16 +172,34 @@ async def produce_background(settings: KafkaSettings, rate: int, sent: list[int]
             await asyncio.sleep(0.01)
 
 
+#: seconds a replacement is waited for; a turn whose replacement takes longer ends there
+#: (its controller is behind its load, and would only fall further behind)
+PATIENCE = 30.0
+
+
+class Behind(Exception):
+    """A replacement not made within `PATIENCE`: the failures replaced before it."""
+
+    def __init__(self, failures: list[Failure]) -> None:
+        super().__init__(f"a replacement not made within {PATIENCE:.0f} s")
+        self.failures = failures
+
+
 async def inject(
     events: PodEvents, pods: list[str], count: int, cluster: SimulatedCluster
 ) -> list[Failure]:
-    """Crash `count` pods one at a time, round-robin, each once its previous one is replaced."""
-    failures = []
+    """Crash `count` pods one at a time, round-robin, each once its previous one is
+    replaced; `Behind` when one is not replaced within `PATIENCE`."""
+    failures: list[Failure] = []
     for number, pod in zip(range(count), itertools.cycle(pods), strict=False):
         await until(functools.partial(events.running.__contains__, pod))
         failure = events.current = Failure(pod, time.time())
         cluster.kubelet.crash("default", pod, 1)
-        await asyncio.wait_for(failure.replaced, timeout=30)
+        try:
+            await asyncio.wait_for(failure.replaced, timeout=PATIENCE)
+        except TimeoutError:
+            events.current = None
+            raise Behind(failures) from None
         failures.append(failure)
         if (number + 1) % 50 == 0:
             latest = sorted(1000 * (f.replaced.result() - f.crashed) for f in failures)
@@ -284,6 +307,9 @@ def _time(events: list[tuple[float, Any]], kind: type) -> float | None:
 
 
 def percentile(values: list[float], share: float) -> float:
+    """The value at `share` of the sorted `values` (NaN for none: an arm behind at once)."""
+    if not values:
+        return math.nan
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
@@ -336,6 +362,8 @@ class Measured:
     decided: float = 0.0
     #: the controller processes' CPU time over the failures
     cpu_seconds: float = 0.0
+    #: turns ended by a replacement not made within `PATIENCE`
+    behind: int = 0
 
 
 @contextlib.contextmanager
@@ -421,8 +449,13 @@ async def main(args: argparse.Namespace) -> None:
                     decided_before = await metric(decider, "lavalog_decider_observations")
                     started, sent_before = time.perf_counter(), sent[0]
                     cpu_before = sum(child.cpu_seconds() for child in children)
-                    failures = await inject(events, pods, per_round, cluster)
                     into = measured[arm.label]
+                    try:
+                        failures = await inject(events, pods, per_round, cluster)
+                    except Behind as behind:
+                        failures = behind.failures
+                        into.behind += 1
+                        say(f"  {behind}: this turn ends after {len(failures)} failures")
                     into.seconds += time.perf_counter() - started
                     into.cpu_seconds += sum(child.cpu_seconds() for child in children) - cpu_before
                     into.produced += sent[0] - sent_before
@@ -492,7 +525,15 @@ def report(
             for step in names
         ],
     )
-    counts = ", ".join(f"{arm.label} {len(measured[arm.label].failures)}" for arm in arms)
+    counts = ", ".join(
+        f"{arm.label} {len(measured[arm.label].failures)}"
+        + (
+            f" (+{behind} not replaced within {PATIENCE:.0f} s)"
+            if (behind := measured[arm.label].behind)
+            else ""
+        )
+        for arm in arms
+    )
     say(f"\nfailures: {counts}; target: p99 < 50 ms at 1,000 events/s")
 
 

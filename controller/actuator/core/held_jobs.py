@@ -12,7 +12,13 @@ revisions, decimal integers that grow with every write; one that is not a number
 taken as newer. Finished Jobs (Completed, Failed, Terminated) are held apart, only the
 `finished` most recent: no pod is created for them again, but their status is written
 a few times more as their pods end (the counts change), and a Job not held costs a read
-per write; so memory stays flat as jobs finish. Pure.
+per write; so memory stays flat as jobs finish.
+
+Incarnations known to be gone (a read found none or another uid, the watch saw one
+deleted, a list left one out) are remembered by uid, the `gone` most recent: a uid never
+comes back, so the decisions still queued about a deleted Job (its pods' ends, say) are
+skipped without a read each, as Volcano's controller drops a request whose Job is not in
+its cache. Pure.
 """
 
 from __future__ import annotations
@@ -27,15 +33,18 @@ Obj = dict[str, Any]
 
 #: finished Jobs held, the most recently finished or written
 FINISHED = 1_000
+#: uids of Jobs known to be gone, the most recently learnt (about 100 bytes each)
+GONE = 10_000
 
 
 class HeldJobs:
     """At most `size` Jobs by job key (`namespace/name`), and `finished` finished ones, the
     least recently used dropped."""
 
-    def __init__(self, size: int, *, finished: int = FINISHED) -> None:
+    def __init__(self, size: int, *, finished: int = FINISHED, gone: int = GONE) -> None:
         self._jobs: Lru[str, Obj] = Lru(size)
         self._finished: Lru[str, Obj] = Lru(finished)
+        self._gone: Lru[str, bool] = Lru(gone)
 
     @property
     def size(self) -> int:
@@ -68,14 +77,30 @@ class HeldJobs:
             self._jobs.drop(key)
             self._finished.drop(key)
 
+    def deleted(self, key: str, uid: str) -> None:
+        """The incarnation `uid` of the Job under `key` is gone for good."""
+        self.drop(key, uid)
+        self.gone(uid)
+
+    def gone(self, uid: str) -> None:
+        """Remember that no Job has `uid` any more (a read found none, or another)."""
+        if uid:
+            self._gone.put(uid, True)
+
+    def is_gone(self, uid: str) -> bool:
+        return uid in self._gone
+
     def clear(self) -> None:
+        """Let go of the Jobs held (what is gone stays gone)."""
         self._jobs.clear()
         self._finished.clear()
 
     def keep_only(self, keys: Collection[str]) -> None:
-        """Let go of every Job whose key is not in `keys` (a complete list of the Jobs)."""
+        """Let go of every Job whose key is not in `keys` (a complete list of the Jobs):
+        those were deleted."""
         for jobs in (self._jobs, self._finished):
             for key in [key for key in jobs if key not in keys]:
+                self.gone(uid_of(jobs.get(key) or {}))
                 jobs.drop(key)
 
     def _held(self, key: str) -> Obj | None:

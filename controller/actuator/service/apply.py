@@ -127,12 +127,15 @@ class Applier:
         """Carry out `decision`; returns once it is done, skipped, or failed for good. Its
         API calls wait for the budget at `priority` (by default the decision's own)."""
         handler = self._handlers.get(type(decision))
+        reported = type(decision) in job_events.REPORTED
         # a cancelled timer, an admission: the decider's own records; a phase change
         # without --phase-events: nothing to write
-        if handler is None or (
-            type(decision) in job_events.REPORTED and not self.reported(decision)
-        ):
+        if handler is None or (reported and not self.reported(decision)):
             self._counters.ignored += 1
+            return
+        if not reported and self.jobs.is_gone(decision.job_uid):
+            # its Job was deleted: its pods and PodGroup go with it (owner references)
+            self._skipped(decision)
             return
         # every line logged meanwhile (API retries included) names the job and decision, and
         # every API call waits for the budget as this kind of decision does
@@ -159,12 +162,13 @@ class Applier:
                     **decision_fields(decision),
                 )
             else:
-                self._counters.skipped += 1
-                _log.info(
-                    "decision skipped: job gone or past it",
-                    lag=lag(decision),
-                    **log_fields(decision),
-                )
+                self._skipped(decision)
+
+    def _skipped(self, decision: Decision) -> None:
+        self._counters.skipped += 1
+        _log.info(
+            "decision skipped: job gone or past it", lag=lag(decision), **log_fields(decision)
+        )
 
     async def _refused(self, decision: Decision, refusal: Refused) -> None:
         """Report creates the API server refused: a Warning Event in Volcano's words, and
@@ -350,6 +354,7 @@ class Applier:
         cached = self.jobs.get(decision.key, decision.job_uid)
         written = await self._api.update(path, change, subresource="status", current=cached)
         if written is None or uid_of(written) != decision.job_uid:
+            self.jobs.gone(decision.job_uid)
             return False
         self.jobs.hold(written)
         return True
@@ -365,6 +370,7 @@ class Applier:
         """The Job as it is now, if it is still the incarnation the decision is about."""
         job = await self._api.get(paths.job(*split_job_key(decision.key)))
         if job is None or uid_of(job) != decision.job_uid:
+            self.jobs.gone(decision.job_uid)
             return None
         self.jobs.hold(job)
         return job

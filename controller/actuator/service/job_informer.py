@@ -143,5 +143,5 @@ class JobInformer:
                 if change.type in ("ADDED", "MODIFIED"):
                     self._held.hold(job)
                 elif change.type == "DELETED":
-                    self._held.drop(key_of(job), uid_of(job))
+                    self._held.deleted(key_of(job), uid_of(job))
         return version

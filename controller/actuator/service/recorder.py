@@ -10,7 +10,10 @@ another is a patch of it, which must come after its create). client-go's broadca
 writes with one; at the budget's lowest priority, one call at a time writes a few
 Events a second, and a burst of failing jobs (thousands of Events) would wait minutes.
 At most `capacity` wait: beyond that a new Event is dropped and counted, as client-go's
-broadcaster drops it (an Event is a hint, never the record: the log is). A decision
+broadcaster drops it (an Event is a hint, never the record: the log is). A drop is
+logged at once, and then at most one line per `DROPS_LOGGED_EVERY` seconds tells how
+many were dropped since the last (`lavalog_actuator_events_dropped_total` counts each):
+a line per Event at a thousand a second was the flood that slowed the writers further. A decision
 counts as done (`done`) once its Events are written, filtered or dropped, so a crash
 before that writes them again; when its partition goes to another member, its Events
 not yet written are left to that member.
@@ -39,6 +42,8 @@ from lavalog.controller.kube import MERGE_PATCH, KubeError
 CAPACITY = 1000
 #: Events written at once, of different objects
 WRITERS = 8
+#: seconds between two log lines about Events dropped
+DROPS_LOGGED_EVERY = 10.0
 _log = structlog.get_logger("lavalog.actuator")
 
 
@@ -62,10 +67,20 @@ class EventRecorder:
     """`record(manifests, group=, done=)`; `await recorder.run()` writes them until cancelled."""
 
     def __init__(
-        self, api: Api, counters: Counters, *, capacity: int = CAPACITY, writers: int = WRITERS
+        self,
+        api: Api,
+        counters: Counters,
+        *,
+        capacity: int = CAPACITY,
+        writers: int = WRITERS,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._api = api
         self._counters = counters
+        self._clock = clock
+        #: Events dropped since the last line about them, and when that line was logged
+        self._dropped_unlogged = 0
+        self._drops_logged_at: float | None = None
         self._capacity = capacity
         self._writers = writers
         self._correlator = EventCorrelator()
@@ -90,8 +105,7 @@ class EventRecorder:
         writes = [write for m in manifests if (write := self._correlator.correlate(m))]
         self._counters.events_filtered += len(manifests) - len(writes)
         if writes and len(self._queue) >= self._capacity:
-            self._counters.events_dropped += len(writes)
-            _log.warning("event dropped: too many waiting", waiting=len(self._queue))
+            self._dropped(len(writes))
             writes = []
         if not writes:
             if done is not None:
@@ -100,6 +114,24 @@ class EventRecorder:
         spent = timing or Timing(time.time())
         self._queue.append(_Queued(writes, group, done, decision, spent))
         self._queued.set()
+
+    def _dropped(self, count: int) -> None:
+        """Count Events dropped; log them unless a line did less than `DROPS_LOGGED_EVERY`
+        seconds ago (the next line tells them)."""
+        self._counters.events_dropped += count
+        self._dropped_unlogged += count
+        now = self._clock()
+        logged = self._drops_logged_at
+        if logged is not None and now - logged < DROPS_LOGGED_EVERY:
+            return
+        _log.warning(
+            "events dropped: too many waiting",
+            dropped=self._dropped_unlogged,
+            waiting=len(self._queue),
+            seconds=None if logged is None else round(now - logged, 1),
+        )
+        self._dropped_unlogged = 0
+        self._drops_logged_at = now
 
     def waiting(self) -> int:
         """Decisions whose Events are not written yet."""

@@ -65,3 +65,19 @@ def test_at_most_size_jobs_the_least_recently_used_let_go() -> None:
     for name in "abc":
         held.hold(job("1", name=name))
     assert held.get("ns/a", "u1") is None and len(held) == 2
+
+
+def test_an_incarnation_deleted_listed_out_or_found_missing_stays_gone() -> None:
+    held = HeldJobs(10, gone=2)
+    held.hold(job("1", uid="watched"))
+    held.hold(job("1", uid="listed-out", name="b"))
+    held.deleted("ns/a", "watched")  # the watch saw it deleted
+    held.keep_only({"ns/a"})  # a list without ns/b
+    assert held.is_gone("watched") and held.is_gone("listed-out")
+    assert len(held) == 0
+    held.clear()  # a handover lets go of the Jobs held, not of what is gone
+    assert held.is_gone("watched")
+    held.gone("read-missing")  # a read found no Job, or another incarnation
+    assert held.is_gone("read-missing") and not held.is_gone("watched")  # at most `gone`
+    held.gone("")
+    assert not held.is_gone("")

@@ -532,3 +532,36 @@ async def test_an_admission_has_nothing_to_carry_out_and_is_counted_as_ignored(
 
     assert (counters.ignored, counters.applied, counters.handled) == (2, 0, 2)
     assert await items(kube, EVENTS) == before
+
+
+async def test_the_decisions_about_a_deleted_job_cost_one_read_of_it(
+    sim_cluster: SimulatedCluster, kube: Kube, applier: Applier, counters: Counters
+) -> None:
+    """Volcano drops a request whose Job is not in its cache; here the first decision
+    finds the Job gone, and those queued behind it (its pods' ends) are skipped unread."""
+    job = await submit(kube)
+    running = await submit(kube, name="still-running")
+    await applier.apply(decision(PodGroupCreate, job, podgroup="pg", min_member=3, queue="default"))
+    await kube.request("DELETE", job_path(job))
+    applier.forget_jobs()  # not held: the next decision reads it
+    calls = sum(sim_cluster.api_calls.values())
+
+    await applier.apply(decision(StatusWrite, job, status=status("Running", 2)))
+    assert sum(sim_cluster.api_calls.values()) == calls + 1  # the read that found it gone
+    for later in (
+        decision(StatusWrite, job, status=status("Running", 1)),
+        tf_pods(job),
+        decision(
+            PodsKill,
+            job,
+            reason="job gone",
+            pods=(PodRef(name="tensorflow-dist-mnist-ps-0", task="ps", index=0),),
+        ),
+        decision(PodGroupDelete, job, podgroup="pg"),
+    ):
+        await applier.apply(later)
+    assert sum(sim_cluster.api_calls.values()) == calls + 1
+    assert counters.skipped == 5
+
+    await applier.apply(decision(StatusWrite, running, status=status("Running", 3)))
+    assert (await read(kube, job_path(running)))["status"]["running"] == 3

@@ -12,12 +12,13 @@ from typing import Any
 import msgspec
 import pytest
 import pytest_asyncio
+from structlog.testing import capture_logs
 
 from lavalog.controller.actuator.core.job_events import Notice, event_manifest
 from lavalog.controller.actuator.service.client import Api
 from lavalog.controller.actuator.service.counters import Counters
 from lavalog.controller.actuator.service.ratelimit import RateLimiter, TokenBucket
-from lavalog.controller.actuator.service.recorder import EventRecorder
+from lavalog.controller.actuator.service.recorder import DROPS_LOGGED_EVERY, EventRecorder
 from lavalog.controller.kube import Kube
 from lavalog.events.decisions import PhaseChanged
 from lavalog.simulator.server import SimulatedCluster
@@ -82,6 +83,25 @@ async def test_beyond_its_capacity_a_new_event_is_dropped_and_its_decision_done(
     writer.cancel()
     assert sorted(e["message"] for e in events_of(await items(kube, EVENTS), job)) == ["m0", "m1"]
     assert done == [2, 0, 1]
+
+
+async def test_events_dropped_are_each_counted_and_logged_a_line_per_interval(
+    job: dict[str, Any], api: Api, counters: Counters
+) -> None:
+    now = [100.0]
+    recorder = EventRecorder(api, counters, capacity=1, clock=lambda: now[0])
+    recorder.record([manifest(job, 0, "kept")])
+    with capture_logs() as logs:
+        for n in range(1, 6):  # the queue is full: each is dropped
+            recorder.record([manifest(job, n, f"m{n}")])
+        now[0] += DROPS_LOGGED_EVERY
+        recorder.record([manifest(job, 6, "m6")])
+    assert counters.events_dropped == 6
+    dropped = [line for line in logs if line["event"] == "events dropped: too many waiting"]
+    assert [(line["dropped"], line["seconds"]) for line in dropped] == [
+        (1, None),
+        (5, DROPS_LOGGED_EVERY),
+    ]
 
 
 async def test_events_of_a_partition_handed_over_are_left_undone(

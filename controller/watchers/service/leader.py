@@ -106,7 +106,12 @@ class LeaderElection:
             try:
                 sent = self._monotonic()
                 left = renewed + deadline - sent
-                if not await asyncio.wait_for(self._renew(), timeout=max(left, 0.001)):
+                # not `wait_for`: on Python 3.11 it returns the answer of a renewal that
+                # completes in the loop iteration this task is cancelled in, and the stop
+                # is lost (the renewals outlive the service and the client they use)
+                async with asyncio.timeout(max(left, 0.001)):
+                    mine = await self._renew()
+                if not mine:
                     self._log.warning("lost the lease to another holder")
                     break
                 renewed = self._monotonic()

@@ -31,7 +31,6 @@ between a resumed watch and a lost delivery.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import enum
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -177,9 +176,16 @@ class _ReadAhead:
         return None
 
     async def close(self) -> None:
+        """Stop the reader and wait until it has stopped. A cancellation of the caller
+        meanwhile reaches the reader too, and is then raised: swallowed with the reader's
+        own, it left a stopped watcher watching on, past its client's closing."""
         self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
+        try:
             await self._task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise
 
 
 async def list_all(

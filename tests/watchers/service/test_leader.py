@@ -6,6 +6,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import msgspec
 import pytest
@@ -211,6 +212,38 @@ async def test_a_release_without_an_answer_is_given_up_at_the_renew_deadline(
         ("cannot release the lease", "TimeoutError")
     ]
     assert not election.is_leader
+
+
+class StoppedAsAnswered(Kube):
+    """Cancels `holding` the moment the API server answers a renewal (a PATCH): the stop
+    and the answer reach the renewal loop in the same turn of the event loop."""
+
+    holding: asyncio.Task[None] | None = None
+
+    async def request(self, method: str, path: str, **options: Any) -> bytes:
+        data = await super().request(method, path, **options)
+        if method == "PATCH" and self.holding is not None:
+            self.holding.cancel()
+        return data
+
+
+async def test_a_leader_stopped_as_its_renewal_is_answered_stops_renewing(kube: Kube) -> None:
+    """A renewal bounded by Python 3.11's `asyncio.wait_for` returned its answer to a
+    leader cancelled in the turn the answer came in: the stop was lost, the renewals went
+    on after the service had stopped (its release waiting for them for ever) and met the
+    client closed under them ("Session is closed")."""
+    stopping = StoppedAsAnswered(kube.api)
+    election = LeaderElection(
+        stopping, LeaseSettings(identity="replica-a", timing=LeaseTiming.scaled(2.0))
+    )
+    await election.acquire()  # creates the Lease: no PATCH
+    holding = asyncio.create_task(election.hold())
+    stopping.holding = holding
+
+    async with asyncio.timeout(10):  # a renewal every 2/3 s, each cancelled as answered
+        await asyncio.gather(holding, return_exceptions=True)
+
+    assert holding.cancelled()
 
 
 @pytest.fixture

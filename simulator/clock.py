@@ -50,8 +50,9 @@ class SimClock:
         while (remaining := deadline - self.seconds()) > 0:
             jumped = self._jumped
             timeout = None if math.isinf(remaining) else remaining / self.time_scale
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(jumped.wait(), timeout)
+            with contextlib.suppress(TimeoutError):  # timeout(): a stop is never lost
+                async with asyncio.timeout(timeout):
+                    await jumped.wait()
 
     def advance(self, seconds: float) -> None:
         """Jump simulated time forward; sleepers whose deadline passed wake now."""

@@ -383,8 +383,11 @@ class DeciderService:
             next_at = self._timers.next_fire_at()
             wait = 1.0 if next_at is None else max(0.0, min(1.0, next_at - time.time()))
             self._timers_changed.clear()
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for returns the awaited
+            # result when it is cancelled in the same turn, and the stop would be lost
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._timers_changed.wait(), timeout=wait)
+                async with asyncio.timeout(wait):
+                    await self._timers_changed.wait()
             for timer in self._timers.pop_due(time.time()):
                 fired = TimerFired(
                     id=f"{timer.timer_id}/fired",

@@ -513,8 +513,9 @@ async def _send_stream(
     viewer may read (`checked`: the one namespace asked for was, at the start)."""
     await response.write(b": stream open\n\n")  # subscribed: nothing stored is missed
     while True:
-        try:
-            item = await asyncio.wait_for(queue.get(), HEARTBEAT_SECONDS)
+        try:  # timeout(), not wait_for: on Python 3.11 that can lose a stop
+            async with asyncio.timeout(HEARTBEAT_SECONDS):
+                item = await queue.get()
         except TimeoutError:
             await response.write(b": heartbeat\n\n")
             continue

@@ -11,6 +11,7 @@ import pytest
 from aiokafka import TopicPartition
 
 from lavalog.controller.decider.core import replay
+from lavalog.controller.decider.core.due_timers import DueTimer
 from lavalog.controller.decider.core.partition import PartitionDecider
 from lavalog.controller.decider.core.snapshots import Restored, encode_record
 from lavalog.controller.decider.service.runner import DeciderService
@@ -267,3 +268,22 @@ async def test_a_snapshot_ahead_of_the_groups_commit_is_committed_on_adoption(ka
                 if await committed_observed(kafka_settings, sent.partition) == len(events):
                     break
                 await asyncio.sleep(0.1)
+
+
+async def test_a_stop_that_comes_as_a_timer_is_added_stops_the_timers(
+    kafka_settings: KafkaSettings,
+) -> None:
+    """A stop meeting a new timer in the same turn of the loop is not lost: on Python
+    3.11, `asyncio.wait_for` returns what it waited for when cancelled in that turn, and
+    the timer loop ran on, so the service never finished stopping."""
+    service = decider(kafka_settings)
+    async with running(service):
+        async with asyncio.timeout(30):
+            while not service.ready:  # noqa: ASYNC110 (a flag the service exposes, no event)
+                await asyncio.sleep(0.05)
+        (timers,) = [t for t in asyncio.all_tasks() if t.get_name() == "decider-timers"]
+        far = DueTimer(fire_at=time.time() + 3600, key="default/j", job_uid="u", timer_id="t")
+        service._add_timer(far)
+        timers.cancel()
+        await asyncio.wait({timers}, timeout=10)
+        assert timers.cancelled()

@@ -105,14 +105,16 @@ async function postJSON(url, body) {
   return { status: response.status, ok: response.ok, data: await readJSON(response) };
 }
 
-// Re-render on matching events, at most every 500 ms.
+// Re-render on matching events, at most every 500 ms; and each time the stream opens
+// (the server subscribes before it answers), since what was stored between the page's
+// first read and the stream's start (or while it reconnected) comes on no stream.
 function follow(query, render) {
   if (stream) stream.close();
   let timer = null;
   stream = new EventSource(`/api/v1/stream?${query}`);
-  stream.onopen = () => liveDot.classList.add("on");
-  stream.onerror = () => liveDot.classList.remove("on");
   const later = () => { if (!timer) timer = setTimeout(() => { timer = null; render(); }, 500); };
+  stream.onopen = () => { liveDot.classList.add("on"); later(); };
+  stream.onerror = () => liveDot.classList.remove("on");
   for (const type of ["JobObserved", "JobDeleted", "PodObserved", "PodDeleted", "PhaseChanged",
     "ActionDecided", "PodsKill", "PodsCreate", "PodsReplace", "TimerScheduled", "TimerCancelled",
     "JobRejected", "PodGroupPending"]) {

@@ -23,8 +23,11 @@ Each `--arm` is a setting of the controller (its event loop, its components in o
 or one each, another commit's code, its fetch wait), measured beside the others in the same
 run: the arms take turns `--rounds` times, each turn a fresh controller with `--failures /
 --rounds` crashes, so that a change in the machine's load falls on all of them. A turn
-whose replacement is not made within 30 s ends there (its controller is behind its
-load); the arm's count of failures says so.
+starts once its controller has caught up with the backlog the turn before left (the
+decider's lag and the actuator's decisions not carried out, each at most a tenth of a
+second's load); one that has not within 30 s is skipped, and so is the rest of a turn
+whose replacement is not made within 30 s (its controller is behind its load): the arm's
+count of such turns says so.
 """
 
 from __future__ import annotations
@@ -362,7 +365,8 @@ class Measured:
     decided: float = 0.0
     #: the controller processes' CPU time over the failures
     cpu_seconds: float = 0.0
-    #: turns ended by a replacement not made within `PATIENCE`
+    #: turns skipped (not caught up within `PATIENCE`) or ended by a replacement not made
+    #: within it
     behind: int = 0
 
 
@@ -391,12 +395,18 @@ async def decider_lag(url: str) -> float:
     )
 
 
-async def until_decided(url: str, *, behind: int) -> None:
-    """Until the decider is at most `behind` observations behind (a restart's backlog)."""
-    for _ in itertools.count():
-        if await decider_lag(url) <= behind:
-            return
+async def caught_up(decider: str, actuator: str, *, behind: int) -> bool:
+    """Whether the turn's controller caught up, within `PATIENCE`, with what the turn
+    before left (a backlog of observations and of decisions): at most `behind`
+    observations not decided and `behind` decisions not carried out. A turn that starts
+    behind would measure its predecessor's backlog, not its own setting."""
+    deadline = time.monotonic() + PATIENCE
+    while time.monotonic() < deadline:
+        backlog = await metric(actuator, "lavalog_actuator_in_flight")
+        if await decider_lag(decider) <= behind and backlog <= behind:
+            return True
         await asyncio.sleep(0.5)
+    return False
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -432,10 +442,13 @@ async def main(args: argparse.Namespace) -> None:
                     identity="bench-reaction",  # each takes the Lease and groups back at once
                     fetch_max_wait_ms=arm.fetch_wait,
                 ) as children:
-                    decider = next(
-                        child.metrics
-                        for child, components in zip(children, arm.layout, strict=True)
-                        if "decider" in components
+                    decider, actuator = (
+                        next(
+                            child.metrics
+                            for child, components in zip(children, arm.layout, strict=True)
+                            if component in components
+                        )
+                        for component in ("decider", "actuator")
                     )
                     if load is None:
                         for index in range(args.jobs):
@@ -444,12 +457,15 @@ async def main(args: argparse.Namespace) -> None:
                         say(f"{len(pods)} pods running; background load at {args.rate:,} events/s")
                         load = asyncio.create_task(produce_background(settings, args.rate, sent))
                     await asyncio.sleep(3.0)  # the load reaches its steady state
-                    await until_decided(decider, behind=args.rate // 10)
+                    into = measured[arm.label]
                     say(f"{arm.label} (round {number + 1} of {args.rounds})")
+                    if not await caught_up(decider, actuator, behind=args.rate // 10):
+                        into.behind += 1
+                        say(f"  behind its load after {PATIENCE:.0f} s: this turn is skipped")
+                        continue
                     decided_before = await metric(decider, "lavalog_decider_observations")
                     started, sent_before = time.perf_counter(), sent[0]
                     cpu_before = sum(child.cpu_seconds() for child in children)
-                    into = measured[arm.label]
                     try:
                         failures = await inject(events, pods, per_round, cluster)
                     except Behind as behind:
@@ -528,7 +544,8 @@ def report(
     counts = ", ".join(
         f"{arm.label} {len(measured[arm.label].failures)}"
         + (
-            f" (+{behind} not replaced within {PATIENCE:.0f} s)"
+            f" ({behind} turns behind their load: not caught up or a replacement not made"
+            f" within {PATIENCE:.0f} s)"
             if (behind := measured[arm.label].behind)
             else ""
         )

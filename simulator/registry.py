@@ -124,7 +124,12 @@ EVENT = _core(
             "involvedObject.name",
             "involvedObject.namespace",
             "involvedObject.uid",
+            "involvedObject.apiVersion",
+            "involvedObject.resourceVersion",
+            "involvedObject.fieldPath",
             "reason",
+            "reportingComponent",
+            "source",
             "type",
         }
     ),

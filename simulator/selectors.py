@@ -8,7 +8,7 @@ fields each kind declares in the registry, and reject the others as the API does
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +18,9 @@ Obj = dict[str, Any]
 
 _SET_RE = re.compile(r"^\s*(!?)\s*([A-Za-z0-9_./-]+)\s*(?:(in|notin)\s*\((.*)\))?\s*$")
 _EQ_RE = re.compile(r"^\s*([A-Za-z0-9_./-]+)\s*(==|=|!=)\s*([A-Za-z0-9_./-]*)\s*$")
+#: a field's value is any text but the operators' characters (apimachinery's fields
+#: selector: `spec.containers{main}` is a value, as a Pod's Events name their container)
+_FIELD_RE = re.compile(r"^\s*([A-Za-z0-9_./-]+)\s*(==|=|!=)\s*([^=!]*?)\s*$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +92,20 @@ def parse_labels(text: str | None) -> tuple[Requirement, ...]:
     return tuple(out)
 
 
+def _event_source(event: Obj) -> str:
+    """An Event's `source` field: its source's component, else its reporting controller
+    (kube-apiserver's event `ToSelectableFields`), so that events.k8s.io writers match too."""
+    return (event.get("source") or {}).get("component") or event.get("reportingComponent") or ""
+
+
+#: fields a selector reads from more than the path they are named by
+_DERIVED_FIELDS: dict[str, Callable[[Obj], str]] = {"source": _event_source}
+
+
 def field_value(obj: Obj, path: str) -> str:
+    derived = _DERIVED_FIELDS.get(path)
+    if derived is not None:
+        return derived(obj)
     node: Any = obj
     for part in path.split("."):
         if not isinstance(node, dict):
@@ -104,7 +120,7 @@ def parse_fields(text: str | None, allowed: frozenset[str]) -> tuple[tuple[str, 
         return ()
     out: list[tuple[str, bool, str]] = []
     for term in _split_terms(text):
-        eq = _EQ_RE.match(term)
+        eq = _FIELD_RE.match(term)
         if not eq:
             raise bad_request(f"invalid field selector: {term!r}")
         field, op, value = eq.groups()

@@ -120,4 +120,5 @@ async def serve(store: Store, req: WatchRequest, write: Write, *, bookmark_inter
         if store.rv > cursor:
             continue  # written while this watch was sending: no wake-up will come for it
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(store.wait(req.resource), wait)
+            async with asyncio.timeout(wait):
+                await store.wait(req.resource)

@@ -580,6 +580,57 @@ async def test_leases_and_commands(kube_api: ApiClient) -> None:
     assert [e.reason for e in found.items] == ["Started"]
 
 
+@pytest.mark.parametrize(
+    ("selector", "expected"),
+    [
+        ("source=kubelet", ["from-kubelet"]),
+        ("source=lavalog", ["reported"]),  # no source: its reporting controller
+        ("reportingComponent=lavalog", ["reported"]),
+        ("involvedObject.apiVersion=batch.volcano.sh/v1alpha1", ["reported"]),
+        ("involvedObject.fieldPath=spec.containers{main}", ["from-kubelet"]),
+        ("involvedObject.resourceVersion=7", ["from-kubelet"]),
+        ("source!=kubelet", ["reported"]),
+    ],
+)
+async def test_events_are_selected_by_every_field_kube_apiserver_offers(
+    kube_api: ApiClient, selector: str, expected: list[str]
+) -> None:
+    """As kube-apiserver's Event `ToSelectableFields`: `source` is the source's component,
+    else the reporting controller (an events.k8s.io writer leaves `source` empty)."""
+    events = core_api(kube_api)
+    await events.create_namespaced_event(
+        "default",
+        {
+            "metadata": {"name": "from-kubelet"},
+            "involvedObject": {
+                "kind": "Pod",
+                "name": "p",
+                "apiVersion": "v1",
+                "fieldPath": "spec.containers{main}",
+                "resourceVersion": "7",
+            },
+            "source": {"component": "kubelet", "host": "node-1"},
+            "reason": "Started",
+        },
+    )
+    await events.create_namespaced_event(
+        "default",
+        {
+            "metadata": {"name": "reported"},
+            "involvedObject": {
+                "kind": "Job",
+                "name": "j",
+                "apiVersion": "batch.volcano.sh/v1alpha1",
+            },
+            "reportingComponent": "lavalog",
+            "reportingInstance": "lavalog-0",
+            "reason": "PodGroupPending",
+        },
+    )
+    found = await events.list_namespaced_event("default", field_selector=selector)
+    assert sorted(e.metadata.name for e in found.items) == expected
+
+
 async def test_cluster_fixture_shape(sim_cluster: SimulatedCluster) -> None:
     assert sim_cluster.url.startswith("http://127.0.0.1:")
     assert "server: " + sim_cluster.url in sim_cluster.kubeconfig_path.read_text()

@@ -188,10 +188,17 @@ class Reflector:
         self.cache: dict[str, str] = {}  # name -> resourceVersion
         self.versions: list[int] = []  # every watch event applied, in order
         self.relists = 0
+        #: set by a test to keep the reflector from watching again until it is set
+        self.held: asyncio.Event | None = None
+        #: set when the reflector waits on `held`, its last watch ended
+        self.parked = asyncio.Event()
 
     async def run(self, stop: asyncio.Event) -> None:
         rv = await self.relist()
         while not stop.is_set():
+            if self.held is not None:
+                self.parked.set()
+                await self.held.wait()
             w = watch.Watch()
             try:
                 async for event in w.stream(
@@ -247,10 +254,17 @@ async def test_watcher_resumes_without_missing_or_duplicating(
     await asyncio.sleep(0.1)
     for round_ in range(3):
         await churn(core, f"r{round_}", 6)
+        if expire:
+            # the watcher resumes only once the changes it missed are gone from the history
+            held = reflector.held = asyncio.Event()
+            reflector.parked = asyncio.Event()
         sim_cluster.admin.drop_watches()
         if expire:
+            await asyncio.wait_for(reflector.parked.wait(), 5)
             await churn(core, f"gap{round_}", 3)  # changes the watcher never streams
             sim_cluster.admin.expire_history()
+            reflector.held = None
+            held.set()
         await churn(core, f"after{round_}", 3)
     await asyncio.sleep(0.3)
     expected = await truth(core)
@@ -266,7 +280,7 @@ async def test_watcher_resumes_without_missing_or_duplicating(
         "an event came twice or out of order"
     )
     if expire:
-        assert reflector.relists >= 2
+        assert reflector.relists == 4, "the first list, then one per expired history"
     else:
         assert reflector.relists == 1
         # nothing missed: every pod change after the initial list arrived exactly once

@@ -282,7 +282,7 @@ class ElectionThread:
         leaves this gives the Lease up before the thread (which the interpreter waits for
         at exit) ends, even when it is cancelled again meanwhile."""
         loop = asyncio.new_event_loop()
-        thread = threading.Thread(target=loop.run_forever, name=f"lease {self.settings.name}")
+        thread = threading.Thread(target=_serve, args=(loop,), name=f"lease {self.settings.name}")
         thread.start()
         self._loop = loop
         self.loop_lag = LoopLag(asyncio.get_running_loop())
@@ -292,9 +292,10 @@ class ElectionThread:
         finally:
             closed = asyncio.run_coroutine_threadsafe(self._close(), loop)
             closed.add_done_callback(lambda _: loop.call_soon_threadsafe(loop.stop))
+            # cancelled again meanwhile, this returns at once: the thread still releases
+            # the Lease, then stops and closes its loop on its own
             await asyncio.shield(asyncio.wrap_future(closed))
             thread.join()  # its loop stops as `closed` completes: at once
-            loop.close()
 
     async def acquire(self) -> None:
         """Return once this candidate holds the Lease (renewed from then on)."""
@@ -346,3 +347,12 @@ class ElectionThread:
             await self._release()
         finally:
             await self._client.aclose()
+
+
+def _serve(loop: asyncio.AbstractEventLoop) -> None:
+    """The election thread's body: its loop runs until stopped, then is closed by the
+    thread itself, whether or not anyone is still waiting to join it."""
+    try:
+        loop.run_forever()
+    finally:
+        loop.close()

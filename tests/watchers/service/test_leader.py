@@ -340,3 +340,39 @@ async def test_an_election_left_while_leading_releases_its_lease_before_its_thre
     assert (await read_lease(kube)).spec.holder_identity == ""
     assert not election.is_leader
     assert "lease lavalog-watchers" not in {t.name for t in threading.enumerate()}
+
+
+async def test_an_election_cancelled_again_while_it_releases_still_releases_and_ends_its_thread(
+    sim_cluster: SimulatedCluster, kube: Kube
+) -> None:
+    """A stop that comes twice (the second while the Lease is being released, its answer
+    slow) returns at once; the thread still gives the Lease up, then ends and closes its
+    event loop without anyone waiting for it."""
+    settings = LeaseSettings(identity="replica-a", timing=LeaseTiming.scaled(60.0))
+    election = ElectionThread(kube, settings)
+    won = asyncio.Event()
+
+    async def lead() -> None:
+        async with election.running():
+            await election.acquire()
+            won.set()
+            await asyncio.Event().wait()
+
+    leading = asyncio.create_task(lead())
+    await asyncio.wait_for(won.wait(), 10)
+    loop = election._loop
+    assert loop is not None
+    sim_cluster.faults.hold("/leases/")
+    try:
+        leading.cancel()  # leaves `running()`: the release waits for the API server
+        await asyncio.sleep(0.2)
+        assert not leading.done()
+        leading.cancel()  # stopped again meanwhile
+        await asyncio.gather(leading, return_exceptions=True)
+        assert leading.cancelled()
+    finally:
+        sim_cluster.faults.release("/leases/")
+
+    await until(lambda: "lease lavalog-watchers" not in {t.name for t in threading.enumerate()})
+    assert loop.is_closed()
+    assert (await read_lease(kube)).spec.holder_identity == ""

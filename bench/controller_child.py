@@ -46,8 +46,19 @@ def main(args: argparse.Namespace) -> None:
         log_task_stacks_on_sigusr1()  # `ControllerChild.log_task_stacks`: where tasks wait
         await run_controller(config, stop=stop, on_started=lambda _, port: say(str(port)))
 
+    collect_rarely()
     with asyncio.Runner(loop_factory=new_loop(args.event_loop)) as runner:
         runner.run(controller())
+
+
+def collect_rarely() -> None:
+    """The product's collector settings (`lavalog run` sets them); a commit from before
+    them has no such module and runs at CPython's defaults."""
+    try:
+        from lavalog.controller.collector import collect_rarely as product_setting
+    except ImportError:
+        return
+    product_setting()
 
 
 def new_loop(choice: str) -> Callable[[], asyncio.AbstractEventLoop] | None:

@@ -19,6 +19,7 @@ from lavalog.controller.app import (
     default_identity,
     run_controller,
 )
+from lavalog.controller.collector import collect_rarely
 from lavalog.controller.event_loop import EventLoop, loop_factory
 from lavalog.controller.kube import KUBECONFIG_HELP, KubeConfigError, choose_kubeconfig
 from lavalog.controller.logs import add_logging_arguments, configure_logging
@@ -162,6 +163,7 @@ def run(args: argparse.Namespace) -> int:
         phase_events=args.phase_events,
         lease=lease,
     )
+    collect_rarely()
     with asyncio.Runner(loop_factory=new_loop) as runner:
         return runner.run(_main(config))
 

@@ -1,11 +1,12 @@
 """Configured aiokafka producers and consumers: lavalog's delivery choices in one place.
 
 Producers wait for all in-sync replicas and batch (`linger_ms`); keys are job keys, so
-aiokafka's default partitioner (murmur2, as Java's) puts every fact about a job on one
-partition. Consumers commit by hand, after their effects are durable (at-least-once),
-and start from the beginning of a partition that has no committed offset. Group members
-carry the process's identity (`KafkaSettings.group_instance_id`) and, when started,
-first remove the member a killed predecessor of that identity left behind.
+aiokafka's default partitioner (murmur2, as Java's; `partitioner` keeps each key's
+hash) puts every fact about a job on one partition. Consumers commit by hand, after
+their effects are durable (at-least-once), and start from the beginning of a partition
+that has no committed offset. Group members carry the process's identity
+(`KafkaSettings.group_instance_id`) and, when started, first remove the member a killed
+predecessor of that identity left behind.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
 from lavalog.controller.kafka.groups import evict_predecessors, member_client_id
 from lavalog.controller.kafka.leaderless import LeaderlessRepair
+from lavalog.controller.kafka.partitioner import KeyHashPartitioner
 from lavalog.controller.kafka.security import connection_options
 from lavalog.controller.kafka.settings import KafkaSettings
 from lavalog.controller.kafka.topics import group_name
@@ -32,6 +34,7 @@ def create_producer(settings: KafkaSettings, **options: Any) -> AIOKafkaProducer
         "linger_ms": settings.linger_ms,
         "max_batch_size": settings.max_batch_size,
         "enable_idempotence": settings.enable_idempotence,
+        "partitioner": KeyHashPartitioner(),
     }
     return AIOKafkaProducer(**(configured | options))
 

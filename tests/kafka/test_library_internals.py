@@ -12,7 +12,9 @@ release that changes one of these fails here, by name, before it fails somewhere
   `AIOKafkaClient.send`, and the types ConsumerGroupDescribe is built of
   (controller/kafka/groups.py, consumer_group_describe.py);
 - kubernetes-asyncio's REST client session (`ApiClient.rest_client.pool_manager`), replaced by
-  one that does not read proxy settings and ~/.netrc per request (controller/kube.py).
+  one that does not read proxy settings and ~/.netrc per request, and the client's proxy
+  and TLS server name (`proxy`, `proxy_headers`, `server_hostname`), with which lavalog
+  sends its requests through that session itself (controller/kube.py).
 """
 
 from __future__ import annotations
@@ -123,5 +125,8 @@ async def test_the_rest_client_keeps_an_aiohttp_session_lavalog_may_replace() ->
         _no_lookups_per_request(api)
         assert api.rest_client.pool_manager is not session
         assert not api.rest_client.pool_manager.trust_env
-    parameters = inspect.signature(ApiClient.call_api).parameters
-    assert {"_preload_content", "_request_timeout"} <= parameters.keys()
+        assert api.rest_client.proxy is None
+        assert api.rest_client.proxy_headers is None
+        assert api.rest_client.server_hostname is None
+    parameters = inspect.signature(ApiClient.update_params_for_auth).parameters
+    assert list(parameters)[1:4] == ["headers", "queries", "auth_settings"]

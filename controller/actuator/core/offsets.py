@@ -145,8 +145,11 @@ class OffsetTracker(Generic[P]):
         found = {}
         for partition in chosen:
             state = self._partitions.get(partition)
-            if state is not None and state.progress() != state.committed:
-                found[partition] = state.progress()
+            if state is None:
+                continue
+            progress = state.progress()  # sorts what is done: once per partition
+            if progress != state.committed:
+                found[partition] = progress
         return found
 
     def committed(self, progress: dict[P, Progress]) -> None:

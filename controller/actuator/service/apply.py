@@ -15,8 +15,10 @@ log, to the decider, which retries the job's sync as Volcano requeues it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import msgspec
@@ -44,6 +46,7 @@ from lavalog.controller.actuator.service.sshkeys import generate_key_pair
 from lavalog.controller.actuator.service.timing import log_fields
 from lavalog.controller.decision_logs import carried_out, decision_fields, lag
 from lavalog.controller.kube import KubeError
+from lavalog.controller.logs import writes
 from lavalog.events.decisions import (
     AnyDecision,
     Decision,
@@ -140,7 +143,7 @@ class Applier:
         # every line logged meanwhile (API retries included) names the job and decision, and
         # every API call waits for the budget as this kind of decision does
         with (
-            structlog.contextvars.bound_contextvars(job=decision.key, decision=decision.id),
+            _naming(decision),
             prioritized(priority_of(decision) if priority is None else priority),
         ):
             try:
@@ -153,22 +156,24 @@ class Applier:
                 _log.error("decision failed", error=str(exc))
                 self._event(decision, job_events.failure(decision, exc), suffix="#failed")
                 return
-            if done:
-                self._counters.applied += 1
+            if not done:
+                self._skipped(decision)
+                return
+            self._counters.applied += 1
+            if writes(logging.INFO):  # else the line's fields are made for nothing
                 _log.info(
                     carried_out(decision),
                     lag=lag(decision),
                     **log_fields(decision),
                     **decision_fields(decision),
                 )
-            else:
-                self._skipped(decision)
 
     def _skipped(self, decision: Decision) -> None:
         self._counters.skipped += 1
-        _log.info(
-            "decision skipped: job gone or past it", lag=lag(decision), **log_fields(decision)
-        )
+        if writes(logging.INFO):
+            _log.info(
+                "decision skipped: job gone or past it", lag=lag(decision), **log_fields(decision)
+            )
 
     async def _refused(self, decision: Decision, refusal: Refused) -> None:
         """Report creates the API server refused: a Warning Event in Volcano's words, and
@@ -401,6 +406,18 @@ class Applier:
 
     def _event(self, decision: Decision, what: job_events.Notice, suffix: str = "") -> None:
         self.events.record([job_events.event_manifest(decision, what, suffix=suffix)])
+
+
+@contextlib.contextmanager
+def _naming(decision: Decision) -> Iterator[None]:
+    """Lines logged in this block name the job and the decision. structlog's
+    `bound_contextvars` does the same, after copying the whole context to find what it
+    replaces; the tokens of the variables set restore them without that."""
+    tokens = structlog.contextvars.bind_contextvars(job=decision.key, decision=decision.id)
+    try:
+        yield
+    finally:
+        structlog.contextvars.reset_contextvars(**tokens)
 
 
 def _pods_to_make(job: Obj, decision: PodsCreate | PodsReplace) -> list[Obj]:

@@ -61,7 +61,8 @@ class Timing:
     first_received: float | None = None
     started: float = 0.0
     retries: int = 0
-    waits: dict[Wait, _Overlap] = field(default_factory=lambda: {w: _Overlap() for w in Wait})
+    #: the waits that began (most decisions wait for nothing: none made per decision)
+    waits: dict[Wait, _Overlap] = field(default_factory=dict)
 
     @property
     def first(self) -> float:
@@ -78,9 +79,13 @@ class Timing:
             "received": round(self.first - decision.time, 3),
             "handover": round(self.received - self.first, 3),
             "queued": round(max(0.0, self.started - self.received), 3),
-            **{w.value: round(overlap.seconds, 3) for w, overlap in self.waits.items()},
+            **{w.value: round(self._waited(w), 3) for w in Wait},
             "retries": self.retries,
         }
+
+    def _waited(self, what: Wait) -> float:
+        overlap = self.waits.get(what)
+        return 0.0 if overlap is None else overlap.seconds
 
 
 _CURRENT: contextvars.ContextVar[Timing | None] = contextvars.ContextVar(
@@ -115,7 +120,9 @@ def waiting(what: Wait) -> Iterator[None]:
     if spent is None:
         yield
         return
-    overlap = spent.waits[what]
+    overlap = spent.waits.get(what)
+    if overlap is None:
+        overlap = spent.waits[what] = _Overlap()
     overlap.begin(time.time())
     try:
         yield

@@ -66,6 +66,9 @@ def remember(known: dict[str, T], changes: Iterable[Change[T]]) -> None:
 
 
 _event_decoder = msgspec.json.Decoder(WatchEvent)
+#: a watch line's type to its change: a lookup, where `__members__` and `ChangeType(...)`
+#: took 0.7 µs a line
+_CHANGE_TYPES = {change.value: change for change in ChangeType}
 
 
 _status_decoder = msgspec.json.Decoder(Status)
@@ -97,12 +100,12 @@ def parse(lines: Sequence[bytes], decoder: msgspec.json.Decoder[T]) -> Parsed[T]
             text = f"{status.code} {status.reason}: {status.message}"
             parsed.error = Gone(text) if status.code == 410 else WatchError(text)
             break
-        elif event.type in ChangeType.__members__:
+        elif (change_type := _CHANGE_TYPES.get(event.type)) is not None:
             obj = decode_or_skip(decoder, event.object)
             if obj is None:
                 parsed.resource_version = _version_of(event.object) or parsed.resource_version
                 continue
-            parsed.changes.append(Change(ChangeType(event.type), obj))
+            parsed.changes.append(Change(change_type, obj))
             parsed.resource_version = obj.metadata.resource_version
         else:
             log.warning("unknown watch event", type=event.type)

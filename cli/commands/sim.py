@@ -13,6 +13,7 @@ import os
 import signal
 from pathlib import Path
 
+from lavalog.controller.collector import THRESHOLDS
 from lavalog.simulator import vectors
 from lavalog.simulator.faults import ApiFaults
 from lavalog.simulator.server import DEFAULT_CAPACITY, SimulatedCluster
@@ -92,8 +93,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Hundreds of thousands of stored (acyclic) objects make the cyclic collector's full
-    # passes dominate; collect far less often in this process of our own.
-    gc.set_threshold(100_000, 50, 100)
+    # passes dominate; collect as rarely as the controller does.
+    gc.set_threshold(*THRESHOLDS)
     asyncio.run(_serve(args))
     return 0
 

@@ -145,7 +145,9 @@ def _act(step: Step, trigger: Trigger) -> None:
     """Volcano's job worker for one event: policies, then the phase handler."""
     cancel_resolved_timers(step)
     state = step.state
-    resolution = apply_policies(step.spec, state.version, trigger, state.exit_codes)
+    resolution = apply_policies(
+        step.spec, state.version, trigger, state.exit_codes, matchable=state.policy_events
+    )
     resolution = with_restart_backoff(state, trigger, resolution)
     if resolution.delay > 0:
         schedule_delayed(step, trigger, resolution)

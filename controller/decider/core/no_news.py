@@ -100,4 +100,7 @@ def _nothing_waits(state: JobState, observation: PodObserved) -> bool:
 def _no_pending_policy(state: JobState, pod: PodRecord) -> bool:
     assert state.spec is not None
     trigger = Trigger(event=Event.POD_PENDING, task=pod.task, job_version=pod.version)
-    return apply_policies(state.spec, state.version, trigger, state.exit_codes) is SYNC
+    resolution = apply_policies(
+        state.spec, state.version, trigger, state.exit_codes, matchable=state.policy_events
+    )
+    return resolution is SYNC

@@ -89,4 +89,4 @@ def test_admission_keeps_the_events_policies_can_match():
 
     state, _ = step(initial_state(submitted.key), submitted)
 
-    assert state.policy_events == {"PodFailed", "TaskCompleted"}
+    assert state.policy_events == frozenset({"PodFailed", "TaskCompleted"})

@@ -90,3 +90,16 @@ def test_admission_keeps_the_events_policies_can_match():
     state, _ = step(initial_state(submitted.key), submitted)
 
     assert state.policy_events == frozenset({"PodFailed", "TaskCompleted"})
+
+
+def test_jobs_of_the_same_policies_share_their_policy_events():
+    """Every working job's state holds the set: equal ones are one object, not one each."""
+    raw = worker_spec(task={"policies": [{"event": "PodFailed", "action": "RestartTask"}]})
+    states = []
+    for name in ("first", "second"):
+        submitted = JobScript(name, raw).submit().last
+        states.append(step(initial_state(submitted.key), submitted)[0])
+
+    first, second = (state.policy_events for state in states)
+    assert first == frozenset({"PodFailed"})
+    assert first is second

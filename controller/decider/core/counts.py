@@ -19,15 +19,17 @@ from lavalog.events.timestamps import to_rfc3339
 from lavalog.events.volcano.api import JobCondition, JobPhase, JobStatus, PodPhase, TaskState
 from lavalog.events.volcano.api import JobState as StatusState
 
-#: the phases the totals have a field for; any other one (Unknown) counts as `unknown`
+#: the phases the totals have a field for; any other one (Unknown) counts as `unknown`.
+#: Keyed by the phases' plain strings, as pods carry them (a plain string compares faster
+#: with a plain string than with a StrEnum): looked up at every pod change
 _TOTALS: dict[str, int] = {
-    PodPhase.PENDING: 0,
-    PodPhase.RUNNING: 1,
-    PodPhase.SUCCEEDED: 2,
-    PodPhase.FAILED: 3,
+    PodPhase.PENDING.value: 0,
+    PodPhase.RUNNING.value: 1,
+    PodPhase.SUCCEEDED.value: 2,
+    PodPhase.FAILED.value: 3,
 }
 _TERMINATING, _UNKNOWN = 4, 5
-_PENDING: str = PodPhase.PENDING
+_PENDING: str = PodPhase.PENDING.value
 
 #: one pod's record before and after a change; None where there is none
 PodChange = tuple[PodRecord | None, PodRecord | None]

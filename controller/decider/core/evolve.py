@@ -21,6 +21,7 @@ from lavalog.controller.decider.core.counts import (
     with_pods,
     with_replicas,
 )
+from lavalog.controller.decider.core.matchable import matchable_events
 from lavalog.controller.decider.core.state import (
     COMMAND_MEMORY,
     JobState,
@@ -101,6 +102,7 @@ def _job_admitted(state: JobState, event: JobAdmitted) -> JobState:
         with_replicas(state, Replicas.of(event.spec)),
         generation=event.generation,
         spec=event.spec,
+        policy_events=matchable_events(event.spec),
         exit_codes=event.exit_codes or {},
         restart_backoff=event.restart_backoff or None,
         uncounted_disruptions=event.uncounted_disruptions or None,

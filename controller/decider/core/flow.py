@@ -68,6 +68,8 @@ from lavalog.events.observations import (
 )
 from lavalog.events.volcano.api import Action, Event, JobPhase
 
+#: bound once: on Python 3.11 each `Enum.MEMBER` is looked up through a `__getattr__` hook
+_SYNC_JOB = Action.SYNC_JOB
 #: phase changes followed within one step; Volcano's chains are at most four long
 _MAX_FOLLOW_UPS = 8
 #: what a new job version's status goes out before, unless the step also makes what
@@ -145,14 +147,16 @@ def _act(step: Step, trigger: Trigger) -> None:
     """Volcano's job worker for one event: policies, then the phase handler."""
     cancel_resolved_timers(step)
     state = step.state
-    resolution = apply_policies(step.spec, state.version, trigger, state.exit_codes)
+    resolution = apply_policies(
+        step.spec, state.version, trigger, state.exit_codes, matchable=state.policy_events
+    )
     resolution = with_restart_backoff(state, trigger, resolution)
     if resolution.delay > 0:
         schedule_delayed(step, trigger, resolution)
         resolution = SYNC
     request = ActionRequest(action=resolution.action, trigger=trigger, policy=resolution.policy)
     step.acted = request
-    if request.action != Action.SYNC_JOB:
+    if request.action != _SYNC_JOB:
         step.emit(
             ActionDecided,
             action=request.action,

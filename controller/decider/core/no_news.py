@@ -20,6 +20,10 @@ from lavalog.events.volcano.api import Event, JobPhase, PodPhase
 
 #: the phases a pod the decider asked for is made in
 _MAKING_PHASES = frozenset({JobPhase.PENDING, JobPhase.RUNNING})
+#: bound once (on Python 3.11 each `Enum.MEMBER` is looked up through a `__getattr__`
+#: hook); the phase as a plain string, as pods carry it
+_PENDING = PodPhase.PENDING.value
+_POD_PENDING = Event.POD_PENDING
 
 
 def no_news(state: JobState, observation: AnyObservation, observed: JobState) -> bool:
@@ -58,7 +62,7 @@ def seen_as_asked(state: JobState, known: PodRecord, seen: PodRecord) -> bool:
         state.phase in _MAKING_PHASES
         and not known.observed
         and not known.deleting
-        and seen.phase == PodPhase.PENDING
+        and seen.phase == _PENDING
         and not seen.deleting
         and not seen.restart_count
         and _no_pending_policy(state, seen)
@@ -99,5 +103,8 @@ def _nothing_waits(state: JobState, observation: PodObserved) -> bool:
 
 def _no_pending_policy(state: JobState, pod: PodRecord) -> bool:
     assert state.spec is not None
-    trigger = Trigger(event=Event.POD_PENDING, task=pod.task, job_version=pod.version)
-    return apply_policies(state.spec, state.version, trigger, state.exit_codes) is SYNC
+    trigger = Trigger(event=_POD_PENDING, task=pod.task, job_version=pod.version)
+    resolution = apply_policies(
+        state.spec, state.version, trigger, state.exit_codes, matchable=state.policy_events
+    )
+    return resolution is SYNC

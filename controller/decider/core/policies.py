@@ -16,24 +16,13 @@ from collections.abc import Mapping
 import msgspec
 
 from lavalog.controller.admission.exit_codes import policy_key
+from lavalog.controller.decider.core.matchable import WILDCARD_EVENTS
 from lavalog.controller.decider.core.triggers import Trigger
 from lavalog.events.decisions import PolicyRef, RestartBackoffDelay
 from lavalog.events.durations import parse_duration
 from lavalog.events.extensions import ExitCodeSet
 from lavalog.events.volcano.api import Action, Event, JobSpec, LifecyclePolicy
 
-#: what `*` stands for: the events Volcano raises that reach its policies (PodPending only
-#: with a `timeout`, as any PodPending policy); not JobUpdated, which only lavalog raises
-WILDCARD_EVENTS = frozenset(
-    {
-        Event.POD_FAILED,
-        Event.POD_EVICTED,
-        Event.POD_PENDING,
-        Event.UNKNOWN,
-        Event.TASK_COMPLETED,
-        Event.TASK_FAILED,
-    }
-)
 #: events whose policies act only with a `timeout` (Volcano's `shouldConfigureTimeout`)
 _TIMEOUT_REQUIRED = frozenset({Event.POD_PENDING})
 _NEVER_MATCHED = frozenset({Event.OUT_OF_SYNC, Event.COMMAND_ISSUED})
@@ -57,12 +46,17 @@ def apply_policies(
     job_version: int,
     trigger: Trigger,
     exit_codes: Mapping[str, ExitCodeSet] | None = None,
+    *,
+    matchable: frozenset[str] | None = None,
 ) -> Resolution:
-    """`exit_codes`: lavalog's exit-code sets, which widen a policy's `exitCode`."""
+    """`exit_codes`: lavalog's exit-code sets, which widen a policy's `exitCode`;
+    `matchable`: `matchable.matchable_events(spec)`, when known (None: every policy is tried)."""
     sets = exit_codes or {}
     if trigger.action:
         return Resolution(action=trigger.action, policy=trigger.policy)
     if trigger.event in _NEVER_MATCHED:
+        return SYNC
+    if matchable is not None and trigger.event not in matchable:
         return SYNC
     if trigger.job_version is not None and trigger.job_version < job_version:
         return SYNC

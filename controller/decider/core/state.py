@@ -114,6 +114,9 @@ class JobState(msgspec.Struct, frozen=True, omit_defaults=True):
     #: the admitted spec, defaults applied; None until a valid spec was seen
     spec: JobSpec | None = None
     replicas: Replicas = Replicas()
+    #: the events the admitted spec's policies can match (`matchable.matchable_events`);
+    #: None in a state written before it was kept (every policy is then tried)
+    policy_events: frozenset[str] | None = None
     #: lavalog's exit-code sets for the admitted spec (an extension); usually empty
     exit_codes: dict[str, ExitCodeSet] = {}
     #: lavalog's restart backoff for the admitted spec (an extension); usually None

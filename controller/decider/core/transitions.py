@@ -18,6 +18,8 @@ ACTIVE_PHASES = frozenset({JobPhase.PENDING, JobPhase.RUNNING})
 #: phases whose sync may create pods. Not Restarting: a new version's pods are created
 #: once the old ones are gone (the job is Pending again), never beside them
 CREATING_PHASES = frozenset({JobPhase.PENDING, JobPhase.RUNNING})
+#: phases whose PodGroup is deleted on entering them
+_PODGROUP_GONE_PHASES = FINISHED_PHASES | {JobPhase.ABORTED}
 
 
 class Transition(msgspec.Struct, frozen=True):
@@ -45,7 +47,7 @@ def enter_phase(step: Step, transition: Transition) -> None:
     )
     if transition.phase not in ACTIVE_PHASES:
         cancel_policy_timers(step, reason=f"job entered {transition.phase}")
-    if transition.phase in FINISHED_PHASES or transition.phase == JobPhase.ABORTED:
+    if transition.phase in _PODGROUP_GONE_PHASES:
         podgroup = step.state.podgroup
         if podgroup is not None:
             step.emit(PodGroupDelete, podgroup=podgroup.name)

@@ -47,6 +47,16 @@ OUT_OF_SYNC = Trigger(event=Event.OUT_OF_SYNC)
 #: the events whose trigger says how the pod went (a failure, or an eviction)
 POD_ENDS = frozenset({Event.POD_FAILED, Event.POD_EVICTED})
 
+# What every pod observation is compared with, bound once: on Python 3.11 each
+# `Enum.MEMBER` is looked up through the enum type's `__getattr__` hook, and a pod's phase
+# (a plain string, as decoded) compares faster with a plain string than with a StrEnum.
+_PENDING, _RUNNING = PodPhase.PENDING.value, PodPhase.RUNNING.value
+_SUCCEEDED, _FAILED = PodPhase.SUCCEEDED.value, PodPhase.FAILED.value
+_ALIVE = frozenset({_PENDING, _RUNNING})
+_OUT_OF_SYNC, _POD_PENDING, _POD_RUNNING = Event.OUT_OF_SYNC, Event.POD_PENDING, Event.POD_RUNNING
+_POD_FAILED, _POD_EVICTED = Event.POD_FAILED, Event.POD_EVICTED
+_TASK_COMPLETED, _TASK_FAILED = Event.TASK_COMPLETED, Event.TASK_FAILED
+
 
 def derive_trigger(before: JobState, after: JobState, observation: AnyObservation) -> Trigger:
     if isinstance(observation, PodObserved):
@@ -117,37 +127,35 @@ def _pod_event(
     """The event a pod's change means, and the exit code it carries (PodFailed only).
     `previous`: the decider's record of the pod's name before this observation."""
     if is_stale(previous, pod):
-        return Event.OUT_OF_SYNC, None  # a late copy of a phase the pod has left
+        return _OUT_OF_SYNC, None  # a late copy of a phase the pod has left
     old = previous
     if old is not None and old.uid not in ("", pod.pod_uid):
         old = None  # another incarnation of the same name
     if pod.deleting:
         if old is not None and (old.deleting or old.killed):
-            return Event.OUT_OF_SYNC, None
-        return Event.POD_EVICTED, None
+            return _OUT_OF_SYNC, None
+        return _POD_EVICTED, None
     old_phase = old.phase if old is not None else ""
-    if pod.phase == PodPhase.FAILED:
-        if old_phase != PodPhase.FAILED:
-            return Event.POD_FAILED, pod.exit_code
-        return Event.OUT_OF_SYNC, None
-    if pod.phase == PodPhase.SUCCEEDED:
-        if old_phase != PodPhase.SUCCEEDED and _task_completed(job, pod.task):
-            return Event.TASK_COMPLETED, None
-        return Event.OUT_OF_SYNC, None
-    if pod.phase in (PodPhase.PENDING, PodPhase.RUNNING):
+    if pod.phase == _FAILED:
+        if old_phase != _FAILED:
+            return _POD_FAILED, pod.exit_code
+        return _OUT_OF_SYNC, None
+    if pod.phase == _SUCCEEDED:
+        if old_phase != _SUCCEEDED and _task_completed(job, pod.task):
+            return _TASK_COMPLETED, None
+        return _OUT_OF_SYNC, None
+    if pod.phase in _ALIVE:
         if _task_failed(job, pod, previous):
-            return Event.TASK_FAILED, None
+            return _TASK_FAILED, None
         if pod.phase != old_phase:
-            return (Event.POD_PENDING if pod.phase == PodPhase.PENDING else Event.POD_RUNNING), None
-    return Event.OUT_OF_SYNC, None
+            return (_POD_PENDING if pod.phase == _PENDING else _POD_RUNNING), None
+    return _OUT_OF_SYNC, None
 
 
 def _pod_gone(old: PodRecord | None, pod: PodDeleted) -> Trigger:
     if old is None or old.killed or old.deleting:
         # ours, or its eviction was already reported
-        return Trigger(
-            event=Event.OUT_OF_SYNC, task=pod.task, pod=pod.pod, job_version=pod.job_version
-        )
+        return Trigger(event=_OUT_OF_SYNC, task=pod.task, pod=pod.pod, job_version=pod.job_version)
     failure = _failure(
         container=pod.container or "",
         reason=pod.reason,
@@ -199,6 +207,6 @@ def _task_failed(job: JobState, pod: PodObserved, previous: PodRecord | None) ->
 
 def _counted_restarts(record: PodRecord | None) -> int:
     """A pod's restarts as TaskFailed counts them: only while it is pending or running."""
-    if record is None or record.phase not in (PodPhase.PENDING, PodPhase.RUNNING):
+    if record is None or record.phase not in _ALIVE:
         return 0
     return record.restart_count

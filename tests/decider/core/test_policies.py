@@ -6,9 +6,12 @@ from typing import Any
 
 import pytest
 
+from lavalog.controller.decider.core import initial_state, step
+from lavalog.controller.decider.core.matchable import matchable_events
 from lavalog.controller.decider.core.policies import apply_policies
 from lavalog.controller.decider.core.triggers import Trigger
 from tests.decider.support import admitted, worker_spec
+from tests.scenarios import JobScript
 
 
 def spec_with(job_policies: list[dict[str, Any]], task_policies: list[dict[str, Any]]) -> Any:
@@ -61,3 +64,42 @@ def test_timeout_becomes_a_delay():
     spec = spec_with([{"event": "PodFailed", "action": "RestartJob", "timeout": "1m30s"}], [])
 
     assert apply_policies(spec, 0, FAILED).delay == 90.0
+
+
+@pytest.mark.parametrize(("job_policies", "task_policies", "trigger", "expected"), CASES)
+def test_only_the_events_policies_can_match_are_looked_up(
+    job_policies, task_policies, trigger, expected
+):
+    """A job's state keeps the events its policies can match, found at admission: a
+    trigger of another event syncs at once, and every trigger resolves as by a search."""
+    spec = spec_with(job_policies, task_policies)
+
+    resolution = apply_policies(spec, 0, trigger, matchable=matchable_events(spec))
+
+    policy = resolution.policy
+    assert (resolution.action, policy and (policy.level, policy.index)) == expected
+
+
+def test_admission_keeps_the_events_policies_can_match():
+    raw = worker_spec(
+        policies=[{"exitCode": 3, "action": "RestartJob"}],
+        task={"policies": [{"event": "TaskCompleted", "action": "CompleteJob"}]},
+    )
+    submitted = JobScript("job", raw).submit().last
+
+    state, _ = step(initial_state(submitted.key), submitted)
+
+    assert state.policy_events == frozenset({"PodFailed", "TaskCompleted"})
+
+
+def test_jobs_of_the_same_policies_share_their_policy_events():
+    """Every working job's state holds the set: equal ones are one object, not one each."""
+    raw = worker_spec(task={"policies": [{"event": "PodFailed", "action": "RestartTask"}]})
+    states = []
+    for name in ("first", "second"):
+        submitted = JobScript(name, raw).submit().last
+        states.append(step(initial_state(submitted.key), submitted)[0])
+
+    first, second = (state.policy_events for state in states)
+    assert first == frozenset({"PodFailed"})
+    assert first is second

@@ -15,15 +15,18 @@ from lavalog.events.volcano.api import Action, JobPhase, JobSpec, PodPhase
 #: a user or policy may still stop a restarting job (Volcano would restart it anyway)
 _STOPS = frozenset({Action.ABORT_JOB, Action.TERMINATE_JOB, Action.COMPLETE_JOB})
 _ALIVE = frozenset({"", PodPhase.PENDING, PodPhase.RUNNING})
+#: bound once (on Python 3.11 each `Enum.MEMBER` is looked up through a `__getattr__` hook)
+_TARGET_RESTARTS = frozenset({Action.RESTART_TASK, Action.RESTART_POD, Action.RESTART_PARTITION})
+_RESTART_JOB = Action.RESTART_JOB
 
 
 def handle(step: Step, request: ActionRequest) -> None:
     action = request.action
     if action in _STOPS:
         start_kill(step, request)
-    elif action in (Action.RESTART_TASK, Action.RESTART_POD, Action.RESTART_PARTITION):
+    elif action in _TARGET_RESTARTS:
         kill_target(step, request, _update)
-    elif action == Action.RESTART_JOB and _has_live_pods(step):
+    elif action == _RESTART_JOB and _has_live_pods(step):
         kill_job(step, RETAIN_NONE, _update, reason=action)
     elif _runs_an_older_version(step):
         kill_job(step, RETAIN_NONE, _update, reason=JobPhase.RESTARTING)

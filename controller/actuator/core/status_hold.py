@@ -11,9 +11,9 @@ a later write of the same phase then replaces it (`lane_order.superseded`), and 
 other decision ends the wait (a write of another phase goes after it, so every phase
 still reaches the API, in order).
 
-The wait starts when the lane reaches the write (a lane behind its API budget or its
-turn adds none) and goes on from one write to the one that replaces it, so a change
-reaches the API at most `seconds` later than it would have: the status of a Job whose
+The wait starts when the lane reaches the write (not when it was decided) and goes on
+from one write to the one that replaces it, so a change reaches the API at most
+`seconds` later than it would have: the status of a Job whose
 PodGroup stays Pending, or whose creates are refused, is written then. A write that
 waits is not carried out, so the offset is not committed past it: after a restart it
 is carried out again.

@@ -45,7 +45,7 @@ from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
 from lavalog.controller.kube import Kube
 from lavalog.events.codec import DecodeError, decode_decision
 from lavalog.events.decisions import AnyDecision, StatusWrite
-from lavalog.events.observations import MAX_REQUEUE_NUM
+from lavalog.events.observations import MAX_REQUEUE_NUM, CreateFailed
 from lavalog.events.topics import DECISIONS
 
 #: decisions received and not yet carried out, beyond which fetching pauses: enough that
@@ -109,7 +109,7 @@ class ActuatorService:
         self._applier = Applier(
             self._api,
             self.counters,
-            on_refused=self._refusals.publish,
+            on_refused=self._refused,
             max_requeues=max_requeues,
             phase_events=phase_events,
         )
@@ -308,6 +308,12 @@ class ActuatorService:
             pass
         writer.cancel()
         await asyncio.gather(writer, return_exceptions=True)
+
+    async def _refused(self, fact: CreateFailed) -> None:
+        """A create refused: published for the decider, and the job's status write waits
+        no more (`core.status_hold`)."""
+        self._hold.refused(fact.key)
+        await self._refusals.publish(fact)
 
     def _held_for(self, items: Sequence[_Item]) -> float:
         """How long a job's lane waits still before its first item (`core.status_hold`);

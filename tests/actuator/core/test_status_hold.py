@@ -54,6 +54,17 @@ def test_a_write_made_starts_the_next_wait_anew() -> None:
     assert hold.wait([write("Pending", 1)], now=12.0) == 1.0
 
 
+def test_a_create_refused_ends_the_wait_until_the_next_write_is_made() -> None:
+    """A full quota: the Job's status goes out beside the FailedCreate Warning."""
+    hold = StatusHold(1.0)
+    assert hold.wait([write("Pending", 0)], now=10.0) == 1.0
+    hold.refused("default/tf")
+    assert hold.wait([write("Pending", 0)], now=10.1) == 0.0
+    assert hold.wait([write("Pending", job=OTHER)], now=10.1) == 1.0
+    hold.written(write("Pending", 0))
+    assert hold.wait([write("Pending", 1)], now=12.0) == 1.0
+
+
 def test_a_handover_forgets_the_waits() -> None:
     hold = StatusHold(1.0)
     hold.wait([write("Pending", 0)], now=10.0)

@@ -25,6 +25,7 @@ import structlog
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.errors import KafkaError
 
+from lavalog.controller.actuator.core.held_jobs import phase_of
 from lavalog.controller.actuator.core.job_events import REPORTED
 from lavalog.controller.actuator.core.lane_order import next_up, replacement, superseded
 from lavalog.controller.actuator.core.lru import Lru
@@ -45,7 +46,7 @@ from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
 from lavalog.controller.kube import Kube
 from lavalog.events.codec import DecodeError, decode_decision
 from lavalog.events.decisions import AnyDecision, StatusWrite
-from lavalog.events.observations import MAX_REQUEUE_NUM, CreateFailed
+from lavalog.events.observations import MAX_REQUEUE_NUM
 from lavalog.events.topics import DECISIONS
 
 #: decisions received and not yet carried out, beyond which fetching pauses: enough that
@@ -109,7 +110,7 @@ class ActuatorService:
         self._applier = Applier(
             self._api,
             self.counters,
-            on_refused=self._refused,
+            on_refused=self._refusals.publish,
             max_requeues=max_requeues,
             phase_events=phase_events,
         )
@@ -309,20 +310,17 @@ class ActuatorService:
         writer.cancel()
         await asyncio.gather(writer, return_exceptions=True)
 
-    async def _refused(self, fact: CreateFailed) -> None:
-        """A create refused: published for the decider, and the job's status write waits
-        no more (`core.status_hold`)."""
-        self._hold.refused(fact.key)
-        await self._refusals.publish(fact)
-
     def _held_for(self, items: Sequence[_Item]) -> float:
         """How long a job's lane waits still before its first item (`core.status_hold`);
         not for a write made already in the place of an earlier one."""
         first = items[0]
         if (first.partition, first.offset) in self._written_ahead:
             return 0.0
+        held = self._applier.jobs.get(first.decision.key, first.decision.job_uid)
+        shown = "" if held is None else phase_of(held)
         # alone in its lane or not is all the hold asks of the items
-        return self._hold.wait([item.decision for item in items[:2]], now=time.monotonic())
+        decisions = [item.decision for item in items[:2]]
+        return self._hold.wait(decisions, shown=shown, now=time.monotonic())
 
     async def _carry_out(self, item: _Item, later: Sequence[_Item]) -> None:
         place = (item.partition, item.offset)

@@ -363,13 +363,14 @@ async def test_a_status_write_that_waited_for_the_budget_writes_the_latest_of_it
     assert (await read(kube, job_path(job)))["status"]["running"] == 3
 
 
-async def test_a_pending_jobs_writes_wait_for_its_next_sync_one_write_per_phase(
+async def test_a_pending_jobs_count_writes_wait_for_its_next_sync(
     sim_cluster: SimulatedCluster, kube: Kube, kafka_settings: KafkaSettings
 ) -> None:
     """An idle actuator: the Job initiated (its PodGroup), its pods created once the
     PodGroup is admitted, its pods starting one by one, then Running, each decided after
-    the one before was carried out. Each Pending write waits for the next, which replaces
-    it: one write for Pending, one for Running (written as they come: five)."""
+    the one before was carried out. The initiated write (a phase change) is made at once;
+    each later Pending write waits for the next, which replaces it: three writes where
+    they would be five, written as they come."""
     job = await submit(kube)
     pending = status("Pending", 0)
     initiated = msgspec.structs.replace(pending, pending=0)
@@ -381,8 +382,9 @@ async def test_a_pending_jobs_writes_wait_for_its_next_sync_one_write_per_phase(
         [decision(StatusWrite, job, status=status("Pending", 2))],
         [decision(StatusWrite, job, status=status("Running", 3))],
     ]
+    writes = f"PUT {job_path(job)}/status"
     done = [
-        lambda: sim_cluster.api_calls["create podgroups"] == 1,
+        lambda: sim_cluster.faults.writes[writes] == 1,  # the phase written at once
         lambda: sim_cluster.api_calls["create pods"] == 3,
         lambda: True,
         lambda: True,
@@ -397,29 +399,31 @@ async def test_a_pending_jobs_writes_wait_for_its_next_sync_one_write_per_phase(
         total = sum(len(step) for step in steps)
         await until(lambda: handled(actuator) == total)
         await until(lambda: actuator.in_flight == 0)
-    assert sim_cluster.faults.writes[f"PUT {job_path(job)}/status"] == 2
+    assert sim_cluster.faults.writes[writes] == 3
     assert (await read(kube, job_path(job)))["status"]["running"] == 3
 
 
 async def test_a_held_status_write_is_made_within_the_hold_and_not_lost_at_a_restart(
     sim_cluster: SimulatedCluster, kube: Kube, kafka_settings: KafkaSettings
 ) -> None:
-    """A Pending write whose next sync does not come (a PodGroup left Pending) waits no
-    longer than the hold; stopped while it waits, it is not committed, and the next
-    member makes it."""
+    """A Pending Job's count write whose next sync does not come (a gang left waiting)
+    waits no longer than the hold; stopped while it waits, it is not committed, and the
+    next member makes it."""
     job = await submit(kube)
-    write = decision(StatusWrite, job, status=status("Pending", 0))
-    ends = await produce(kafka_settings, [write], partition=0)
+    await produce(kafka_settings, [decision(StatusWrite, job, status=status("Pending", 0))], 0)
     group = "actuator"
     async with running(service(kube, kafka_settings, group, status_hold=600.0)) as first:
+        await until(lambda: first.counters.applied == 1)  # a phase change: at once
+        count = decision(StatusWrite, job, status=status("Pending", 1))
+        ends = await produce(kafka_settings, [count], partition=0)
         await until(lambda: first.in_flight == 1)
-    assert sim_cluster.api_calls["update jobs/status"] == 0
+    assert sim_cluster.api_calls["update jobs/status"] == 1
     assert (await committed(kafka_settings, group)).get(0, 0) < ends[0]
     async with running(service(kube, kafka_settings, group, status_hold=0.5)) as second:
         await until(lambda: second.counters.applied == 1)
         await until_async(lambda: _equals(progress(kafka_settings, group, 0), Progress(ends[0])))
-    assert sim_cluster.api_calls["update jobs/status"] == 1
-    assert (await read(kube, job_path(job)))["status"]["pending"] == 3
+    assert sim_cluster.api_calls["update jobs/status"] == 2
+    assert (await read(kube, job_path(job)))["status"]["running"] == 1
 
 
 async def test_another_decision_under_the_same_id_is_carried_out(

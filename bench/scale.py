@@ -146,6 +146,9 @@ class Progress:
         self.counts: dict[str, set[str]] = {"pods": set(), "running": set(), "completed": set()}
         self.submitted = 0
         self.done: dict[str, float] = {}
+        #: the Jobs' status writes seen on their watch (every change to a Job is one), by
+        #: the phase each wrote
+        self.status_writes: Counter[str] = Counter()
 
     def add(self, what: str, name: str) -> None:
         self.counts[what].add(name)
@@ -246,6 +249,8 @@ async def submit_jobs(
 
     def on_job(event: _WatchEvent) -> bool:
         phase = event.object.status.state.phase
+        if event.type == "MODIFIED":
+            progress.status_writes[phase] += 1
         if phase == "Running":
             progress.add("running", event.object.metadata.name)
         elif phase == "Completed":
@@ -458,6 +463,7 @@ async def main(args: argparse.Namespace) -> None:
                 raw = await create_bare_pods(kube, pods)
                 baseline_cpu.sample("pods")
     report(args, times, raw, calls, memory, (held, state_bytes), (lag, catching_up))
+    report_status_writes(args, progress.status_writes)
     report_events(args, reasons, refused)
     report_cpu(args, cpu, baseline_cpu, step_downs)
     report_work(args, writes, logged)
@@ -576,6 +582,14 @@ def report(
         f"\nprojections: {behind:,} messages behind when the run ended, "
         + (f"caught up {seconds:.1f} s later" if seconds is not None else "not caught up in 300 s")
     )
+
+
+def report_status_writes(args: argparse.Namespace, writes: Counter[str]) -> None:
+    """The status writes per job by the phase each wrote: what above one per phase the
+    writes of a phase cost (the decider decides one per step of the way: initiated, pods
+    created, each pod started)."""
+    phases = ", ".join(f"{phase} {n / args.jobs:.2f}" for phase, n in writes.most_common())
+    say(f"\nstatus writes per job by the phase written (the Jobs' watch): {phases}")
 
 
 def report_events(args: argparse.Namespace, reasons: Counter[str], refused: Counter[str]) -> None:

@@ -64,7 +64,7 @@ class HeldJobs:
         held = self._held(key)
         if held is not None and is_newer(held, job):
             return
-        if _phase(job) in FINISHED_PHASES:
+        if phase_of(job) in FINISHED_PHASES:
             self._jobs.drop(key)
             self._finished.put(key, job)
         else:
@@ -126,5 +126,5 @@ def _version(job: Mapping[str, Any]) -> str:
     return str((job.get("metadata") or {}).get("resourceVersion", ""))
 
 
-def _phase(job: Mapping[str, Any]) -> str:
+def phase_of(job: Mapping[str, Any]) -> str:
     return str(((job.get("status") or {}).get("state") or {}).get("phase", ""))

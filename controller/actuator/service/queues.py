@@ -5,8 +5,9 @@ which handles its items and ends when its lane is empty; the next item for the k
 starts a new one. So a slow job (a 1,000-pod create) delays only its own later
 decisions, and a job's StatusWrite never overtakes the PodsCreate decided before it.
 Items are handled in order unless `pick` chooses a later one (`lane_order.next_up`);
-lanes take `turns`, those with an `urgent` item first, and a lane whose item waits to
-retry a call gives its turn to another meanwhile (`step_aside`).
+a lane may `hold` its items a while for more to come (`status_hold`), taking no turn
+meanwhile; lanes take `turns`, those with an `urgent` item first, and a lane whose item
+waits to retry a call gives its turn to another meanwhile (`step_aside`).
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ class _Lane(Generic[T]):
     items: list[T] = field(default_factory=list)
     #: the item being handled, if one is
     current: T | None = None
+    #: set when items are put or dropped: wakes a lane that holds its items
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 @dataclass(slots=True)
@@ -93,6 +96,10 @@ def _never(item: object) -> bool:
     return False
 
 
+def _no_hold(items: Sequence[object]) -> float:
+    return 0.0
+
+
 class _Behind(Sequence[T]):
     """The items queued behind `item` in its lane, as they are when looked at (more may
     come while `item` is handled)."""
@@ -124,6 +131,8 @@ class _Behind(Sequence[T]):
 class KeyedQueues(Generic[T]):
     """`put(key, group, item)`; `handle(item, later)` runs for each item, serially per key,
     `later` being the items queued behind it (as they are whenever it is looked at).
+    `hold(items)`: the seconds a lane waits for more items before it handles the next of
+    `items` (woken early by one), then asks again; 0 to go on.
 
     `group` (the Kafka partition) says which lanes `drain` waits for when partitions go.
     """
@@ -135,8 +144,10 @@ class KeyedQueues(Generic[T]):
         turns: int = 1_000_000,
         pick: Callable[[Sequence[T]], int] = _first,
         urgent: Callable[[T], bool] = _never,
+        hold: Callable[[Sequence[T]], float] = _no_hold,
     ) -> None:
         self._handle = handle
+        self._hold = hold
         self._turns = Turns(turns)
         self._pick = pick
         self._urgent = urgent
@@ -151,6 +162,7 @@ class KeyedQueues(Generic[T]):
             worker.add_done_callback(_report_crash)
             self._workers[key] = worker
         lane.items.append(item)
+        lane.changed.set()
         if self._urgent(item):
             self._turns.promote(key)
 
@@ -175,6 +187,7 @@ class KeyedQueues(Generic[T]):
             if groups is None or lane.group in groups:
                 dropped += [item for item in lane.items if item is not lane.current]
                 lane.items[:] = [] if lane.current is None else [lane.current]
+                lane.changed.set()
         return dropped
 
     async def drain(self, grace: float, groups: Container[Hashable] | None = None) -> None:
@@ -195,6 +208,9 @@ class KeyedQueues(Generic[T]):
     async def _work(self, key: str, lane: _Lane[T]) -> None:
         try:
             while lane.items:
+                if (wait := self._hold(lane.items)) > 0:
+                    await _more(lane, wait)
+                    continue
                 turn = _Turn(self._turns, key, any(self._urgent(item) for item in lane.items))
                 await self._turns.take(key, turn.urgent)
                 turn.held = True
@@ -212,6 +228,14 @@ class KeyedQueues(Generic[T]):
         finally:
             del self._lanes[key]
             del self._workers[key]
+
+
+async def _more(lane: _Lane[T], wait: float) -> None:
+    """Until an item is put in `lane` or dropped from it, `wait` seconds at most."""
+    lane.changed.clear()
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(wait):
+            await lane.changed.wait()
 
 
 def _remove(items: list[T], item: T) -> None:

@@ -25,11 +25,13 @@ import structlog
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.errors import KafkaError
 
+from lavalog.controller.actuator.core.held_jobs import phase_of
 from lavalog.controller.actuator.core.job_events import REPORTED
 from lavalog.controller.actuator.core.lane_order import next_up, replacement, superseded
 from lavalog.controller.actuator.core.lru import Lru
 from lavalog.controller.actuator.core.offsets import OffsetTracker, Progress
 from lavalog.controller.actuator.core.priority import Priority, priority_of
+from lavalog.controller.actuator.core.status_hold import HOLD_SECONDS, StatusHold
 from lavalog.controller.actuator.service.apply import Applier
 from lavalog.controller.actuator.service.client import Api
 from lavalog.controller.actuator.service.counters import Counters
@@ -93,6 +95,7 @@ class ActuatorService:
         namespace: str | None = None,
         max_requeues: int = MAX_REQUEUE_NUM,
         phase_events: bool = False,
+        status_hold: float = HOLD_SECONDS,
     ) -> None:
         self.counters = Counters()
         #: the namespace the controller watches (None: all), whose Jobs a takeover lists
@@ -115,11 +118,15 @@ class ActuatorService:
         self._kafka = kafka
         self._group_id = group_id
         self._offsets: OffsetTracker[TopicPartition] = OffsetTracker()
+        #: a Pending status write alone in its lane waits a moment for its job's next
+        #: decision, which often replaces it (`core.status_hold`)
+        self._hold = StatusHold(status_hold)
         self._lanes: KeyedQueues[_Item] = KeyedQueues(
             self._carry_out,
             turns=concurrency,
             pick=lambda items: next_up([item.decision for item in items]),
             urgent=lambda item: priority_of(item.decision) is Priority.PODS,
+            hold=self._held_for,
         )
         self._ready = False
         #: the decisions carried out here (`_same`), the latest `REMEMBERED`: the decider
@@ -303,6 +310,18 @@ class ActuatorService:
         writer.cancel()
         await asyncio.gather(writer, return_exceptions=True)
 
+    def _held_for(self, items: Sequence[_Item]) -> float:
+        """How long a job's lane waits still before its first item (`core.status_hold`);
+        not for a write made already in the place of an earlier one."""
+        first = items[0]
+        if (first.partition, first.offset) in self._written_ahead:
+            return 0.0
+        held = self._applier.jobs.get(first.decision.key, first.decision.job_uid)
+        shown = "" if held is None else phase_of(held)
+        # alone in its lane or not is all the hold asks of the items
+        decisions = [item.decision for item in items[:2]]
+        return self._hold.wait(decisions, shown=shown, now=time.monotonic())
+
     async def _carry_out(self, item: _Item, later: Sequence[_Item]) -> None:
         place = (item.partition, item.offset)
         if place in self._written_ahead:  # written in the place of an earlier status write
@@ -339,6 +358,7 @@ class ActuatorService:
         with timing(item.timing), prioritized(priority):
             async with self._limiter.reserved():
                 index = replacement(item.decision, [queued.decision for queued in later])
+                self._hold.written(item.decision)
                 if index is None:
                     await self._apply(item, priority)
                     return
@@ -394,6 +414,7 @@ class ActuatorService:
         self._offsets.forget(partitions)
         self._taken_over -= partitions
         self._written_ahead = {w for w in self._written_ahead if w[0] not in partitions}
+        self._hold.forget()
         if partitions:
             if self._informer is not None:  # what it lists or watches now would be held again
                 self._informer.cancel()

@@ -129,3 +129,33 @@ async def test_dropping_a_groups_waiting_items_keeps_what_is_under_way() -> None
     await lanes.drain(grace=5)
     assert handled == ["a1", "c1"]
     assert len(lanes) == 0
+
+
+async def test_a_held_lane_takes_no_turn_and_wakes_for_the_next_item_or_a_drop() -> None:
+    """A lane that holds its item (`hold`) for more to come leaves its turn to others,
+    handles both once the next item comes (not at the hold's end), and ends at once when
+    its items are dropped (a handover, a stop)."""
+    handled: list[str] = []
+    done = {"other": asyncio.Event(), "next": asyncio.Event()}
+
+    async def handle(item: str, later: object) -> None:
+        handled.append(item)
+        if item in done:
+            done[item].set()
+
+    def hold(items: object) -> float:
+        return 3600.0 if items == ["held"] else 0.0
+
+    lanes: KeyedQueues[str] = KeyedQueues(handle, turns=1, hold=hold)
+    lanes.put("a", 0, "held")
+    lanes.put("b", 0, "other")
+    async with asyncio.timeout(5):
+        await done["other"].wait()
+        lanes.put("a", 0, "next")
+        await done["next"].wait()
+        assert handled == ["other", "held", "next"]
+        lanes.put("c", 1, "held")
+        await asyncio.sleep(0)
+        assert lanes.drop_waiting() == ["held"]
+        await lanes.drain(grace=3600)
+    assert len(lanes) == 0

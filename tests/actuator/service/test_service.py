@@ -21,6 +21,7 @@ import pytest
 from aiokafka import TopicPartition
 
 from lavalog.controller.actuator.core.offsets import Progress
+from lavalog.controller.actuator.core.status_hold import HOLD_SECONDS
 from lavalog.controller.actuator.service.progress_log import ProgressLog
 from lavalog.controller.actuator.service.runner import ActuatorService
 from lavalog.controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
@@ -139,10 +140,18 @@ def handled(service: ActuatorService) -> int:
     return service.counters.applied + service.counters.coalesced
 
 
-def service(kube: Kube, settings: KafkaSettings, group: str) -> ActuatorService:
+def service(
+    kube: Kube, settings: KafkaSettings, group: str, *, status_hold: float = HOLD_SECONDS
+) -> ActuatorService:
     """With phase changes as Events (`--phase-events`): the Events these tests follow."""
     return ActuatorService(
-        kube=kube, kafka=settings, group_id=group, qps=1000, burst=1000, phase_events=True
+        kube=kube,
+        kafka=settings,
+        group_id=group,
+        qps=1000,
+        burst=1000,
+        phase_events=True,
+        status_hold=status_hold,
     )
 
 
@@ -352,6 +361,69 @@ async def test_a_status_write_that_waited_for_the_budget_writes_the_latest_of_it
     assert sim_cluster.faults.writes[f"PUT {path}"] == 1
     assert actuator.counters.coalesced == 2
     assert (await read(kube, job_path(job)))["status"]["running"] == 3
+
+
+async def test_a_pending_jobs_count_writes_wait_for_its_next_sync(
+    sim_cluster: SimulatedCluster, kube: Kube, kafka_settings: KafkaSettings
+) -> None:
+    """An idle actuator: the Job initiated (its PodGroup), its pods created once the
+    PodGroup is admitted, its pods starting one by one, then Running, each decided after
+    the one before was carried out. The initiated write (a phase change) is made at once;
+    each later Pending write waits for the next, which replaces it: three writes where
+    they would be five, written as they come."""
+    job = await submit(kube)
+    pending = status("Pending", 0)
+    initiated = msgspec.structs.replace(pending, pending=0)
+    podgroup = decision(PodGroupCreate, job, podgroup="pg", min_member=3, queue="default")
+    steps: list[list[AnyDecision]] = [
+        [podgroup, decision(StatusWrite, job, status=initiated)],
+        [tf_pods(job), decision(StatusWrite, job, status=pending)],
+        [decision(StatusWrite, job, status=status("Pending", 1))],
+        [decision(StatusWrite, job, status=status("Pending", 2))],
+        [decision(StatusWrite, job, status=status("Running", 3))],
+    ]
+    writes = f"PUT {job_path(job)}/status"
+    done = [
+        lambda: sim_cluster.faults.writes[writes] == 1,  # the phase written at once
+        lambda: sim_cluster.api_calls["create pods"] == 3,
+        lambda: True,
+        lambda: True,
+        lambda: True,
+    ]
+    # long enough that this test's own pace (a busy machine) makes no difference
+    async with running(service(kube, kafka_settings, "actuator", status_hold=10.0)) as actuator:
+        await until(lambda: actuator.ready)
+        for step, carried_out in zip(steps, done, strict=True):
+            await produce(kafka_settings, step, partition=0)
+            await until(carried_out)
+        total = sum(len(step) for step in steps)
+        await until(lambda: handled(actuator) == total)
+        await until(lambda: actuator.in_flight == 0)
+    assert sim_cluster.faults.writes[writes] == 3
+    assert (await read(kube, job_path(job)))["status"]["running"] == 3
+
+
+async def test_a_held_status_write_is_made_within_the_hold_and_not_lost_at_a_restart(
+    sim_cluster: SimulatedCluster, kube: Kube, kafka_settings: KafkaSettings
+) -> None:
+    """A Pending Job's count write whose next sync does not come (a gang left waiting)
+    waits no longer than the hold; stopped while it waits, it is not committed, and the
+    next member makes it."""
+    job = await submit(kube)
+    await produce(kafka_settings, [decision(StatusWrite, job, status=status("Pending", 0))], 0)
+    group = "actuator"
+    async with running(service(kube, kafka_settings, group, status_hold=600.0)) as first:
+        await until(lambda: first.counters.applied == 1)  # a phase change: at once
+        count = decision(StatusWrite, job, status=status("Pending", 1))
+        ends = await produce(kafka_settings, [count], partition=0)
+        await until(lambda: first.in_flight == 1)
+    assert sim_cluster.api_calls["update jobs/status"] == 1
+    assert (await committed(kafka_settings, group)).get(0, 0) < ends[0]
+    async with running(service(kube, kafka_settings, group, status_hold=0.5)) as second:
+        await until(lambda: second.counters.applied == 1)
+        await until_async(lambda: _equals(progress(kafka_settings, group, 0), Progress(ends[0])))
+    assert sim_cluster.api_calls["update jobs/status"] == 2
+    assert (await read(kube, job_path(job)))["status"]["running"] == 1
 
 
 async def test_another_decision_under_the_same_id_is_carried_out(

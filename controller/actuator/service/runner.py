@@ -67,6 +67,10 @@ LIST_SECONDS = 5.0
 #: decisions left waiting at a handover whose first receipt is remembered (`timing`)
 LEFT_REMEMBERED = 100_000
 _POLL_MS = 100
+#: seconds between offset commits (and progress records) while decisions flow: each is
+#: two round trips to the broker and the done offsets encoded, and a restart carries out
+#: again at most this much, which every decision allows (Kafka's auto-commit waits 5 s)
+COMMIT_SECONDS = 1.0
 _log = structlog.get_logger("lavalog.actuator")
 
 
@@ -191,12 +195,15 @@ class ActuatorService:
             raise
         writer = asyncio.create_task(self._events.run(), name="actuator events")
         try:
+            next_commit = time.monotonic()
             while True:
                 self._throttle(consumer)
                 batches = await consumer.getmany(timeout_ms=_POLL_MS)
                 for partition, messages in batches.items():
                     self._receive_all(consumer, partition, messages)
-                await self._commit(consumer, progress_log)
+                if time.monotonic() >= next_commit:
+                    await self._commit(consumer, progress_log)
+                    next_commit = time.monotonic() + COMMIT_SECONDS
         finally:
             self._ready = False
             if self._informer is not None:

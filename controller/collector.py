@@ -11,7 +11,8 @@ event loop held meanwhile). Collecting every 100,000 allocations leaves the shor
 objects to their reference counts, and a pass over the old generation then comes after
 hundreds of millions of allocations. Reference cycles are still collected, later: what
 they hold stays allocated longer, which the controller's memory figures include
-(`bench/scale.py`). The simulated cluster collects as rarely, for the same reason.
+(`bench/scale.py`). The simulated cluster and `lavalog projections serve` (the job
+histories it caches) collect as rarely, for the same reason.
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ from lavalog.cli.progress import ProgressBar
 from lavalog.cli.read_options import UsageError, add_state_dir, location
 from lavalog.controller.auth.kubernetes import KubernetesAuth
 from lavalog.controller.auth.middleware import Authenticator
+from lavalog.controller.collector import collect_rarely
 from lavalog.controller.kafka import KafkaSettings
 from lavalog.controller.kafka.probe import check_connection
 from lavalog.controller.kafka.security import connection_options
@@ -130,6 +131,8 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, ServeError) as exc:
         print(f"{command}: {exc}", file=sys.stderr)
         return 2
+    if args.action == "serve":  # a long-running process, like `lavalog run`
+        collect_rarely()
     try:
         if args.from_file is None:
             asyncio.run(check_connection(settings))

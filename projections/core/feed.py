@@ -84,6 +84,25 @@ class Batch(Sequence[Sourced]):
             runs.append((source, partition, len(raws)))
         return cls(raws, offsets, runs, events=events)
 
+    @classmethod
+    def joined(cls, parts: Sequence[Sequence[Sourced]]) -> Sequence[Sourced]:
+        """The batches `parts` as one, in their order (one part: itself). A part a source
+        left undecoded is decoded now."""
+        if len(parts) == 1:
+            return parts[0]
+        raws: list[bytes] = []
+        offsets: list[int] = []
+        events: list[LogEvent] = []
+        runs: list[Run] = []
+        for part in parts:
+            batch = part if isinstance(part, Batch) else cls.of(part)
+            start = len(raws)
+            events.extend(batch.events(0, len(batch)))
+            raws.extend(batch.raws)
+            offsets.extend(batch.offsets)
+            runs.extend((source, partition, start + end) for source, partition, end in batch.runs)
+        return cls(raws, offsets, runs, events=events)
+
     def events(self, start: int, stop: int) -> list[LogEvent]:
         """The events from `start` to `stop` (decoded now if the source left them so)."""
         if self._events is not None:

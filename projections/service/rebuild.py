@@ -7,7 +7,7 @@ thread only adds GIL hand-overs to work that is all in this process).
 A rebuild only accumulates data that holds no reference cycles, so the cyclic garbage
 collector is paused while it runs: its passes over the growing heap otherwise cost a
 third of the rebuild (bench/replay.py measures it). A long-running `serve` keeps the
-collector on: aiohttp's requests do make cycles.
+collector on, if rare (`lavalog.controller.collector`): aiohttp's requests do make cycles.
 """
 
 from __future__ import annotations

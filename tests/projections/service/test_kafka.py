@@ -19,8 +19,8 @@ from lavalog.controller.kafka.reading import partitions_of
 from lavalog.events.codec import LogEvent, encode
 from lavalog.events.observations import Observation
 from lavalog.events.topics import DECISIONS, OBSERVED
-from lavalog.projections.service.runner import Runner
-from lavalog.projections.service.sources.kafka import KafkaSource
+from lavalog.projections.service.runner import COMMIT_INTERVAL, Runner
+from lavalog.projections.service.sources.kafka import KafkaSource, fetch_wait_ms
 from lavalog.projections.service.store.writer import Store
 from tests.projections.helpers import decided_examples, event_count, snapshot
 
@@ -92,3 +92,13 @@ async def test_the_topics_it_subscribes_to_get_lavalog_s_partitions_not_the_brok
         for topic in (OBSERVED, DECISIONS):
             found = await partitions_of(reader, topic_name(fresh, topic))
             assert len(found) == partitions(fresh, topic), topic
+
+
+def test_the_service_fetches_as_often_as_it_commits_a_rebuild_as_fast_as_it_can():
+    """tansu answers a fetch when its wait runs out: the service's group waits the commit
+    interval (it takes records no more often), a rebuild the settings' wait."""
+    settings = KafkaSettings()
+    assert fetch_wait_ms(settings, grouped=False) == settings.fetch_max_wait_ms < 200
+    assert fetch_wait_ms(settings, grouped=True) == COMMIT_INTERVAL * 1000
+    slower = dataclasses.replace(settings, fetch_max_wait_ms=500)
+    assert fetch_wait_ms(slower, grouped=True) == 500

@@ -19,7 +19,9 @@ from typing import Any
 
 import pytest
 
-from lavalog.projections.core.feed import Applied, Sourced
+from lavalog.events.codec import encode
+from lavalog.projections.core.feed import Applied, Position, Sourced
+from lavalog.projections.service.live import LiveHub, StreamFilter
 from lavalog.projections.service.runner import Runner
 from lavalog.projections.service.sources.file import read_file
 from lavalog.projections.service.sources.memory import MemorySource
@@ -173,6 +175,58 @@ async def test_memory_source_feeds_everything_each_time(new_store, tmp_path):
     for _ in range(2):
         await Runner(store, MemorySource(events, name="m", batch_size=100)).run()
     assert event_count(store.location) == len(events)
+    store.close()
+
+
+class _Trickle:
+    """A source of three batches from two partitions: the second is read once the first
+    has committed, the third a moment after the second, as events trickle in."""
+
+    def __init__(self, events: Sequence[Any], committed: threading.Event) -> None:
+        self._events = events
+        self._committed = committed
+        self.caught_up = False
+
+    def lag(self) -> dict[tuple[str, int], int]:
+        return {}
+
+    async def batches(self, store: Store) -> Any:
+        third = len(self._events) // 3
+        parts = [self._events[:third], self._events[third : 2 * third], self._events[2 * third :]]
+        for number, part in enumerate(parts):
+            if number == 1:
+                assert await asyncio.to_thread(self._committed.wait, 10)
+            if number == 2:
+                await asyncio.sleep(0.05)  # the runner has taken the second batch by now
+            yield [
+                Sourced(event, encode(event), Position("m", (number + n) % 2, number * 100 + n))
+                for n, event in enumerate(part)
+            ]
+        self.caught_up = True
+
+
+async def test_batches_that_trickle_in_within_the_commit_interval_are_one_transaction(new_store):
+    """Each transaction writes every job row it touched and its pages again: what arrives
+    within the commit interval of the last transaction's start waits to join the next."""
+    events = decided_examples()
+    committed = threading.Event()
+    commits: list[int] = []
+
+    def commit() -> None:
+        commits.append(1)
+        committed.set()
+
+    store = Store(new_store("s"), before_commit=commit)
+    hub = LiveHub()
+    async with hub.subscribe(StreamFilter()) as live:
+        await Runner(store, _Trickle(events, committed), hub, commit_interval=2.0).run()
+        published = [live.get_nowait() for _ in range(live.qsize())]
+    assert len(commits) == 2  # the first batch alone, the other two together
+    assert [item.event for item in published if item is not None] == events
+    assert event_count(store.location) == len(events)
+    third = len(events) // 3
+    last = len(events) - 1 - 2 * third
+    assert store.positions("m") == {(200 + last) % 2: 200 + last + 1, (201 + last) % 2: 200 + last}
     store.close()
 
 

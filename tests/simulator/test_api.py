@@ -598,8 +598,7 @@ async def test_events_are_selected_by_every_field_kube_apiserver_offers(
     """As kube-apiserver's Event `ToSelectableFields`: `source` is the source's component,
     else the reporting controller (an events.k8s.io writer leaves `source` empty)."""
     events = core_api(kube_api)
-    await events.create_namespaced_event(
-        "default",
+    written = [
         {
             "metadata": {"name": "from-kubelet"},
             "involvedObject": {
@@ -612,9 +611,6 @@ async def test_events_are_selected_by_every_field_kube_apiserver_offers(
             "source": {"component": "kubelet", "host": "node-1"},
             "reason": "Started",
         },
-    )
-    await events.create_namespaced_event(
-        "default",
         {
             "metadata": {"name": "reported"},
             "involvedObject": {
@@ -626,7 +622,9 @@ async def test_events_are_selected_by_every_field_kube_apiserver_offers(
             "reportingInstance": "lavalog-0",
             "reason": "PodGroupPending",
         },
-    )
+    ]
+    for event in written:
+        await events.create_namespaced_event("default", event)
     found = await events.list_namespaced_event("default", field_selector=selector)
     assert sorted(e.metadata.name for e in found.items) == expected
 

@@ -2,13 +2,14 @@
 
 `AIOKafkaProducer.send` costs a future, a pure-Python murmur2 of the key and an
 accumulator append per record: for the decider service, which produces several decisions
-per observation, that was ~40% of its time (`bench/pipeline.py` under py-spy). Here the
-partition of a key is computed once and kept, records are appended to one `BatchBuilder`
-per partition in the order given (so a partition's records keep their order), and each
-batch is handed to the producer whole, with one future for all its records.
+per observation, that was ~40% of its time (`bench/pipeline.py` under py-spy). Here
+records are appended to one `BatchBuilder` per partition in the order given (so a
+partition's records keep their order), and each batch is handed to the producer whole,
+with one future for all its records.
 
-The partition is the one `send` would choose (aiokafka's default partitioner over the
-topic's partitions), so a job's decisions land where its other records do.
+The partition is the one `send` would choose (`partitioner.KeyHashPartitioner`, which
+keeps each key's hash: aiokafka's default over the topic's partitions), so a job's
+decisions land where its other records do.
 """
 
 from __future__ import annotations
@@ -18,9 +19,8 @@ from collections.abc import Awaitable
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
-from aiokafka.partitioner import DefaultPartitioner
 
-_KEYS_KEPT = 100_000
+from lavalog.controller.kafka.partitioner import KeyHashPartitioner
 
 
 class PartitionBatches:
@@ -34,16 +34,15 @@ class PartitionBatches:
     def __init__(self, producer: AIOKafkaProducer, topic: str) -> None:
         self._producer = producer
         self._topic = topic
-        self._partitioner = DefaultPartitioner()
+        self._partitioner = KeyHashPartitioner()
         self._partitions: list[int] = []
-        self._partition_of: dict[bytes, int] = {}
         self._open: dict[int, Any] = {}  # partition -> BatchBuilder
 
     async def add(self, key: bytes, value: bytes) -> list[Awaitable[Any]]:
         """Append one record; the delivery of a batch this filled, if any."""
-        partition = self._partition_of.get(key)
-        if partition is None:
-            partition = await self._partition(key)
+        if not self._partitions:
+            self._partitions = sorted(await self._producer.partitions_for(self._topic))
+        partition = self._partitioner(key, self._partitions, self._partitions)
         batch = self._open.get(partition)
         if batch is None:
             batch = self._open[partition] = self._producer.create_batch()
@@ -68,12 +67,3 @@ class PartitionBatches:
             batch, self._topic, partition=partition
         )
         return future
-
-    async def _partition(self, key: bytes) -> int:
-        if not self._partitions:
-            self._partitions = sorted(await self._producer.partitions_for(self._topic))
-        partition: int = self._partitioner(key, self._partitions, self._partitions)
-        if len(self._partition_of) >= _KEYS_KEPT:
-            self._partition_of.clear()  # jobs come and go: keep the recent ones only
-        self._partition_of[key] = partition
-        return partition

@@ -24,7 +24,7 @@ Pure: the caller says what time it is and which phase the Job shows.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from lavalog.events.decisions import Decision, StatusWrite
 from lavalog.events.volcano.api import JobPhase
@@ -45,10 +45,11 @@ class StatusHold:
         #: job key -> when its lane began to wait with a status change not written yet
         self._since: dict[str, float] = {}
 
-    def wait(self, queued: Sequence[Decision], *, shown: str, now: float) -> float:
+    def wait(self, queued: Sequence[Decision], *, shown: Callable[[], str], now: float) -> float:
         """Seconds the first of `queued` (a job's lane, in log order) still waits for a
-        later decision of its job, whose status on the API server is in phase `shown`
-        (as far as the actuator knows; "" when it does not); 0: carry it out."""
+        later decision of its job, whose status on the API server is in phase `shown()`
+        (as far as the actuator knows; "" when it does not: asked only of a Pending write
+        alone in its lane, since every lane asks before each turn); 0: carry it out."""
         if len(queued) != 1 or not _waits(queued[0], shown):
             return 0.0
         since = self._since.setdefault(queued[0].key, now)
@@ -63,9 +64,9 @@ class StatusHold:
         self._since.clear()
 
 
-def _waits(decision: Decision, shown: str) -> bool:
+def _waits(decision: Decision, shown: Callable[[], str]) -> bool:
     return (
         isinstance(decision, StatusWrite)
         and decision.status.state.phase == JobPhase.PENDING
-        and shown == JobPhase.PENDING
+        and shown() == JobPhase.PENDING
     )

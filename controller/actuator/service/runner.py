@@ -323,8 +323,11 @@ class ActuatorService:
         first = items[0]
         if (first.partition, first.offset) in self._written_ahead:
             return 0.0
-        held = self._applier.jobs.get(first.decision.key, first.decision.job_uid)
-        shown = "" if held is None else phase_of(held)
+
+        def shown() -> str:
+            held = self._applier.jobs.get(first.decision.key, first.decision.job_uid)
+            return "" if held is None else phase_of(held)
+
         # alone in its lane or not is all the hold asks of the items
         decisions = [item.decision for item in items[:2]]
         return self._hold.wait(decisions, shown=shown, now=time.monotonic())

@@ -631,6 +631,10 @@ async function jobPage(key, params) {
       return;
     }
     if (!shown()) return;
+    // the same answer again (the stream reopened, the ticker of a job that did not move):
+    // redrawing it would only pull the chart from under a pointer, a focused marker's
+    // detail and the scroll
+    if (data != null && JSON.stringify(answer) === JSON.stringify(data)) return;
     data = answer;
     if (missing.isConnected) view.replaceChildren(...page);
     const t = data.timeline;

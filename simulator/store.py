@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -116,6 +117,8 @@ class Store:
         self.watch_epoch = 0
         #: epoch -> the error the watches closed by bumping to it end with (`fail_watches`)
         self.watch_errors: dict[int, ApiError] = {}
+        #: watch streams open, by resource
+        self.watching: Counter[ResourceType] = Counter()
 
     # reads ---------------------------------------------------------------------
 

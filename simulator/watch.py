@@ -74,8 +74,18 @@ def _event(change: Change, req: WatchRequest) -> bytes | None:
 
 
 async def serve(store: Store, req: WatchRequest, write: Write, *, bookmark_interval: float) -> None:
-    """Stream `req` through `write` until timeout, a dropped watch, or the client leaves."""
-    epoch = store.watch_epoch
+    """Stream `req` through `write` until timeout, a dropped watch, or the client leaves;
+    counted in `store.watching` meanwhile (a dropped or failed watch is one open then)."""
+    store.watching[req.resource] += 1
+    try:
+        await _stream(store, req, write, store.watch_epoch, bookmark_interval)
+    finally:
+        store.watching[req.resource] -= 1
+
+
+async def _stream(
+    store: Store, req: WatchRequest, write: Write, epoch: int, bookmark_interval: float
+) -> None:
     deadline = None if req.timeout is None else time.monotonic() + req.timeout
     if req.since is None:
         cursor = store.rv

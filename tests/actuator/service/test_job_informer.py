@@ -10,6 +10,7 @@ import pytest
 from lavalog.controller.actuator.service.apply import Applier
 from lavalog.controller.actuator.service.job_informer import JobInformer
 from lavalog.controller.kube import Kube
+from lavalog.simulator import registry
 from lavalog.simulator.server import SimulatedCluster
 from tests.actuator.conftest import FAST_RETRIES
 from tests.actuator.support import job_path, submit
@@ -93,6 +94,8 @@ async def test_a_watch_ended_by_an_error_event_is_resumed_where_it_was_after_a_b
             await until(
                 lambda: applier.jobs.get("default/first", first["metadata"]["uid"]) is not None
             )
+            # held from the list already: the failure must meet the watch that follows it
+            await until(lambda: sim_cluster.store.watching[registry.JOB] > 0)
             sim_cluster.admin.fail_watches()
             meanwhile = await submit(kube, name="meanwhile")
             uid = meanwhile["metadata"]["uid"]

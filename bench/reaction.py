@@ -26,9 +26,9 @@ Each `--arm` is a setting of the controller (its event loop, its components in o
 or one each, another commit's code, its fetch wait), measured beside the others in the same
 run: the arms take turns `--rounds` times, each turn a fresh controller with `--failures /
 --rounds` crashes, so that a change in the machine's load falls on all of them. A turn
-starts once its controller has caught up with the backlog the turn before left (the
-decider's lag and the actuator's decisions not carried out, each at most a tenth of a
-second's load); one that has not within 30 s is skipped, and so is the rest of a turn
+starts once its controller has caught up with the backlog its start and the load left
+(the decider's lag and the decisions queued in the actuator's lanes, each at most a tenth
+of a second's load); one that has not within 30 s is skipped, and so is the rest of a turn
 whose replacement is not made within 30 s (its controller is behind its load): the arm's
 count of such turns says so.
 """
@@ -458,18 +458,22 @@ async def decider_lag(url: str) -> float:
     )
 
 
-async def caught_up(decider: str, actuator: str, *, behind: int) -> bool:
-    """Whether the turn's controller caught up, within `PATIENCE`, with what the turn
-    before left (a backlog of observations and of decisions): at most `behind`
-    observations not decided and `behind` decisions not carried out. A turn that starts
-    behind would measure its predecessor's backlog, not its own setting."""
+async def caught_up(decider: str, actuator: str, *, behind: int) -> tuple[float, float] | None:
+    """None once the turn's controller has caught up, within `PATIENCE`, with what the
+    turn before left and the load brings (a backlog of observations and of decisions): at
+    most `behind` observations not decided and `behind` decisions queued in the actuator's
+    lanes (not its Events, written off the lanes: no replacement waits for them); else the
+    last (observations, decisions) behind. A turn that starts behind would measure a
+    backlog, not its own setting."""
     deadline = time.monotonic() + PATIENCE
-    while time.monotonic() < deadline:
-        backlog = await metric(actuator, "lavalog_actuator_in_flight")
-        if await decider_lag(decider) <= behind and backlog <= behind:
-            return True
+    while True:
+        lag = await decider_lag(decider)
+        backlog = await metric(actuator, "lavalog_actuator_queued")
+        if lag <= behind and backlog <= behind:
+            return None
+        if time.monotonic() >= deadline:
+            return lag, backlog
         await asyncio.sleep(0.5)
-    return False
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -521,9 +525,14 @@ async def main(args: argparse.Namespace) -> None:
                         await asyncio.sleep(3.0)  # the load reaches its steady state
                         into = measured[arm.label]
                         say(f"{arm.label} (round {number + 1} of {args.rounds})")
-                        if not await caught_up(decider, actuator, behind=args.rate // 10):
+                        late = await caught_up(decider, actuator, behind=args.rate // 10)
+                        if late is not None:
                             into.behind += 1
-                            say(f"  behind its load after {PATIENCE:.0f} s: this turn is skipped")
+                            say(
+                                f"  behind its load after {PATIENCE:.0f} s ({late[0]:,.0f} "
+                                f"observations not decided, {late[1]:,.0f} decisions "
+                                "queued): this turn is skipped"
+                            )
                             continue
                         decided_before = await metric(decider, "lavalog_decider_observations")
                         started, published_before = time.perf_counter(), await published.count()
@@ -593,6 +602,7 @@ def report(
     log: list[tuple[int, Any]],
 ) -> None:
     say("")
+    every_arm, arms = arms, [arm for arm in arms if measured[arm.label].seconds > 0]
     for arm in arms:
         into = measured[arm.label]
         say(
@@ -675,7 +685,7 @@ def report(
             if (behind := measured[arm.label].behind)
             else ""
         )
-        for arm in arms
+        for arm in every_arm
     )
     say(f"\nfailures: {counts}; target: p99 < 50 ms at 1,000 observations/s")
 

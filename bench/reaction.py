@@ -27,8 +27,9 @@ or one each, another commit's code, its fetch wait), measured beside the others 
 run: the arms take turns `--rounds` times, each turn a fresh controller with `--failures /
 --rounds` crashes, so that a change in the machine's load falls on all of them. A turn
 starts once its controller has caught up with the backlog its start and the load left
-(the decider's lag and the decisions queued in the actuator's lanes, each at most a tenth
-of a second's load); one that has not within 30 s is skipped, and so is the rest of a turn
+(the decider's lag at most a tenth of a second's load, the decisions queued in the
+actuator's lanes, status writes held for the next of their job among them, at most a
+second's); one that has not within 30 s is skipped, and so is the rest of a turn
 whose replacement is not made within 30 s (its controller is behind its load): the arm's
 count of such turns says so.
 """
@@ -458,18 +459,21 @@ async def decider_lag(url: str) -> float:
     )
 
 
-async def caught_up(decider: str, actuator: str, *, behind: int) -> tuple[float, float] | None:
+async def caught_up(
+    decider: str, actuator: str, *, behind: int, queued: int
+) -> tuple[float, float] | None:
     """None once the turn's controller has caught up, within `PATIENCE`, with what the
     turn before left and the load brings (a backlog of observations and of decisions): at
-    most `behind` observations not decided and `behind` decisions queued in the actuator's
-    lanes (not its Events, written off the lanes: no replacement waits for them); else the
+    most `behind` observations not decided and `queued` decisions in the actuator's lanes
+    (status writes held there for the next of their job among them; not its Events,
+    written off the lanes: no replacement waits for them); else the
     last (observations, decisions) behind. A turn that starts behind would measure a
     backlog, not its own setting."""
     deadline = time.monotonic() + PATIENCE
     while True:
         lag = await decider_lag(decider)
         backlog = await metric(actuator, "lavalog_actuator_queued")
-        if lag <= behind and backlog <= behind:
+        if lag <= behind and backlog <= queued:
             return None
         if time.monotonic() >= deadline:
             return lag, backlog
@@ -525,7 +529,9 @@ async def main(args: argparse.Namespace) -> None:
                         await asyncio.sleep(3.0)  # the load reaches its steady state
                         into = measured[arm.label]
                         say(f"{arm.label} (round {number + 1} of {args.rounds})")
-                        late = await caught_up(decider, actuator, behind=args.rate // 10)
+                        late = await caught_up(
+                            decider, actuator, behind=args.rate // 10, queued=args.rate
+                        )
                         if late is not None:
                             into.behind += 1
                             say(

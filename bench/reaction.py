@@ -356,6 +356,9 @@ def milestones(failures: list[Failure], log: list[tuple[int, Any]]) -> dict[str,
         add("  published (the deletion)", deleted and deleted[0], failure)
         add("  PodsCreate produced", _time(after, PodsCreate), failure)
         add("replacement pod ADDED (actuator)", failure.replaced.result(), failure)
+        if "failed" in failure.seen:  # the controller's part: this process's crash left out
+            added = failure.replaced.result() - failure.seen["failed"]
+            steps.setdefault("  ADDED after the Failed write", []).append(1000 * added)
     return steps
 
 

@@ -2,9 +2,9 @@
 
 For each partition it owns: restore job states from `lavalog.state`, replay from the
 snapshot's checkpoint, then decide each observation, produce its decisions to
-`lavalog.decisions` (a fetch's worth a slice at a time, one batch per partition) and only
-then commit the input offset (at-least-once: a crash re-decides, and decision ids are
-deterministic, so consumers can drop duplicates).
+`lavalog.decisions` (a fetch's worth in one batch per partition) and only then commit
+the input offset (at-least-once: a crash re-decides, and decision ids are deterministic,
+so consumers can drop duplicates).
 Policy timeouts are durable: a due timer is published as a TimerFired observation and
 decided like any other fact. A message that cannot be decoded or decided goes to
 `lavalog.deadletter` and the partition goes on. A partition's observations are decided
@@ -43,9 +43,6 @@ from lavalog.events.observations import TimerFired
 log = structlog.get_logger("lavalog.decider")
 
 GROUP_ID = "lavalog-decider"
-#: observations decided before their decisions are handed to the producer: a fetch that
-#: brings a backlog sends a failure's decision once its slice is decided, not the fetch
-SLICE = 100
 
 
 class DeciderService:
@@ -144,21 +141,12 @@ class DeciderService:
     async def _decide_batches(
         self, batches: list[tuple[TopicPartition, PartitionDecider, list[Any]]]
     ) -> None:
-        """Decide what one fetch brought, its decisions produced as each `SLICE` of it is
-        decided, every partition's together (one wait for their delivery, one commit, not
-        one each per partition)."""
+        """Decide what one fetch brought, every partition's decisions produced together
+        (one wait for their delivery, one commit, not one each per partition)."""
         outgoing = self._require_outgoing()
         deliveries: list[Awaitable[Any]] = []
-        unsent = 0
         for _, partition, messages in batches:
-            for start in range(0, len(messages), SLICE):
-                part = messages[start : start + SLICE]
-                deliveries += await self._decide_messages(partition, part, outgoing)
-                unsent += len(part)
-                if unsent >= SLICE:  # out while the rest is decided
-                    deliveries += await outgoing.flush()
-                    await asyncio.sleep(0)  # the producer's sender takes them now
-                    unsent = 0
+            deliveries += await self._decide_messages(partition, messages, outgoing)
         deliveries += await outgoing.flush()
         await asyncio.gather(*deliveries)
         offsets = {tp: messages[-1].offset + 1 for tp, _, messages in batches}

@@ -15,9 +15,6 @@ writes and Events are never starved: under a backlog that outlasts the controlle
 replica killed every few seconds) an Event that never got a token would hold its
 partition's commit back for good, and every takeover would fetch all after it again.
 API Priority and Fairness gives its priority levels assured shares for the same reason.
-The calls in flight are bounded likewise: status writes and Events never take the last
-`POD_RESERVE` of the slots, so that a pod create or delete (a crashed pod's replacement)
-is never queued behind other jobs' status writes that a slow API server holds in flight.
 """
 
 from __future__ import annotations
@@ -43,8 +40,6 @@ DEFAULT_BURST = 100
 #: each priority's weight while callers of several wait: pod work 4/7 of the budget at
 #: least, status 2/7, Events 1/7
 SHARES = {Priority.PODS: 4, Priority.STATUS: 2, Priority.EVENTS: 1}
-#: the share of the calls in flight only pod work may take
-POD_RESERVE = 0.125
 
 _PRIORITY: contextvars.ContextVar[Priority] = contextvars.ContextVar(
     "api_call_priority", default=Priority.STATUS
@@ -118,10 +113,6 @@ class RateLimiter:
             raise ValueError(f"concurrency must be at least 1, not {concurrency}")
         self.bucket = bucket
         self._free = concurrency
-        #: slots kept free for pod work: below this many free, only pod work is let in
-        self._reserve = {
-            p: 0 if p is Priority.PODS else int(concurrency * POD_RESERVE) for p in Priority
-        }
         self._sleep = sleep
         self._waiting: dict[Priority, deque[asyncio.Future[None]]] = {p: deque() for p in Priority}
         #: weighted fair queuing: the virtual finish time of each priority's first caller,
@@ -178,11 +169,7 @@ class RateLimiter:
         self._dispatch()
 
     async def _admit(self, priority: Priority) -> None:
-        if (
-            self._free > self._reserve[priority]
-            and not any(self._waiting.values())
-            and self.bucket.take() == 0.0
-        ):
+        if self._free > 0 and not any(self._waiting.values()) and self.bucket.take() == 0.0:
             self._free -= 1
             return
         turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -221,16 +208,11 @@ class RateLimiter:
             self._finish[priority] += 1 / SHARES[priority]
 
     def _first_waiting(self) -> Priority | None:
-        """The priority whose first caller finishes first (ties: the higher priority), of
-        those the free slots admit (`POD_RESERVE`)."""
+        """The priority whose first caller finishes first (ties: the higher priority)."""
         first: Priority | None = None
         for priority, queue in self._waiting.items():  # in priority order
             while queue and queue[0].done():  # cancelled while waiting
                 queue.popleft()
-            if (
-                queue
-                and self._free > self._reserve[priority]
-                and (first is None or self._finish[priority] < self._finish[first])
-            ):
+            if queue and (first is None or self._finish[priority] < self._finish[first]):
                 first = priority
         return first

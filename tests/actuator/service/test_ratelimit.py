@@ -75,49 +75,15 @@ async def test_no_more_calls_in_flight_than_the_concurrency() -> None:
 
     async def call() -> None:
         nonlocal in_flight, peak
-        with prioritized(Priority.PODS):
-            async with limited:
-                in_flight += 1
-                peak = max(peak, in_flight)
-                await time.sleep(1.0)
-                in_flight -= 1
+        async with limited:
+            in_flight += 1
+            peak = max(peak, in_flight)
+            await time.sleep(1.0)
+            in_flight -= 1
 
     await time.run([asyncio.ensure_future(call()) for _ in range(40)])
     assert peak == 8
     assert time.now == pytest.approx(5.0)
-
-
-async def test_pod_work_is_not_queued_behind_status_writes_in_flight() -> None:
-    """Status writes and Events, however many wait, leave the last slots to pod work: a
-    pod delete asked while they fill the rest goes at once, not after one of them."""
-    time = FakeTime()
-    limited = limiter(time, qps=1e6, burst=1000, concurrency=16)
-    others = peak = 0
-    started: dict[str, float] = {}
-
-    async def call(name: str, priority: Priority) -> None:
-        nonlocal others, peak
-        with prioritized(priority):
-            async with limited:
-                started[name] = time.now
-                others += priority is not Priority.PODS
-                peak = max(peak, others)
-                await time.sleep(1.0)
-                others -= priority is not Priority.PODS
-
-    async def pod_delete_later() -> None:
-        await time.sleep(0.5)
-        await call("pod", Priority.PODS)
-
-    background = [
-        asyncio.ensure_future(call(f"{priority.name}-{n}", priority))
-        for n in range(20)
-        for priority in (Priority.STATUS, Priority.EVENTS)
-    ]
-    await time.run([*background, asyncio.ensure_future(pod_delete_later())])
-
-    assert started["pod"] == pytest.approx(0.5)
-    assert peak == 14  # 16 less the 2 kept for pod work
 
 
 async def test_waiting_calls_go_by_priority_then_in_arrival_order() -> None:

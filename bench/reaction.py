@@ -82,8 +82,6 @@ from lavalog.simulator.server import SimulatedCluster
 from lavalog.simulator.store import Change
 
 JOBS_PATH = "/apis/batch.volcano.sh/v1alpha1/namespaces/default/jobs"
-#: namespaces of the synthetic jobs, so that the Events the actuator writes for them land
-BACKGROUND_NAMESPACES = 50
 
 
 def job(name: str, tasks: list[tuple[str, int, str | None]], *, namespace: str) -> dict[str, Any]:

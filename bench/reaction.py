@@ -467,9 +467,9 @@ async def caught_up(
     turn before left and the load brings (a backlog of observations and of decisions): at
     most `behind` observations not decided and `queued` decisions in the actuator's lanes
     (status writes held there for the next of their job among them; not its Events,
-    written off the lanes: no replacement waits for them); else the
-    last (observations, decisions) behind. A turn that starts behind would measure a
-    backlog, not its own setting."""
+    written off the lanes: no replacement waits for them); else the last (observations,
+    decisions) behind. A turn that starts behind would measure a backlog, not its own
+    setting."""
     deadline = time.monotonic() + PATIENCE
     while True:
         lag = await decider_lag(decider)
@@ -544,10 +544,8 @@ async def main(args: argparse.Namespace) -> None:
                         decided_before = await metric(decider, "lavalog_decider_observations")
                         started, published_before = time.perf_counter(), await published.count()
                         cpu_before = sum(child.cpu_seconds() for child in children)
-                        own_cpu_before, calls_before = (
-                            time.process_time(),
-                            Counter(cluster.api_calls),
-                        )
+                        own_cpu_before = time.process_time()
+                        calls_before = Counter(cluster.api_calls)
                         try:
                             failures = await inject(events, pods, per_round, cluster)
                         except Behind as behind:

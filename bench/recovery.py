@@ -45,7 +45,7 @@ from aiokafka.client import CoordinationType
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.harness import LavalogRun, bounded, kafka_settings, say, table
-from bench.reaction import JOBS_PATH, job, percentile
+from bench.reaction import JOBS_PATH, percentile, reaction_job
 from lavalog.controller.broker import DevelopmentBroker
 from lavalog.controller.decider.service.runner import GROUP_ID as DECIDER_GROUP
 from lavalog.controller.kafka import KafkaSettings, ensure_topics
@@ -156,7 +156,7 @@ async def one_kill(
     its first decision to be carried out."""
     await controller.ready(within=120)
     await asyncio.sleep(0.5)  # a heartbeat or two, a Lease renewal: steady state
-    manifest = job(0, 1)
+    manifest = reaction_job(0, 1)
     manifest["metadata"]["name"] = name
     killed = time.time()  # wall clock, as the store listener's times
     controller.kill()
@@ -236,7 +236,7 @@ async def under_load(bootstrap: str, args: argparse.Namespace, setting: Setting)
                 started = time.perf_counter()
 
                 async def submit(index: int) -> None:
-                    manifest = job(index, 1)
+                    manifest = reaction_job(index, 1)
                     manifest["metadata"]["name"] = f"load-{index}"
                     await kube.request("POST", JOBS_PATH, body=manifest)
 

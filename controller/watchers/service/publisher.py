@@ -89,7 +89,10 @@ async def open_publisher(
     until the broker is reachable."""
 
     async def started() -> AIOKafkaProducer:
-        producer = create_producer(settings)
+        # No linger: `publish` queues a whole batch before the producer's sender runs and
+        # then waits for its delivery, so lingering would only hold every batch back
+        # (and with it a failed pod's replacement) for `linger_ms`.
+        producer = create_producer(settings, linger_ms=0)
         try:
             await producer.start()
         except BaseException:

@@ -69,7 +69,7 @@ from bench.chaos_workload import (
     submit,
     workload,
 )
-from bench.harness import LavalogRun, kafka_settings, say, simulator_process, table
+from bench.harness import LavalogRun, kafka_settings, run_benchmark, say, simulator_process, table
 from lavalog.controller.broker import DevelopmentBroker
 from lavalog.controller.kafka import KafkaSettings, create_consumer, ensure_topics, topic_name
 from lavalog.controller.kube import connect
@@ -419,7 +419,7 @@ def main() -> int:
         logs = args.logs / f"{size}-jobs" if args.logs else None
         if logs:
             logs.mkdir(parents=True, exist_ok=True)
-        report = asyncio.run(
+        report = run_benchmark(
             chaos(
                 seed=args.seed, jobs=size, faults=0 if churn else args.faults,
                 pause_seconds=args.pause, settle_within=args.settle_within,

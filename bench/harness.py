@@ -15,11 +15,11 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import aiohttp
 from aiokafka import TopicPartition
@@ -32,6 +32,29 @@ from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
 ROOT = Path(__file__).resolve().parents[1]
 ALL_COMPONENTS = "watchers,decider,actuator"
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+T = TypeVar("T")
+
+
+def run_benchmark(main: Coroutine[Any, Any, T]) -> T:
+    """Run a benchmark's `main` until it returns or the benchmark is sent SIGTERM (or
+    Ctrl-C): either cancels it, so that its context managers stop the processes it started
+    (broker, simulated cluster, controllers); Python's own SIGTERM ends the process at
+    once and leaves them running and writing on."""
+
+    async def cancelled_by_sigterm() -> T:
+        task = asyncio.current_task()
+        assert task is not None
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+        return await main
+
+    try:
+        return asyncio.run(cancelled_by_sigterm())
+    except asyncio.CancelledError:
+        say("stopped by SIGTERM")
+        sys.exit(128 + signal.SIGTERM)
+    except KeyboardInterrupt:
+        say("stopped by Ctrl-C")
+        sys.exit(128 + signal.SIGINT)
 
 
 def say(text: str) -> None:

@@ -36,7 +36,15 @@ import msgspec
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.decider import job_spec, lifecycle_script
-from bench.harness import bounded, kafka_settings, say, simulator_process, table, until
+from bench.harness import (
+    bounded,
+    kafka_settings,
+    run_benchmark,
+    say,
+    simulator_process,
+    table,
+    until,
+)
 from lavalog.controller.actuator.service.runner import ActuatorService
 from lavalog.controller.broker import DevelopmentBroker
 from lavalog.controller.decider.service.runner import DeciderService
@@ -262,4 +270,4 @@ def parse() -> argparse.Namespace:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(parse()))
+    run_benchmark(main(parse()))

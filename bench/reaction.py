@@ -66,6 +66,7 @@ from bench.harness import (
     controller_processes,
     kafka_settings,
     metric,
+    run_benchmark,
     say,
     table,
     until,
@@ -742,4 +743,4 @@ DEFAULT_ARMS = [Arm.parse(spec) for spec in DEFAULT_ARM_SPECS]
 
 
 if __name__ == "__main__":
-    asyncio.run(main(parse()))
+    run_benchmark(main(parse()))

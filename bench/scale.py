@@ -53,6 +53,7 @@ from bench.harness import (
     kafka_settings,
     metric,
     read_topic,
+    run_benchmark,
     say,
     simulator_process,
     table,
@@ -686,4 +687,4 @@ def parse() -> argparse.Namespace:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(parse()))
+    run_benchmark(main(parse()))

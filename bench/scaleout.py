@@ -42,6 +42,7 @@ from bench.harness import (
     kafka_settings,
     metric,
     read_topic,
+    run_benchmark,
     say,
     simulator_process,
     table,
@@ -293,4 +294,4 @@ def parse() -> argparse.Namespace:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(parse()))
+    run_benchmark(main(parse()))

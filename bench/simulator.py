@@ -30,7 +30,7 @@ import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.harness import cpu_seconds
+from bench.harness import cpu_seconds, run_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMESPACE = "bench"
@@ -218,4 +218,4 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(parse()))
+    run_benchmark(main(parse()))

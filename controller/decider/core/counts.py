@@ -113,7 +113,7 @@ def moved(
     totals: list[int] | None = None
     stray = counts.stray
     by_task = counts.by_task
-    copied: list[str] = []  # the tasks whose entry in `by_task` is this call's copy
+    copied: list[str]  # the tasks whose entry in `by_task` is this call's copy
     for old, new in changes:
         was = "" if old is None else _GOING if old.deleting else old.phase or _PENDING
         now = "" if new is None else _GOING if new.deleting else new.phase or _PENDING
@@ -128,6 +128,7 @@ def moved(
             totals = [counts.pending, counts.running, counts.succeeded, counts.failed]
             totals += (counts.terminating, counts.unknown)
             by_task = by_task.copy()
+            copied = []
         if old is not None:
             totals[_SLOTS.get(was, _UNKNOWN)] -= 1
             if was is not _GOING:

@@ -30,9 +30,17 @@ _TOTALS: dict[str, int] = {
 }
 _TERMINATING, _UNKNOWN = 4, 5
 _PENDING: str = PodPhase.PENDING.value
+#: where `moved` counts a pod being deleted: not by its phase, with the terminating ones
+_GOING = "<terminating>"
+#: the totals' places: a phase's, or the terminating pods'
+_SLOTS: dict[str, int] = {**_TOTALS, _GOING: _TERMINATING}
 
 #: one pod's record before and after a change; None where there is none
 PodChange = tuple[PodRecord | None, PodRecord | None]
+#: a `JobStatus`'s fields between its `state` and its `conditions`, in their order
+StatusFields = tuple[
+    int, dict[str, TaskState], int, int, int, int, int, int, int, int, str | None, dict[str, str]
+]
 
 
 def count_pods(pods: Iterable[PodRecord], replicas: Mapping[str, int]) -> PodCounts:
@@ -51,7 +59,7 @@ def count_pods(pods: Iterable[PodRecord], replicas: Mapping[str, int]) -> PodCou
         phases = by_task.get(pod.task)
         if phases is None:
             phases = by_task[pod.task] = {}
-        phase = pod.phase or PodPhase.PENDING
+        phase = pod.phase or _PENDING
         phases[phase] = phases.get(phase, 0) + 1
     totals = [0, 0, 0, 0, terminating, 0]
     for task, phases in by_task.items():
@@ -97,56 +105,68 @@ def moved(
     """`counts` after `changes`; the same object when the counts see none of them (a
     restart, a node, readiness).
 
-    On the path of every pod change, so written out: each change counts its `old` out and
-    its `new` in, all of them in one copy of the counts (a task's entry copied once,
-    dropped once empty)."""
+    On the path of every pod change, so written out: each change takes one from the
+    place its `old` was counted in and adds one to the place its `new` is (a phase of
+    its task, or terminating), all of them in one copy of the counts (a task's entry
+    copied once, dropped once empty); a pod that keeps its task and index stays a stray
+    or not."""
     totals: list[int] | None = None
     stray = counts.stray
     by_task = counts.by_task
-    copied: set[str] = set()
+    copied: list[str]  # the tasks whose entry in `by_task` is this call's copy
     for old, new in changes:
-        if old is not None and new is not None and old.task == new.task and old.index == new.index:
-            if old.deleting or new.deleting:
-                if old.deleting and new.deleting:
-                    continue
-            elif (old.phase or _PENDING) == (new.phase or _PENDING):
-                continue
+        was = "" if old is None else _GOING if old.deleting else old.phase or _PENDING
+        now = "" if new is None else _GOING if new.deleting else new.phase or _PENDING
+        if old is None or new is None or old.index != new.index or old.task != new.task:
+            if old is not None and old.index >= replicas.get(old.task, 0):
+                stray -= 1
+            if new is not None and new.index >= replicas.get(new.task, 0):
+                stray += 1
+        elif was == now:
+            continue
         if totals is None:
             totals = [counts.pending, counts.running, counts.succeeded, counts.failed]
             totals += (counts.terminating, counts.unknown)
             by_task = by_task.copy()
-        for pod, n in ((old, -1), (new, 1)):
-            if pod is None:
-                continue
-            if pod.index >= replicas.get(pod.task, 0):
-                stray += n
-            if pod.deleting:
-                totals[_TERMINATING] += n
-                continue
-            phase = pod.phase or _PENDING
-            totals[_TOTALS.get(phase, _UNKNOWN)] += n
-            task = pod.task
-            phases = by_task.get(task)
-            if task not in copied:
-                phases = by_task[task] = phases.copy() if phases is not None else {}
-                copied.add(task)
-            elif phases is None:
-                phases = by_task[task] = {}
-            number = phases.get(phase, 0) + n
-            if not number:
-                if len(phases) > 1:
-                    del phases[phase]
+            copied = []
+        if old is not None:
+            totals[_SLOTS.get(was, _UNKNOWN)] -= 1
+            if was is not _GOING:
+                task = old.task
+                phases = by_task[task]
+                if task not in copied:
+                    phases = by_task[task] = phases.copy()
+                    copied.append(task)
+                left = phases[was] - 1
+                if left:
+                    phases[was] = left
+                elif len(phases) > 1:
+                    del phases[was]
                 else:
                     del by_task[task]
-            elif number == n:  # a phase new to the task: the phases stay in order
-                phases[phase] = number
-                by_task[task] = phases = dict(sorted(phases.items()))
-            else:
-                phases[phase] = number
+        if new is not None:
+            totals[_SLOTS.get(now, _UNKNOWN)] += 1
+            if now is not _GOING:
+                _count_in(by_task, new.task, now, copied)
     if totals is None:
         return counts
     pending, running, succeeded, failed, terminating, unknown = totals
     return PodCounts(pending, running, succeeded, failed, terminating, unknown, by_task, stray)
+
+
+def _count_in(by_task: dict[str, dict[str, int]], task: str, phase: str, copied: list[str]) -> None:
+    """One more pod of `task` in `phase`, in `by_task` (a copy `moved` owns; its entries
+    in `copied` are copies too). A phase new to the task keeps the phases in their order."""
+    phases = by_task.get(task)
+    number = None if phases is None else phases.get(phase)
+    if phases is not None and number is not None:
+        if task not in copied:
+            phases = by_task[task] = phases.copy()
+            copied.append(task)
+        phases[phase] = number + 1
+        return
+    by_task[task] = {phase: 1} if phases is None else dict(sorted((*phases.items(), (phase, 1))))
+    copied.append(task)
 
 
 #: phases whose every status change is stamped with a new `lastTransitionTime`, as
@@ -158,6 +178,8 @@ def append_condition(
     conditions: tuple[JobCondition, ...], condition: JobCondition
 ) -> tuple[JobCondition, ...]:
     """Volcano's `appendJobCondition`: the entry of the same phase goes, the new one is last."""
+    if conditions and conditions[-1].status == condition.status:
+        return (*conditions[:-1], condition)  # the phase written last again: most writes
     kept = [c for c in conditions if c.status != condition.status]  # a list: ~2x a generator
     kept.append(condition)
     return tuple(kept)
@@ -166,6 +188,8 @@ def append_condition(
 #: plugins whose `OnJobAdd` records nothing in `controlledResources` (Volcano's hcclrank
 #: only annotates pods)
 _UNRECORDED_PLUGINS = frozenset({"hcclrank"})
+#: the `controlledResources` of a job without plugins or volumes (most jobs)
+_NO_RESOURCES: dict[str, str] = {}
 
 
 def controlled_resources(state: JobState) -> dict[str, str]:
@@ -174,7 +198,7 @@ def controlled_resources(state: JobState) -> dict[str, str]:
     volume's claim."""
     spec = state.spec
     if spec is None or not (spec.plugins or spec.volumes):
-        return {}
+        return _NO_RESOURCES
     resources = (
         {f"plugin-{name}": name for name in spec.plugins if name not in _UNRECORDED_PLUGINS}
         if state.resources_for
@@ -192,42 +216,70 @@ def job_status(state: JobState, counts: PodCounts, now: float) -> JobStatus:
 
     As in Volcano, `state.lastTransitionTime` and the current phase's condition move to
     `now` whenever anything in the status changes while the job syncs (Pending, Running,
-    Restarting); in the other phases only a phase change moves them.
+    Restarting); in the other phases only a phase change moves them. (Built at every step
+    that decides: its fields are given in their order, and a status whose counts or
+    other fields changed where a change is stamped is built stamped at once.)
     """
     spec = state.spec
-    status = JobStatus(
-        state=StatusState(
-            phase=state.phase,
-            reason=state.reason,
-            message=state.message,
-            last_transition_time=to_rfc3339(state.last_transition) if state.phase else None,
-        ),
-        min_available=spec.min_available if spec is not None else 0,
-        task_status_count={
-            task: TaskState(phase=phases) for task, phases in sorted(counts.by_task.items())
-        },
-        pending=counts.pending,
-        running=counts.running,
-        succeeded=counts.succeeded,
-        failed=counts.failed,
-        terminating=counts.terminating,
-        unknown=counts.unknown,
-        version=state.version,
-        retry_count=state.retry_count,
-        running_duration=state.running_duration,
-        controlled_resources=controlled_resources(state),
-        conditions=state.conditions,
+    phase, reason, message = state.phase, state.reason, state.message
+    resources = _NO_RESOURCES
+    if spec is not None and (spec.plugins or spec.volumes):
+        resources = controlled_resources(state)
+    fields: StatusFields = (
+        spec.min_available if spec is not None else 0,
+        _task_states(counts.by_task),
+        counts.pending,
+        counts.running,
+        counts.succeeded,
+        counts.failed,
+        counts.terminating,
+        counts.unknown,
+        state.version,
+        state.retry_count,
+        state.running_duration,
+        resources,
     )
     previous = state.status
+    stamps = phase in SYNCED_PHASES and state.last_transition < now
+    if stamps and previous is not None and fields != _fields_of(previous):
+        return _stamped(state, fields, now)  # changed: the status as it stands is not needed
+    at = to_rfc3339(state.last_transition) if phase else None
+    status = JobStatus(StatusState(phase, reason, message, at), *fields, state.conditions)
     if previous is None:
         return status
     if status == previous:
         return previous  # the same object: the caller's "changed?" is then an identity test
-    if state.phase not in SYNCED_PHASES or state.last_transition >= now:
-        return status
-    stamp = to_rfc3339(now)
-    return replace(
-        status,
-        state=replace(status.state, last_transition_time=stamp),
-        conditions=append_condition(state.conditions, JobCondition(state.phase, stamp)),
+    return _stamped(state, fields, now) if stamps else status
+
+
+def _stamped(state: JobState, fields: StatusFields, now: float) -> JobStatus:
+    """The status of `state` with `fields` (`_fields_of`'s), stamped at `now`."""
+    phase, stamp = state.phase, to_rfc3339(now)
+    conditions = append_condition(state.conditions, JobCondition(phase, stamp))
+    return JobStatus(StatusState(phase, state.reason, state.message, stamp), *fields, conditions)
+
+
+def _fields_of(status: JobStatus) -> StatusFields:
+    """The fields of `status` between its `state` and its `conditions`, in their order."""
+    return (
+        status.min_available,
+        status.task_status_count,
+        status.pending,
+        status.running,
+        status.succeeded,
+        status.failed,
+        status.terminating,
+        status.unknown,
+        status.version,
+        status.retry_count,
+        status.running_duration,
+        status.controlled_resources,
     )
+
+
+def _task_states(by_task: dict[str, dict[str, int]]) -> dict[str, TaskState]:
+    """`taskStatusCount`: each task's pods by phase, the tasks in their sorted order."""
+    states = {}
+    for task in sorted(by_task):
+        states[task] = TaskState(by_task[task])
+    return states

@@ -83,6 +83,13 @@ def evolve(state: JobState, event: LogEvent) -> JobState:
     return rule(state, event) if rule is not None else state
 
 
+def fold_decided(state: JobState, event: LogEvent) -> JobState:
+    """`evolve` of an event about `state`'s incarnation (its uid), other than a
+    JobObserved: every decision the decider makes about a job is one."""
+    rule = _RULES.get(type(event))
+    return rule(state, event) if rule is not None else state
+
+
 def _job_observed(state: JobState, event: JobObserved) -> JobState:
     early = state.early
     state = incarnation_state(state, event.job_uid)

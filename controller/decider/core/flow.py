@@ -64,6 +64,7 @@ from lavalog.events.observations import (
     CreateFailed,
     JobDeleted,
     JobObserved,
+    PodGroupObserved,
     TimerFired,
 )
 from lavalog.events.volcano.api import Action, Event, JobPhase
@@ -100,7 +101,8 @@ def step_by_rules(
     if current.state.uid != observation.job_uid:
         return current.state, []  # about another incarnation, or a Job not seen yet
     _decide(current)
-    replace_finished_pods(current, step)
+    if current.killed_targets:
+        replace_finished_pods(current, step)
     return current.state, current.made
 
 
@@ -126,7 +128,8 @@ def _decide(step: Step) -> None:
             _act(step, requeue.TERMINATE)
             _write_status(step)
         return
-    report_unschedulable(step)
+    if isinstance(observation, PodGroupObserved):
+        report_unschedulable(step, observation)
     trigger = _trigger(step)
     if replacement_seen_first(step):
         # the replaced pod's deletion, which was not seen, on the pods as it left them;
@@ -140,7 +143,8 @@ def _decide(step: Step) -> None:
         _act(step, Trigger(event=Event.COMMAND_ISSUED, action=action))
     if trigger is not None or state.deferred_actions:
         _write_status(step)
-        _kills_after_the_new_version(step)
+        if step.state.version != step.before.version:
+            _kills_after_the_new_version(step)
 
 
 def _act(step: Step, trigger: Trigger) -> None:
@@ -236,9 +240,8 @@ def _kills_after_the_new_version(step: Step) -> None:
     Moving them changes no state: `evolve` of a kill touches only the pods, of a removal
     only the plugin objects, and of the decisions they pass none reads those, unless the
     step also makes pods (then the kill stays) or plugin objects (then the removal stays).
+    Called only for a step that started a new version.
     """
-    if step.state.version == step.before.version:
-        return  # no new version in this step
     decisions = step.decisions
     first = next(
         (

@@ -22,10 +22,10 @@ from lavalog.events.volcano.podgroups import UNSCHEDULABLE, waiting
 _SYNCING = frozenset({"", JobPhase.PENDING, JobPhase.RUNNING, JobPhase.RESTARTING})
 
 
-def report_unschedulable(step: Step) -> None:
-    """A PodGroupPending decision for news that the job's current PodGroup cannot be placed."""
-    observation = step.observation
-    if not isinstance(observation, PodGroupObserved) or observation.deleted:
+def report_unschedulable(step: Step, observation: PodGroupObserved) -> None:
+    """A PodGroupPending decision for news (`observation`, this step's) that the job's
+    current PodGroup cannot be placed."""
+    if observation.deleted:
         return
     if step.state.phase not in _SYNCING:
         return

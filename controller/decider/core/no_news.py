@@ -103,6 +103,9 @@ def _nothing_waits(state: JobState, observation: PodObserved) -> bool:
 
 def _no_pending_policy(state: JobState, pod: PodRecord) -> bool:
     assert state.spec is not None
+    matchable = state.policy_events
+    if matchable is not None and _POD_PENDING not in matchable:
+        return True  # no policy names PodPending (nor `*`): the search would find none
     trigger = Trigger(event=_POD_PENDING, task=pod.task, job_version=pod.version)
     resolution = apply_policies(
         state.spec, state.version, trigger, state.exit_codes, matchable=state.policy_events

@@ -207,7 +207,8 @@ def _reconcile_pods(step: Step, spec: JobSpec) -> None:
     admitted = podgroup is not None and podgroup.phase not in ("", "Pending")
     if filled < state.replicas.total and podgroup is not None and admitted:
         _create_missing(step, spec, podgroup.name)
-    _kill(step, surplus, reason="ScaleDown")
+    if surplus:
+        _kill(step, surplus, reason="ScaleDown")
 
 
 def _create_missing(step: Step, spec: JobSpec, podgroup: str) -> None:

@@ -38,9 +38,8 @@ Decide = Callable[[JobState, AnyObservation], tuple[JobState, list[AnyDecision]]
 
 def replace_finished_pods(step: Step, decide: Decide) -> None:
     """Turn this step's target kills of finished pods into PodsReplace where the sync their
-    deletion causes would create them again (the rest of each kill stays a PodsKill)."""
-    if not step.killed_targets:
-        return
+    deletion causes would create them again (the rest of each kill stays a PodsKill).
+    For a step that killed targets (`step.killed_targets`)."""
     kills = [d for d in step.decisions if isinstance(d, PodsKill) and d.reason in TARGET_KILLS]
     finished = [ref for kill in kills for ref in kill.pods if _finished(step.state, ref)]
     if not finished or not _may_come_back(step, len(finished)):

@@ -88,7 +88,7 @@ class JobStates(MutableMapping[str, JobState]):
         return default if record is None else thaw(record)
 
     def __setitem__(self, key: str, state: JobState) -> None:
-        if settled(state):
+        if state.phase in _SETTLING_PHASES and settled(state):  # the phase: on every step
             self._working.pop(key, None)
             self._frozen[key] = freeze(state)
         else:

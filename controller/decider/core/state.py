@@ -17,7 +17,7 @@ from lavalog.events.observations import CommandIssued, PodGroupObserved, PodObse
 from lavalog.events.volcano.api import FieldError, JobCondition, JobSpec, JobStatus
 
 
-class PodRecord(msgspec.Struct, frozen=True, omit_defaults=True):
+class PodRecord(msgspec.Struct, frozen=True, omit_defaults=True, gc=False):
     """One pod of the job, as last observed (or as requested, before it is observed)."""
 
     name: str
@@ -48,7 +48,7 @@ class PodRecord(msgspec.Struct, frozen=True, omit_defaults=True):
         return bool(self.uid)
 
 
-class PodGroupRecord(msgspec.Struct, frozen=True, omit_defaults=True):
+class PodGroupRecord(msgspec.Struct, frozen=True, omit_defaults=True, gc=False):
     """The job's PodGroup: requested, then observed with the scheduler's phase."""
 
     name: str
@@ -56,7 +56,7 @@ class PodGroupRecord(msgspec.Struct, frozen=True, omit_defaults=True):
     phase: str = ""
 
 
-class RefusedCreates(msgspec.Struct, frozen=True):
+class RefusedCreates(msgspec.Struct, frozen=True, gc=False):
     """Creates the API server refused in a row, of one job version (Volcano requeues the
     job each time, and terminates it after `maxRequeueNum`; `refused_creates`)."""
 
@@ -68,7 +68,7 @@ class RefusedCreates(msgspec.Struct, frozen=True):
     message: str = ""
 
 
-class PodCounts(msgspec.Struct, frozen=True, omit_defaults=True):
+class PodCounts(msgspec.Struct, frozen=True, omit_defaults=True, gc=False):
     """The job's pods counted as Volcano's syncJob/killJob count them (`counts`)."""
 
     pending: int = 0
@@ -89,7 +89,7 @@ class PodCounts(msgspec.Struct, frozen=True, omit_defaults=True):
         return self.pending + self.running + self.terminating
 
 
-class Replicas(msgspec.Struct, frozen=True):
+class Replicas(msgspec.Struct, frozen=True, gc=False):
     """Replica counts of the admitted spec, computed once: every sync asks for them."""
 
     by_task: dict[str, int] = {}
@@ -105,7 +105,7 @@ class Replicas(msgspec.Struct, frozen=True):
 EarlyFact = PodObserved | PodGroupObserved | PodsListed | CommandIssued
 
 
-class JobState(msgspec.Struct, frozen=True, omit_defaults=True):
+class JobState(msgspec.Struct, frozen=True, omit_defaults=True, gc=False):
     """Everything the lifecycle of one job incarnation depends on."""
 
     key: str

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from lavalog.controller.decider.core.counts import counts_of
-from lavalog.controller.decider.core.evolve import evolve
+from lavalog.controller.decider.core.evolve import evolve, fold_decided
 from lavalog.controller.decider.core.request import ActionRequest
 from lavalog.controller.decider.core.state import JobState, PodCounts, incarnation_state
 from lavalog.events.decisions import AnyDecision, JobAdmitted
@@ -101,7 +101,7 @@ class Step:
             **fields,
         )
         self.decisions.append(decision)
-        self.state = evolve(self.state, decision)
+        self.state = fold_decided(self.state, decision)  # made about this job's uid
         return decision
 
     def reorder(self, decisions: list[AnyDecision]) -> None:

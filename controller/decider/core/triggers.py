@@ -195,7 +195,10 @@ def _task_failed(job: JobState, pod: PodObserved, previous: PodRecord | None) ->
     containers included, of the task's pending and running pods add up to the task's
     `maxRetry`. Fired once, by the change that brings the sum there (Volcano fires it at
     every update of such a pod from then on)."""
-    added = _counted_restarts(job.pods.get(pod.pod)) - _counted_restarts(previous)
+    record = job.pods.get(pod.pod)
+    if record is None or not record.restart_count:
+        return False  # never restarted: no rise (most pod changes)
+    added = _counted_restarts(record) - _counted_restarts(previous)
     if added <= 0:
         return False  # only a rise of this pod's restarts can bring the sum up
     task = job.spec.task(pod.task) if job.spec is not None else None

@@ -20,6 +20,7 @@ from lavalog.controller.decider.core.transitions import Transition
 from lavalog.controller.decider.core.why import released_message, restart_message
 from lavalog.events.volcano.api import Action, JobPhase
 
+_SYNC_JOB = Action.SYNC_JOB
 #: whole-job kills: which finished pods survive, and the phase the job enters
 _JOB_KILLS: dict[str, tuple[frozenset[str], JobPhase]] = {
     Action.RESTART_JOB: (RETAIN_NONE, JobPhase.RESTARTING),
@@ -68,6 +69,8 @@ def start_kill(step: Step, request: ActionRequest) -> bool:
     Restarts count a retry; only whole-job kills start a new job version, as in Volcano
     (RestartTask/RestartPod keep the version, so the other tasks' events stay current).
     """
+    if request.action is _SYNC_JOB:
+        return False  # the policies' sync (most requests), as bound: nothing to kill
     if request.action in TARGET_KILLS:
         if not request.trigger.task:
             return False  # e.g. `*: RestartTask` on Unknown: no task to restart, only sync

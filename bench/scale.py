@@ -31,10 +31,10 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import aiohttp
 import msgspec
@@ -67,6 +67,7 @@ from lavalog.events.codec import decode_decision
 from lavalog.events.decisions import StatusWrite
 from lavalog.events.topics import DECISIONS, OBSERVED, STATE, split_job_key
 
+T = TypeVar("T")
 NAMESPACE = "scale"
 RAW_NAMESPACE = "raw"
 CONCURRENCY = 32
@@ -116,64 +117,46 @@ def bare_pod(index: int) -> dict[str, Any]:
     }
 
 
-class _State(msgspec.Struct):
+class _Phase(msgspec.Struct):
     phase: str = ""
 
 
 class _Status(msgspec.Struct):
-    state: _State = msgspec.field(default_factory=_State)
+    state: _Phase = msgspec.field(default_factory=_Phase)
 
 
 class _Meta(msgspec.Struct):
     name: str
 
 
-class _Object(msgspec.Struct):
+class _Job(msgspec.Struct):
     metadata: _Meta
     status: _Status = msgspec.field(default_factory=_Status)
-
-
-class _WatchEvent(msgspec.Struct):
-    type: str
-    object: _Object
 
 
 class _PodSpec(msgspec.Struct):
     nodeName: str = ""
 
 
-class _PodStatus(msgspec.Struct):
-    phase: str = ""
-
-
 class _Pod(msgspec.Struct):
     metadata: _Meta
     spec: _PodSpec = msgspec.field(default_factory=_PodSpec)
-    status: _PodStatus = msgspec.field(default_factory=_PodStatus)
-
-
-class _PodEvent(msgspec.Struct):
-    type: str
-    object: _Pod
-
-
-class _GroupStatus(msgspec.Struct):
-    phase: str = ""
+    status: _Phase = msgspec.field(default_factory=_Phase)
 
 
 class _Group(msgspec.Struct):
     metadata: _Meta
-    status: _GroupStatus = msgspec.field(default_factory=_GroupStatus)
+    status: _Phase = msgspec.field(default_factory=_Phase)
 
 
-class _GroupEvent(msgspec.Struct):
+class _WatchEvent(msgspec.Struct, Generic[T]):
     type: str
-    object: _Group
+    object: T
 
 
-_decode = msgspec.json.Decoder(_WatchEvent).decode
-_decode_pod = msgspec.json.Decoder(_PodEvent).decode
-_decode_group = msgspec.json.Decoder(_GroupEvent).decode
+_decode = msgspec.json.Decoder(_WatchEvent[_Job]).decode
+_decode_pod = msgspec.json.Decoder(_WatchEvent[_Pod]).decode
+_decode_group = msgspec.json.Decoder(_WatchEvent[_Group]).decode
 
 
 class Progress:
@@ -306,17 +289,19 @@ async def follow(
                 return
 
 
-async def backlog(metrics: str) -> dict[str, int]:
-    """The controller's backlog now: facts not decided yet (`lavalog_decider_lag`, every
+async def backlog(metrics: Sequence[str]) -> dict[str, int]:
+    """The controllers' backlog now: facts not decided yet (`lavalog_decider_lag`, every
     partition) and decisions not carried out yet (`lavalog_actuator_in_flight`)."""
-    async with aiohttp.ClientSession() as session, session.get(metrics) as response:
-        text = await response.text()
     found = {"undecided": 0, "not carried out": 0}
-    for line in text.splitlines():
-        if line.startswith("lavalog_decider_lag{"):
-            found["undecided"] += int(float(line.rsplit(" ", 1)[1]))
-        elif line.startswith("lavalog_actuator_in_flight "):
-            found["not carried out"] = int(float(line.rsplit(" ", 1)[1]))
+    async with aiohttp.ClientSession() as session:
+        for url in metrics:
+            async with session.get(url) as response:
+                text = await response.text()
+            for line in text.splitlines():
+                if line.startswith("lavalog_decider_lag{"):
+                    found["undecided"] += int(float(line.rsplit(" ", 1)[1]))
+                elif line.startswith("lavalog_actuator_in_flight "):
+                    found["not carried out"] += int(float(line.rsplit(" ", 1)[1]))
     return found
 
 
@@ -325,11 +310,13 @@ async def submit_jobs(
     args: argparse.Namespace,
     own: Counter[str],
     progress: Progress,
-    metrics: str,
+    metrics: Sequence[str],
+    *,
+    every: float,
 ) -> tuple[dict[str, float], list[tuple[float, dict[str, int]]]]:
     """Seconds until all submitted, all pods, all Running (and all Completed with
-    `--finish`), and the timeline: the counts and the controller's backlog every
-    `--every` seconds; `own` counts this side's requests."""
+    `--finish`), and the timeline: the counts and the backlog of the controllers whose
+    /metrics are `metrics`, every `every` seconds; `own` counts this side's requests."""
     last = "running" if args.finish is None else "completed"
 
     def on_pod(line: bytes) -> bool:
@@ -381,7 +368,7 @@ async def submit_jobs(
     timeline: list[tuple[float, dict[str, int]]] = []
     while not jobs.done():
         watching = [jobs, *(watch for watch in others if not watch.done())]
-        await asyncio.wait(watching, timeout=args.every, return_when="FIRST_COMPLETED")
+        await asyncio.wait(watching, timeout=every, return_when="FIRST_COMPLETED")
         for watch in (jobs, *others):
             if watch.done() and watch.exception() is not None:
                 raise RuntimeError("a watch failed") from watch.exception()
@@ -574,7 +561,7 @@ async def main(args: argparse.Namespace) -> None:
                     own: Counter[str] = Counter()
                     progress = Progress(jobs, pods, on_goal=_sample_at(memory, cpu))
                     times, timeline = await submit_jobs(
-                        kube, args, own, progress, controller.metrics
+                        kube, args, own, progress, [controller.metrics], every=args.every
                     )
                     memory.sample("end")
                     calls, refused = await api_calls(kube)

@@ -31,10 +31,10 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import aiohttp
 import msgspec
@@ -63,13 +63,17 @@ from lavalog.controller.decider.core.snapshots import CHECKPOINT_KEY
 from lavalog.controller.kafka import KafkaSettings, create_consumer, ensure_topics, topic_name
 from lavalog.controller.kube import Kube, connect
 from lavalog.controller.watchers.core.lease import LeaseTiming
-from lavalog.events.topics import DECISIONS, OBSERVED, STATE
+from lavalog.events.codec import decode_decision
+from lavalog.events.decisions import StatusWrite
+from lavalog.events.topics import DECISIONS, OBSERVED, STATE, split_job_key
 
+T = TypeVar("T")
 NAMESPACE = "scale"
 RAW_NAMESPACE = "raw"
 CONCURRENCY = 32
 JOBS_PATH = f"/apis/batch.volcano.sh/v1alpha1/namespaces/{NAMESPACE}/jobs"
 PODS_PATH = f"/api/v1/namespaces/{NAMESPACE}/pods"
+PODGROUPS_PATH = f"/apis/scheduling.volcano.sh/v1beta1/namespaces/{NAMESPACE}/podgroups"
 MB = 1024 * 1024
 
 
@@ -113,52 +117,100 @@ def bare_pod(index: int) -> dict[str, Any]:
     }
 
 
-class _State(msgspec.Struct):
+class _Phase(msgspec.Struct):
     phase: str = ""
 
 
 class _Status(msgspec.Struct):
-    state: _State = msgspec.field(default_factory=_State)
+    state: _Phase = msgspec.field(default_factory=_Phase)
 
 
 class _Meta(msgspec.Struct):
     name: str
 
 
-class _Object(msgspec.Struct):
+class _Job(msgspec.Struct):
     metadata: _Meta
     status: _Status = msgspec.field(default_factory=_Status)
 
 
-class _WatchEvent(msgspec.Struct):
+class _PodSpec(msgspec.Struct):
+    nodeName: str = ""
+
+
+class _Pod(msgspec.Struct):
+    metadata: _Meta
+    spec: _PodSpec = msgspec.field(default_factory=_PodSpec)
+    status: _Phase = msgspec.field(default_factory=_Phase)
+
+
+class _Group(msgspec.Struct):
+    metadata: _Meta
+    status: _Phase = msgspec.field(default_factory=_Phase)
+
+
+class _WatchEvent(msgspec.Struct, Generic[T]):
     type: str
-    object: _Object
+    object: T
 
 
-_decode = msgspec.json.Decoder(_WatchEvent).decode
+_decode = msgspec.json.Decoder(_WatchEvent[_Job]).decode
+_decode_pod = msgspec.json.Decoder(_WatchEvent[_Pod]).decode
+_decode_group = msgspec.json.Decoder(_WatchEvent[_Group]).decode
 
 
 class Progress:
-    """Counts from the watches, and when each count reached its goal."""
+    """Counts from the watches, when each count reached its goal, and a timeline of them."""
 
     def __init__(self, jobs: int, pods: int, on_goal: Callable[[str], None]) -> None:
         self.on_goal = on_goal
         self.goals = {"submitted": jobs, "pods": pods, "running": jobs, "completed": jobs}
-        self.counts: dict[str, set[str]] = {"pods": set(), "running": set(), "completed": set()}
+        #: Jobs Running (and Completed) and pods created, by name; the pods bound to a node
+        #: and Running, and the PodGroups vc-scheduler admitted (past Pending)
+        self.counts: dict[str, set[str]] = {
+            what: set() for what in ("admitted", "pods", "bound", "started", "running", "completed")
+        }
         self.submitted = 0
+        self.started = 0.0
         self.done: dict[str, float] = {}
+        #: wall-clock times (to compare with the log's timestamps) of each Job's
+        #: submission, of its last pod seen Running, and of its Running status seen
+        self.submitted_at: dict[str, float] = {}
+        self.pods_started_at: dict[str, float] = {}
+        self.running_at: dict[str, float] = {}
+        self._started_of: Counter[str] = Counter()
+        self._pods_per_job = pods // jobs
         #: the Jobs' status writes seen on their watch (every change to a Job is one), by
         #: the phase each wrote
         self.status_writes: Counter[str] = Counter()
 
     def add(self, what: str, name: str) -> None:
-        self.counts[what].add(name)
-        self.reached(what, len(self.counts[what]))
+        names = self.counts[what]
+        if name in names:
+            return
+        names.add(name)
+        if what == "running":
+            self.running_at[name] = time.time()
+        elif what == "started":
+            job = name.rsplit("-", 2)[0]  # <job>-<task>-<index>
+            self._started_of[job] += 1
+            if self._started_of[job] == self._pods_per_job:
+                self.pods_started_at[job] = time.time()
+        if what in self.goals:
+            self.reached(what, len(names))
 
     def reached(self, what: str, count: int) -> None:
         if count >= self.goals[what] and what not in self.done:
             self.done[what] = time.perf_counter()
             self.on_goal(what)
+
+    def row(self) -> dict[str, int]:
+        """The counts now."""
+        return {"submitted": self.submitted} | {w: len(n) for w, n in self.counts.items()}
+
+    def since(self, start: dict[str, float], end: dict[str, float]) -> list[float]:
+        """Per Job with both, the seconds from `start` to `end`, in order."""
+        return sorted(at - start[name] for name, at in end.items() if name in start)
 
 
 #: Volcano's calls for a Job (pkg/controllers/job/job_controller_actions.go): the PodGroup
@@ -222,9 +274,10 @@ async def messages(settings: KafkaSettings, partitions: int) -> dict[str, int]:
 
 
 async def follow(
-    kube: Kube, path: str, on_event: Callable[[_WatchEvent], bool], own: Counter[str]
+    kube: Kube, path: str, on_line: Callable[[bytes], bool], own: Counter[str]
 ) -> None:
-    """Watch `path` from now on until `on_event` returns True; `own` counts its requests."""
+    """Watch `path` from now on until `on_line` (each event's JSON) returns True; `own`
+    counts its requests."""
     resource = path.rsplit("/", 1)[1]
     own[f"list {resource}"] += 1
     own[f"watch {resource}"] += 1
@@ -232,23 +285,60 @@ async def follow(
     query = {"watch": 1, "resourceVersion": listed["metadata"]["resourceVersion"]}
     async with kube.stream(path, query, request_timeout=7200) as lines:
         async for line in lines:
-            if on_event(_decode(line)):
+            if on_line(line):
                 return
 
 
+async def backlog(metrics: Sequence[str]) -> dict[str, int]:
+    """The controllers' backlog now: facts not decided yet (`lavalog_decider_lag`, every
+    partition) and decisions not carried out yet (`lavalog_actuator_in_flight`)."""
+    found = {"undecided": 0, "not carried out": 0}
+    async with aiohttp.ClientSession() as session:
+        for url in metrics:
+            async with session.get(url) as response:
+                text = await response.text()
+            for line in text.splitlines():
+                if line.startswith("lavalog_decider_lag{"):
+                    found["undecided"] += int(float(line.rsplit(" ", 1)[1]))
+                elif line.startswith("lavalog_actuator_in_flight "):
+                    found["not carried out"] += int(float(line.rsplit(" ", 1)[1]))
+    return found
+
+
 async def submit_jobs(
-    kube: Kube, args: argparse.Namespace, own: Counter[str], progress: Progress
-) -> dict[str, float]:
+    kube: Kube,
+    args: argparse.Namespace,
+    own: Counter[str],
+    progress: Progress,
+    metrics: Sequence[str],
+    *,
+    every: float,
+) -> tuple[dict[str, float], list[tuple[float, dict[str, int]]]]:
     """Seconds until all submitted, all pods, all Running (and all Completed with
-    `--finish`); `own` counts this side's requests."""
+    `--finish`), and the timeline: the counts and the backlog of the controllers whose
+    /metrics are `metrics`, every `every` seconds; `own` counts this side's requests."""
     last = "running" if args.finish is None else "completed"
 
-    def on_pod(event: _WatchEvent) -> bool:
+    def on_pod(line: bytes) -> bool:
+        event = _decode_pod(line)
+        pod = event.object
         if event.type == "ADDED":
-            progress.add("pods", event.object.metadata.name)
-        return "pods" in progress.done
+            progress.add("pods", pod.metadata.name)
+        if event.type != "DELETED":
+            if pod.spec.nodeName:
+                progress.add("bound", pod.metadata.name)
+            if pod.status.phase == "Running":
+                progress.add("started", pod.metadata.name)
+        return last in progress.done
 
-    def on_job(event: _WatchEvent) -> bool:
+    def on_group(line: bytes) -> bool:
+        event = _decode_group(line)
+        if event.object.status.phase not in ("", "Pending"):
+            progress.add("admitted", event.object.metadata.name)
+        return last in progress.done
+
+    def on_job(line: bytes) -> bool:
+        event = _decode(line)
         phase = event.object.status.state.phase
         if event.type == "MODIFIED":
             progress.status_writes[phase] += 1
@@ -261,22 +351,36 @@ async def submit_jobs(
     async def submit(index: int) -> None:
         own["create jobs"] += 1
         await kube.request("POST", JOBS_PATH, body=job(index, args.pods_per_job, args.finish))
+        progress.submitted_at[f"job-{index}"] = time.time()
         progress.submitted += 1
         progress.reached("submitted", progress.submitted)
 
-    watches = asyncio.gather(
-        follow(kube, PODS_PATH, on_pod, own), follow(kube, JOBS_PATH, on_job, own)
-    )
-    await asyncio.sleep(0.5)  # both watches are open
+    # the Jobs' watch ends the run; the others, which may see nothing after it, are stopped
+    jobs = asyncio.create_task(follow(kube, JOBS_PATH, on_job, own))
+    others = [
+        asyncio.create_task(follow(kube, path, on_line, own))
+        for path, on_line in ((PODS_PATH, on_pod), (PODGROUPS_PATH, on_group))
+    ]
+    await asyncio.sleep(0.5)  # the watches are open
     started = time.perf_counter()
+    progress.started = time.time()
     submitting = asyncio.create_task(bounded(args.jobs, CONCURRENCY, submit))
-    while not watches.done():
-        await asyncio.wait([watches], timeout=5.0)
-        counts = "  ".join(f"{what} {len(names):>7,}" for what, names in progress.counts.items())
+    timeline: list[tuple[float, dict[str, int]]] = []
+    while not jobs.done():
+        watching = [jobs, *(watch for watch in others if not watch.done())]
+        await asyncio.wait(watching, timeout=every, return_when="FIRST_COMPLETED")
+        for watch in (jobs, *others):
+            if watch.done() and watch.exception() is not None:
+                raise RuntimeError("a watch failed") from watch.exception()
         elapsed = time.perf_counter() - started
-        say(f"  {elapsed:6.1f} s  submitted {progress.submitted:>7,}  {counts}")
-    await asyncio.gather(watches, submitting)
-    return {what: at - started for what, at in progress.done.items()}
+        row = progress.row() | await backlog(metrics)
+        timeline.append((elapsed, row))
+        say(f"  {elapsed:6.1f} s  " + "  ".join(f"{what} {n:>7,}" for what, n in row.items()))
+    for watch in others:
+        watch.cancel()
+    await asyncio.gather(*others, return_exceptions=True)
+    await asyncio.gather(jobs, submitting)
+    return {what: at - started for what, at in progress.done.items()}, timeline
 
 
 async def create_bare_pods(kube: Kube, count: int) -> float:
@@ -342,6 +446,16 @@ async def caught_up(metrics: str, within: float) -> tuple[int, float | None]:
             return lag, time.perf_counter() - started
         await asyncio.sleep(0.5)
     return lag, None
+
+
+async def running_decided(settings: KafkaSettings, partitions: int) -> dict[str, float]:
+    """Per Job, when the decider recorded its Running status write (the record's time)."""
+    decided: dict[str, float] = {}
+    for record in await read_topic(settings, DECISIONS, partitions):
+        decision = decode_decision(record.value)
+        if isinstance(decision, StatusWrite) and decision.status.state.phase == "Running":
+            decided.setdefault(split_job_key(decision.key)[1], record.timestamp / 1000)
+    return decided
 
 
 async def decider_state(settings: KafkaSettings, partitions: int) -> tuple[int, float]:
@@ -446,7 +560,9 @@ async def main(args: argparse.Namespace) -> None:
                     before, refused_before = await api_calls(kube)
                     own: Counter[str] = Counter()
                     progress = Progress(jobs, pods, on_goal=_sample_at(memory, cpu))
-                    times = await submit_jobs(kube, args, own, progress)
+                    times, timeline = await submit_jobs(
+                        kube, args, own, progress, [controller.metrics], every=args.every
+                    )
                     memory.sample("end")
                     calls, refused = await api_calls(kube)
                     calls, refused = calls - before - own, refused - refused_before
@@ -456,6 +572,7 @@ async def main(args: argparse.Namespace) -> None:
                     step_downs = int(await metric(controller.metrics, "lavalog_watchers_terms")) - 1
                     lag, catching_up = await caught_up(projections, within=300)
                 held, state_bytes = await decider_state(settings, args.partitions)
+                decided = await running_decided(settings, args.partitions)
                 logged = await messages(settings, args.partitions)
                 say(f"controller stopped; creating {pods:,} bare pods (baseline)")
                 baseline_cpu = Cpu(
@@ -464,6 +581,7 @@ async def main(args: argparse.Namespace) -> None:
                 raw = await create_bare_pods(kube, pods)
                 baseline_cpu.sample("pods")
     report(args, times, raw, calls, memory, (held, state_bytes), (lag, catching_up))
+    report_phases(progress, decided, timeline)
     report_status_writes(args, progress.status_writes)
     report_events(args, reasons, refused)
     report_cpu(args, cpu, baseline_cpu, step_downs)
@@ -585,6 +703,40 @@ def report(
     )
 
 
+def report_phases(
+    progress: Progress, decided: dict[str, float], timeline: list[tuple[float, dict[str, int]]]
+) -> None:
+    """When the Jobs reached Running: the first, and from each one's submission the median
+    and the last; the hops of its way from its last pod Running to its Running status
+    (watched, published and decided; then carried out); and the timeline, which says where
+    the pods waited (created, not bound: the gang scheduler; bound, not Running: the
+    kubelets; all Running, the Job not: the controller)."""
+    if progress.running_at:
+        first = min(progress.running_at.values()) - progress.started
+        say(f"\nJobs Running: the first {first:.1f} s after the first submission")
+        hops = [
+            ("submitted -> Running", progress.submitted_at, progress.running_at),
+            ("its pods all Running -> Running decided", progress.pods_started_at, decided),
+            ("Running decided -> written", decided, progress.running_at),
+        ]
+        table(
+            ["per Job, seconds", "median", "p90", "max"],
+            [
+                [what, *(f"{seconds[int(len(seconds) * q)]:.1f}" for q in (0.5, 0.9)),
+                 f"{seconds[-1]:.1f}"]
+                for what, start, end in hops
+                if (seconds := progress.since(start, end))
+            ],
+        )  # fmt: skip
+    if not timeline:
+        return
+    names = list(timeline[0][1])
+    table(
+        ["s", *names],
+        [[f"{at:.0f}", *(f"{row.get(n, 0):,}" for n in names)] for at, row in timeline],
+    )
+
+
 def report_status_writes(args: argparse.Namespace, writes: Counter[str]) -> None:
     """The status writes per job by the phase each wrote: what above one per phase the
     writes of a phase cost (the decider decides one per step of the way: initiated, pods
@@ -679,6 +831,9 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--qps", type=float, default=5_000.0, help="actuator API calls/s")
     parser.add_argument("--burst", type=int, default=10_000, help="actuator token bucket size")
     parser.add_argument("--partitions", type=int, default=12, help="observed and decisions")
+    parser.add_argument(
+        "--every", type=float, default=10.0, metavar="S", help="seconds between timeline rows"
+    )
     parser.add_argument("--pods-per-node", type=int, default=250)
     parser.add_argument(
         "--time-scale", type=float, default=10.0, help="simulated s per real s (pod start: 1 s)"

@@ -153,7 +153,9 @@ async def one_run(args: argparse.Namespace, replicas: int) -> Outcome:
         reached: dict[str, float] = {}
         progress = Progress(args.jobs, args.jobs, on_goal=lambda goal: _at(reached, goal))
         since = time.time()
-        times = await submit_jobs(kube, args, Counter(), progress)
+        times, _ = await submit_jobs(
+            kube, args, Counter(), progress, [c.metrics for c in controllers], every=5.0
+        )
         members = [
             Replica(
                 leader=await metric(c.metrics, "lavalog_watchers_leader") == 1,

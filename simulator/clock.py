@@ -24,7 +24,11 @@ class SimClock:
         self._epoch = datetime.now(UTC)
         self._mono = time.monotonic()
         self._offset = 0.0
-        self._jumped = asyncio.Event()
+        #: one future per sleeper, set by `advance`: a set, so that a sleeper leaves it in
+        #: O(1) (an `asyncio.Event`'s waiters are a deque, and each one that times out
+        #: is searched for among every other: with 100,000 `sleep infinity` containers
+        #: asleep, every pod start's delay searched them all)
+        self._sleepers: set[asyncio.Future[None]] = set()
         #: the last `timestamp()`: its whole second since the Unix epoch, and its text
         self._stamped: tuple[int, str] = (-1, "")
 
@@ -48,14 +52,20 @@ class SimClock:
         """Sleep `seconds` of simulated time; wakes early when `advance` jumps past it."""
         deadline = self.seconds() + seconds
         while (remaining := deadline - self.seconds()) > 0:
-            jumped = self._jumped
+            jumped: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._sleepers.add(jumped)
             timeout = None if math.isinf(remaining) else remaining / self.time_scale
-            with contextlib.suppress(TimeoutError):  # timeout(): a stop is never lost
-                async with asyncio.timeout(timeout):
-                    await jumped.wait()
+            try:
+                with contextlib.suppress(TimeoutError):  # timeout(): a stop is never lost
+                    async with asyncio.timeout(timeout):
+                        await jumped
+            finally:
+                self._sleepers.discard(jumped)
 
     def advance(self, seconds: float) -> None:
         """Jump simulated time forward; sleepers whose deadline passed wake now."""
         self._offset += seconds
-        self._jumped.set()
-        self._jumped = asyncio.Event()
+        for jumped in self._sleepers:
+            if not jumped.done():
+                jumped.set_result(None)
+        self._sleepers.clear()

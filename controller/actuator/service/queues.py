@@ -7,7 +7,10 @@ decisions, and a job's StatusWrite never overtakes the PodsCreate decided before
 Items are handled in order unless `pick` chooses a later one (`lane_order.next_up`);
 a lane may `hold` its items a while for more to come (`status_hold`), taking no turn
 meanwhile; lanes take `turns`, those with an `urgent` item first, and a lane whose item
-waits to retry a call gives its turn to another meanwhile (`step_aside`).
+waits to retry a call gives its turn to another meanwhile (`step_aside`). A lane's turn
+covers the items queued when it was taken (`_sync`), not one item each: with thousands
+of lanes waiting, a turn per item would take every job a step further in each round and
+finish none of them until the last round.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Generic, TypeVar, overload
 
 import structlog
 
+from lavalog.controller.actuator.core.priority import Priority
 from lavalog.controller.actuator.service.turns import Turns
 
 T = TypeVar("T")
@@ -53,6 +57,16 @@ class _Turn:
     key: str
     urgent: bool
     held: bool = False
+    #: the kind it counts as (`Turns.take`)
+    kind: Priority = Priority.STATUS
+
+    async def take(self) -> None:
+        self.kind = await self.turns.take(self.key, self.urgent)
+        self.held = True
+
+    def give_back(self) -> None:
+        self.held = False
+        self.turns.give_back(self.kind)
 
 
 _CURRENT: contextvars.ContextVar[_Turn | None] = contextvars.ContextVar("lane_turn", default=None)
@@ -68,18 +82,15 @@ async def aside() -> AsyncIterator[None]:
     if turn is None or not turn.held:
         yield
         return
-    turn.held = False
-    turn.turns.give_back()
+    turn.give_back()
     try:
         yield
     except asyncio.CancelledError:
         raise  # no turn to give back when the worker ends
     except BaseException:
-        await turn.turns.take(turn.key, turn.urgent)
-        turn.held = True
+        await turn.take()
         raise
-    await turn.turns.take(turn.key, turn.urgent)
-    turn.held = True
+    await turn.take()
 
 
 async def step_aside(delay: float) -> None:
@@ -212,22 +223,42 @@ class KeyedQueues(Generic[T]):
                     await _more(lane, wait)
                     continue
                 turn = _Turn(self._turns, key, any(self._urgent(item) for item in lane.items))
-                await self._turns.take(key, turn.urgent)
-                turn.held = True
+                await turn.take()
                 _CURRENT.set(turn)
                 try:
-                    if lane.items:  # none when they were dropped while the lane waited
-                        index = self._pick(lane.items)
-                        lane.current = item = lane.items[index]
-                        await self._handle(item, _Behind(lane.items, item))
-                        _remove(lane.items, item)
+                    await self._sync(lane, turn)
                 finally:
                     lane.current = None
                     if turn.held:  # not when cancelled while stepping aside
-                        self._turns.give_back()
+                        turn.give_back()
         finally:
             del self._lanes[key]
             del self._workers[key]
+
+    async def _sync(self, lane: _Lane[T], turn: _Turn) -> None:
+        """In one turn, the lane's items queued when it was taken (at least one, unless
+        they were dropped while the lane waited), as Volcano's job controller syncs a
+        job once for everything queued about it: a job's writes follow each other, not
+        the other jobs' queued meanwhile, so each job gets done rather than every job a
+        step further. The turn goes back early at an item queued since (it asks again,
+        behind the lanes waiting), at work not urgent in an urgent turn (it waits as
+        what it is) and at an item to hold (`hold`)."""
+        before = list(lane.items)  # held, so that no later item can take one of their ids
+        queued = {id(item) for item in before}
+        first = True
+        while lane.items:
+            item = lane.items[self._pick(lane.items)]
+            if not first and (
+                id(item) not in queued
+                or (turn.kind is Priority.PODS and not self._urgent(item))
+                or self._hold(lane.items) > 0
+            ):
+                return
+            first = False
+            lane.current = item
+            await self._handle(item, _Behind(lane.items, item))
+            _remove(lane.items, item)
+            lane.current = None
 
 
 async def _more(lane: _Lane[T], wait: float) -> None:

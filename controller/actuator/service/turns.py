@@ -1,10 +1,17 @@
-"""Which job lanes work now: at most so many at once, those with urgent work first.
+"""Which job lanes work now: at most so many at once, pod work before status writes,
+each with an assured share of the turns.
 
 When the actuator falls behind (a burst of 10,000 Jobs), thousands of lanes wait. A lane
-with pod work queued (a PodGroup or pod create, a kill: `core.priority`) takes the next
-free turn before lanes that have only status writes to make: those can trail, and
-status writes that trail are often made unnecessary by later ones (`lane_order`).
-Within each kind, lanes take turns in the order they asked.
+with pod work queued (a PodGroup or pod create, a kill: `core.priority`) goes before
+lanes that have only status writes to make: those can trail, and status writes that
+trail are often made unnecessary by later ones (`lane_order`). Not for good, though:
+as API Priority and Fairness assures each priority level a share of the API server's
+seats, each kind is assured its share of the turns (`SHARES`, as the rate limiter's
+for the calls: pod work 4, status 2), and a free turn goes to the kind waiting that
+holds the fewest for its share; a kind alone takes every turn. So a Job whose pods all
+run is written Running during a burst of other Jobs' creates, not after the burst, as
+Volcano's job controller, which serves its jobs in the order their changes came,
+writes it. Within each kind, lanes take turns in the order they asked.
 """
 
 from __future__ import annotations
@@ -12,45 +19,62 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 
+from lavalog.controller.actuator.core.priority import Priority
+from lavalog.controller.actuator.service.ratelimit import SHARES
+
 
 class Turns:
-    """`await turns.take(key, urgent)` ... `turns.give_back()`; `promote(key)` moves a
-    lane already waiting to the urgent ones. At most one waiter per key (one worker per
-    lane)."""
+    """`kind = await turns.take(key, urgent)` ... `turns.give_back(kind)`: the kind the
+    turn counts as (a lane promoted while it waited holds it as pod work); `promote(key)`
+    moves a lane already waiting to the urgent ones. At most one waiter per key (one
+    worker per lane)."""
 
     def __init__(self, count: int) -> None:
         if count < 1:
             raise ValueError(f"turns must be at least 1, not {count}")
         self._free = count
-        self._urgent: OrderedDict[str, asyncio.Future[None]] = OrderedDict()
-        self._others: OrderedDict[str, asyncio.Future[None]] = OrderedDict()
+        #: the lanes waiting, and the turns held, by kind: pod work (urgent), status only
+        self._waiting: dict[Priority, OrderedDict[str, asyncio.Future[Priority]]] = {
+            Priority.PODS: OrderedDict(),
+            Priority.STATUS: OrderedDict(),
+        }
+        self._holding = dict.fromkeys(self._waiting, 0)
 
-    async def take(self, key: str, urgent: bool) -> None:
-        if self._free > 0 and not self._urgent and not self._others:
+    async def take(self, key: str, urgent: bool) -> Priority:
+        kind = Priority.PODS if urgent else Priority.STATUS
+        if self._free > 0 and not any(self._waiting.values()):
             self._free -= 1
-            return
-        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        (self._urgent if urgent else self._others)[key] = waiter
+            self._holding[kind] += 1
+            return kind
+        waiter: asyncio.Future[Priority] = asyncio.get_running_loop().create_future()
+        self._waiting[kind][key] = waiter
         try:
-            await waiter
+            return await waiter
         except asyncio.CancelledError:
-            if not waiter.cancelled():
-                self.give_back()  # handed a turn just as it was cancelled: pass it on
-            for waiting in (self._urgent, self._others):
+            for waiting in self._waiting.values():
                 if waiting.get(key) is waiter:
                     del waiting[key]
+            if waiter.done() and not waiter.cancelled():  # handed a turn as it was cancelled
+                self.give_back(waiter.result())  # pass it on
             raise
 
     def promote(self, key: str) -> None:
-        waiter = self._others.pop(key, None)
+        waiter = self._waiting[Priority.STATUS].pop(key, None)
         if waiter is not None:
-            self._urgent[key] = waiter
+            self._waiting[Priority.PODS][key] = waiter
 
-    def give_back(self) -> None:
-        for waiting in (self._urgent, self._others):
-            while waiting:
-                _, waiter = waiting.popitem(last=False)
-                if not waiter.done():
-                    waiter.set_result(None)  # the turn goes straight to it
-                    return
-        self._free += 1
+    def give_back(self, kind: Priority) -> None:
+        """A turn held as `kind` is free: it goes straight to the first lane of the kind
+        waiting that holds the fewest turns for its share (ties: pod work)."""
+        self._holding[kind] -= 1
+        while True:
+            waiting = [k for k, lanes in self._waiting.items() if lanes]
+            if not waiting:
+                self._free += 1
+                return
+            chosen = min(waiting, key=lambda k: (self._holding[k] / SHARES[k], k))
+            _, waiter = self._waiting[chosen].popitem(last=False)
+            if not waiter.done():
+                self._holding[chosen] += 1
+                waiter.set_result(chosen)
+                return

@@ -159,3 +159,45 @@ async def test_a_held_lane_takes_no_turn_and_wakes_for_the_next_item_or_a_drop()
         assert lanes.drop_waiting() == ["held"]
         await lanes.drain(grace=3600)
     assert len(lanes) == 0
+
+
+async def test_a_turn_carries_out_what_its_lane_had_queued_before_other_lanes_go() -> None:
+    """One turn between two jobs: the first job's queued items are carried out in its
+    turn (as Volcano syncs a job once for all queued about it), so it is done before the
+    next job starts, not a step further each round; an item queued during its turn
+    waits for the lanes that asked before."""
+    handled: list[str] = []
+
+    async def handle(item: str, later: object) -> None:
+        handled.append(item)
+        if item == "a1":
+            lanes.put("a", 0, "a4")
+        await asyncio.sleep(0)  # b's lane asks for the turn meanwhile
+
+    lanes: KeyedQueues[str] = KeyedQueues(handle, turns=1)
+    for item in ("a1", "a2", "a3"):
+        lanes.put("a", 0, item)
+    lanes.put("b", 0, "b1")
+    await lanes.drain(grace=5)
+
+    assert handled == ["a1", "a2", "a3", "b1", "a4"]
+
+
+async def test_an_urgent_turn_leaves_the_lanes_other_work_to_wait_as_what_it_is() -> None:
+    """A lane that took a turn for its pod work gives it back before its status write,
+    which waits behind the other lanes' pod work."""
+    handled: list[str] = []
+
+    async def handle(item: str, later: object) -> None:
+        handled.append(item)
+        await asyncio.sleep(0)  # b's lane asks for the turn meanwhile
+
+    lanes: KeyedQueues[str] = KeyedQueues(
+        handle, turns=1, urgent=lambda item: item.startswith("pods")
+    )
+    lanes.put("a", 0, "pods-a")
+    lanes.put("a", 0, "status-a")
+    lanes.put("b", 0, "pods-b")
+    await lanes.drain(grace=5)
+
+    assert handled == ["pods-a", "pods-b", "status-a"]

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.processes import alive
+
 ROOT = Path(__file__).resolve().parents[2]
 
 #: a benchmark's shape: a child process held by an async context manager, then a wait
@@ -39,14 +41,6 @@ BENCHMARK = textwrap.dedent(
 )
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 @pytest.mark.timeout(60)
 def test_a_benchmark_sent_sigterm_stops_its_child_processes_and_says_so(tmp_path: Path) -> None:
     script = tmp_path / "benchmark.py"
@@ -62,7 +56,7 @@ def test_a_benchmark_sent_sigterm_stops_its_child_processes_and_says_so(tmp_path
 
         assert bench.returncode == 128 + signal.SIGTERM
         assert "stopped by SIGTERM" in out
-        assert not _alive(child)  # it is the benchmark's child: reaped, not a zombie
+        assert not alive(child)  # it is the benchmark's child: reaped, not a zombie
     finally:
-        if _alive(child):
+        if alive(child):
             os.kill(child, signal.SIGKILL)

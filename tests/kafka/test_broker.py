@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import socket
 import sys
@@ -12,16 +11,9 @@ import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 
 from lavalog.controller.broker import BrokerStartError, DevelopmentBroker, free_port
+from tests.processes import alive
 
 pytestmark = pytest.mark.integration
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 async def _topics(bootstrap_servers: str) -> list[str]:
@@ -39,14 +31,14 @@ async def test_starts_answers_and_stops_without_leaving_a_process() -> None:
         assert pid is not None
         assert broker.bootstrap_servers.startswith("127.0.0.1:")
         assert await _topics(broker.bootstrap_servers) == []
-    assert not _alive(pid)
+    assert not alive(pid)
 
 
 def test_sync_form_serves_code_without_an_event_loop() -> None:
     with DevelopmentBroker() as broker:
         pid = broker.pid
-        assert pid is not None and _alive(pid)
-    assert not _alive(pid)
+        assert pid is not None and alive(pid)
+    assert not alive(pid)
 
 
 async def test_a_taken_port_is_refused_rather_than_shared() -> None:

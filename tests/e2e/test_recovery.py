@@ -63,13 +63,14 @@ class Timeline:
     members_gone: dict[str, float] = dataclasses.field(default_factory=dict)
 
 
-async def follow_members(kafka: KafkaSettings, timeline: Timeline, ready: asyncio.Event) -> None:
-    """Fill `timeline.members_gone`: each group's members once the controller is `ready`
-    are the killed process's; note when none of them is left."""
+async def follow_members(kafka: KafkaSettings, timeline: Timeline, known: asyncio.Event) -> None:
+    """Fill `timeline.members_gone`: each group's first members are the process to be
+    killed's (`known` is set once every group has them: the kill waits for it, else a
+    restart that removed them first would leave nothing to follow); note when none of
+    them is left."""
     client = AIOKafkaClient(**connection_options(kafka), client_id="recovery-test")
     await client.bootstrap()
     try:
-        await ready.wait()
         names = {group_name(kafka, base): base for base in GROUPS}
         coordinators = {
             name: await client.coordinator_lookup(CoordinationType.GROUP, name) for name in names
@@ -79,7 +80,10 @@ async def follow_members(kafka: KafkaSettings, timeline: Timeline, ready: asynci
             return (await describe_group(client, coordinators[name], name))[1]
 
         before = {name: await members(name) for name in names}
-        assert all(before.values()), before
+        while not all(before.values()):  # its first join takes half a session
+            await asyncio.sleep(0.1)
+            before = {name: await members(name) for name in names}
+        known.set()
         while len(timeline.members_gone) < len(names):
             for name in names.keys() - timeline.members_gone.keys():
                 if not before[name] & await members(name):
@@ -98,14 +102,22 @@ def is_podgroup_of(change: Change, job_name: str) -> bool:
 
 
 async def kill_after_a_renewal(
-    controller: LavalogRun, armed: asyncio.Event, killed: asyncio.Event, *, ready_within: float = 30
+    controller: LavalogRun,
+    armed: asyncio.Event,
+    killed: asyncio.Event,
+    *,
+    ready_within: float = 30,
+    after: asyncio.Event | None = None,
 ) -> None:
-    """Start `controller` and, once it is ready, arm the store listener that kills it right
-    after its next Lease renewal (the claim then has its whole duration left)."""
+    """Start `controller` and, once it is ready (and `after` is set), arm the store
+    listener that kills it right after its next Lease renewal (the claim then has its
+    whole duration left)."""
     await controller.start()
     await controller.ready(ready_within)
-    armed.set()
     async with asyncio.timeout(30):
+        if after is not None:
+            await after.wait()
+        armed.set()
         await killed.wait()
 
 
@@ -144,10 +156,12 @@ async def test_a_restarted_controller_takes_its_lease_and_groups_back_without_wa
 
         system.cluster.store.subscribe(watch)
         system.cluster.on_request(look)
-        following = asyncio.create_task(follow_members(kafka, timeline, armed))
+        members_known = asyncio.Event()
+        following = asyncio.create_task(follow_members(kafka, timeline, members_known))
         try:
-            # its first join takes half a session
-            await kill_after_a_renewal(controller, armed, killed, ready_within=60)
+            await kill_after_a_renewal(
+                controller, armed, killed, ready_within=60, after=members_known
+            )
             await controller.restart()
             await system.submit(manifest)
             async with asyncio.timeout(60):

@@ -250,14 +250,22 @@ async def _until_ready(url: str, *, within: float) -> None:
             raise TimeoutError(f"not ready within {within:.0f} s: {answer.strip()}") from None
 
 
-async def metric(url: str, name: str) -> float:
-    """One value from the controller's /metrics (a Prometheus counter or gauge)."""
+async def metric_series(url: str, name: str) -> list[float]:
+    """The value of every series of one family on a /metrics page (a Prometheus counter or
+    gauge, labelled or not); none when it has no series (yet)."""
     async with aiohttp.ClientSession() as session, session.get(url) as response:
         text = await response.text()
-    for line in text.splitlines():
-        if line.startswith(name + " ") or line.startswith(name + "_total "):
-            return float(line.split()[1])
-    raise KeyError(name)
+    starts = tuple(name + suffix + end for suffix in ("", "_total") for end in (" ", "{"))
+    return [float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(starts)]
+
+
+async def metric(url: str, name: str) -> float:
+    """One value from a /metrics page: an unlabelled counter or gauge, or the sum of a
+    labelled family's series."""
+    values = await metric_series(url, name)
+    if not values:
+        raise KeyError(name)
+    return sum(values)
 
 
 class LavalogRun:

@@ -55,7 +55,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 from aiokafka import TopicPartition
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -66,6 +65,7 @@ from bench.harness import (
     controller_processes,
     kafka_settings,
     metric,
+    metric_series,
     run_benchmark,
     say,
     table,
@@ -450,17 +450,6 @@ def checkout(commit: str | None) -> Iterator[Path]:
         yield Path(tmp)
 
 
-async def decider_lag(url: str) -> float:
-    """The decider's lag over its partitions, from /metrics."""
-    async with aiohttp.ClientSession() as session, session.get(url) as response:
-        text = await response.text()
-    return sum(
-        float(line.split()[-1])
-        for line in text.splitlines()
-        if line.startswith("lavalog_decider_lag{")
-    )
-
-
 async def caught_up(
     decider: str, actuator: str, *, behind: int, queued: int
 ) -> tuple[float, float] | None:
@@ -473,7 +462,7 @@ async def caught_up(
     setting."""
     deadline = time.monotonic() + PATIENCE
     while True:
-        lag = await decider_lag(decider)
+        lag = sum(await metric_series(decider, "lavalog_decider_lag"))  # every partition
         backlog = await metric(actuator, "lavalog_actuator_queued")
         if lag <= behind and backlog <= queued:
             return None

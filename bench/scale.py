@@ -52,6 +52,7 @@ from bench.harness import (
     cpu_seconds,
     kafka_settings,
     metric,
+    metric_series,
     read_topic,
     run_benchmark,
     say,
@@ -293,15 +294,9 @@ async def backlog(metrics: Sequence[str]) -> dict[str, int]:
     """The controllers' backlog now: facts not decided yet (`lavalog_decider_lag`, every
     partition) and decisions not carried out yet (`lavalog_actuator_in_flight`)."""
     found = {"undecided": 0, "not carried out": 0}
-    async with aiohttp.ClientSession() as session:
-        for url in metrics:
-            async with session.get(url) as response:
-                text = await response.text()
-            for line in text.splitlines():
-                if line.startswith("lavalog_decider_lag{"):
-                    found["undecided"] += int(float(line.rsplit(" ", 1)[1]))
-                elif line.startswith("lavalog_actuator_in_flight "):
-                    found["not carried out"] += int(float(line.rsplit(" ", 1)[1]))
+    for url in metrics:
+        found["undecided"] += int(sum(await metric_series(url, "lavalog_decider_lag")))
+        found["not carried out"] += int(await metric(url, "lavalog_actuator_in_flight"))
     return found
 
 
@@ -428,13 +423,7 @@ async def projections_process(bootstrap: str) -> AsyncIterator[tuple[str, int]]:
 
 async def projections_lag(metrics: str) -> int:
     """Messages of the topics the projections have not read yet (all partitions)."""
-    async with aiohttp.ClientSession() as session, session.get(metrics) as response:
-        text = await response.text()
-    return sum(
-        int(float(line.rsplit(" ", 1)[1]))
-        for line in text.splitlines()
-        if line.startswith("lavalog_projections_consumer_lag{")
-    )
+    return int(sum(await metric_series(metrics, "lavalog_projections_consumer_lag")))
 
 
 async def caught_up(metrics: str, within: float) -> tuple[int, float | None]:

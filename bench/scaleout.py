@@ -32,8 +32,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import aiohttp
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.harness import (
@@ -41,6 +39,7 @@ from bench.harness import (
     controller_process,
     kafka_settings,
     metric,
+    metric_series,
     read_topic,
     run_benchmark,
     say,
@@ -111,9 +110,7 @@ async def balanced(controllers: list[ControllerChild], partitions: int) -> None:
 
 async def _partitions_held(metrics: str) -> int:
     """Partitions of `lavalog.observed` the replica's decider holds (its lag's labels)."""
-    async with aiohttp.ClientSession() as session, session.get(metrics) as response:
-        text = await response.text()
-    return sum(1 for line in text.splitlines() if line.startswith("lavalog_decider_lag{"))
+    return len(await metric_series(metrics, "lavalog_decider_lag"))
 
 
 async def one_run(args: argparse.Namespace, replicas: int) -> Outcome:

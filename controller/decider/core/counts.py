@@ -222,9 +222,6 @@ def job_status(state: JobState, counts: PodCounts, now: float) -> JobStatus:
     """
     spec = state.spec
     phase, reason, message = state.phase, state.reason, state.message
-    resources = _NO_RESOURCES
-    if spec is not None and (spec.plugins or spec.volumes):
-        resources = controlled_resources(state)
     fields: StatusFields = (
         spec.min_available if spec is not None else 0,
         _task_states(counts.by_task),
@@ -237,7 +234,7 @@ def job_status(state: JobState, counts: PodCounts, now: float) -> JobStatus:
         state.version,
         state.retry_count,
         state.running_duration,
-        resources,
+        controlled_resources(state),
     )
     previous = state.status
     stamps = phase in SYNCED_PHASES and state.last_transition < now

@@ -79,8 +79,7 @@ def evolve(state: JobState, event: LogEvent) -> JobState:
         return _job_observed(state, event)
     if event.job_uid != state.uid:
         return state if state.uid or isinstance(event, Decision) else keep_early(state, event)
-    rule = _RULES.get(type(event))
-    return rule(state, event) if rule is not None else state
+    return fold_decided(state, event)
 
 
 def fold_decided(state: JobState, event: LogEvent) -> JobState:

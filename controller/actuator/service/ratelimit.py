@@ -24,13 +24,14 @@ import contextlib
 import contextvars
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from types import TracebackType
 
 from lavalog.controller.actuator.core.priority import Priority
 from lavalog.controller.actuator.service.counters import Counters
 from lavalog.controller.actuator.service.timing import Wait, waiting
+from lavalog.controller.context_values import set_for_block
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
@@ -56,14 +57,9 @@ _RESERVED: contextvars.ContextVar[_Reserved | None] = contextvars.ContextVar(
 )
 
 
-@contextlib.contextmanager
-def prioritized(priority: Priority) -> Iterator[None]:
+def prioritized(priority: Priority) -> contextlib.AbstractContextManager[None]:
     """Every call made in this block (this task and the tasks it starts) waits as `priority`."""
-    token = _PRIORITY.set(priority)
-    try:
-        yield
-    finally:
-        _PRIORITY.reset(token)
+    return set_for_block(_PRIORITY, priority)
 
 
 class TokenBucket:

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from lavalog.controller.context_values import set_for_block
 from lavalog.events.decisions import Decision
 
 
@@ -93,14 +94,9 @@ _CURRENT: contextvars.ContextVar[Timing | None] = contextvars.ContextVar(
 )
 
 
-@contextlib.contextmanager
-def timing(spent: Timing) -> Iterator[None]:
+def timing(spent: Timing) -> contextlib.AbstractContextManager[None]:
     """Calls made in this block (this task and those it starts) count into `spent`."""
-    token = _CURRENT.set(spent)
-    try:
-        yield
-    finally:
-        _CURRENT.reset(token)
+    return set_for_block(_CURRENT, spent)
 
 
 def current() -> Timing | None:

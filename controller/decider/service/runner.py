@@ -227,7 +227,7 @@ class DeciderService:
                     log.info("decided", **decision_fields(decision))
                 if outgoing.add(decision.key.encode(), encode(decision)):
                     deliveries += await outgoing.send_full()
-                if isinstance(decision, TimerScheduled):
+                if type(decision) is TimerScheduled:
                     timer = DueTimer(
                         decision.fire_at, decision.key, decision.job_uid, decision.timer_id
                     )

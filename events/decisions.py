@@ -4,7 +4,8 @@ They say exactly what to create, kill and write, so the actuator needs no lifecy
 logic, and they say why (trigger, matched policy), so an audit can replay them. The
 envelope adds `cause`, the id of the observation that led to the decision; a decision's
 own `id` is derived from it (`<cause>#<n>`; a JobAdmitted's is `<cause>#admitted`), so a
-re-run produces the same ids.
+re-run produces the same ids. Each kind is final: the decider dispatches on the exact
+type.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ firing of durable timers, and the actuator the creates the API server refused. E
 carries the envelope: a deterministic `id` (so that a re-observation after a crash is
 recognisable), the job `key` (`namespace/name`, the Kafka partition key), the job `uid`
 (which tells apart two jobs reusing one name) and the event `time` that the decider
-takes as "now".
+takes as "now". Each kind is final: the decider dispatches on the exact type.
 """
 
 from __future__ import annotations

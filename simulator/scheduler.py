@@ -27,11 +27,11 @@ from lavalog.simulator.recorder import EventRecorder
 from lavalog.simulator.rooms import Rooms
 from lavalog.simulator.selectors import Selector
 from lavalog.simulator.store import Change, Key, Obj, key_of
-from lavalog.simulator.vc_scheduler import VolcanoSession
+from lavalog.simulator.vc_scheduler import SCHEDULER_NAME, VolcanoSession
 from lavalog.simulator.vectors import Resources
 
 DEFAULT_SCHEDULER = "default-scheduler"
-GANG_SCHEDULER = "volcano"
+GANG_SCHEDULER = SCHEDULER_NAME
 SCHEDULERS = frozenset({DEFAULT_SCHEDULER, GANG_SCHEDULER})
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 _ALL = Selector()

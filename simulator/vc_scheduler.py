@@ -55,6 +55,8 @@ OVERCOMMIT_FACTOR = 1.2
 POD_NUMBER_EXCEEDED = "node(s) pod number exceeded"
 #: minResources repeats requests under quota names (`requests.cpu`, `count/pods`)
 _QUOTA_PREFIXES = ("count/", "requests.", "limits.")
+#: the `schedulerName` of the pods vc-scheduler schedules (its `--scheduler-name` default)
+SCHEDULER_NAME = "volcano"
 
 
 @dataclass(slots=True)
@@ -107,7 +109,7 @@ class VolcanoSession:
         pods: dict[str, Obj] = {}
         for member in sorted(self.scheduler.groups.get(key, ())):
             pod = self.objects.find(registry.POD, *member)
-            if pod is not None:
+            if pod is not None and _in_cache(pod):
                 pods[member[1]] = pod
         tasks = [
             Task(
@@ -325,3 +327,12 @@ def _changed(new: Obj, old: Obj) -> bool:
         return {**status, "conditions": conditions}
 
     return bare(new) != bare(old)
+
+
+def _in_cache(pod: Obj) -> bool:
+    """Whether vc-scheduler's cache holds `pod`: its own pods (`responsibleForPod`: the
+    pod names it as its scheduler), and another scheduler's once they are on a node (the
+    pod informer's filter in `newSchedulerCache`). A gang's member that waits for another
+    scheduler is none of its tasks: it never places nor binds it."""
+    spec = pod.get("spec", {})
+    return spec.get("schedulerName") == SCHEDULER_NAME or bool(spec.get("nodeName"))

@@ -26,9 +26,9 @@ from lavalog.controller.kafka.partitioner import KeyHashPartitioner
 class PartitionBatches:
     """Records for one topic, gathered per partition until `flush`.
 
-    A batch that fills up is sent at once and a new one started; `flush` sends the rest.
-    Await every future returned (by `add` and `flush`) before counting the records as
-    delivered.
+    A batch that fills up is set aside and a new one started; `send_full` sends those
+    set aside, `flush` everything. Await every future returned (by `send_full` and
+    `flush`) before counting the records as delivered.
     """
 
     def __init__(self, producer: AIOKafkaProducer, topic: str) -> None:
@@ -37,29 +37,43 @@ class PartitionBatches:
         self._partitioner = KeyHashPartitioner()
         self._partitions: list[int] = []
         self._open: dict[int, Any] = {}  # partition -> BatchBuilder
+        #: batches that filled up, in the order they did, not sent yet
+        self._full: list[tuple[int, Any]] = []
 
-    async def add(self, key: bytes, value: bytes) -> list[Awaitable[Any]]:
-        """Append one record; the delivery of a batch this filled, if any."""
+    async def prepare(self) -> None:
+        """Learn the topic's partitions, once: `add` places records by them."""
         if not self._partitions:
             self._partitions = sorted(await self._producer.partitions_for(self._topic))
+
+    def add(self, key: bytes, value: bytes) -> bool:
+        """Append one record (after `prepare`); True when it filled a batch, which
+        `send_full` then sends. Not a coroutine: most records only join a batch, and
+        the decider adds one per decision."""
+        assert self._partitions, "prepare() first"
         partition = self._partitioner(key, self._partitions, self._partitions)
         batch = self._open.get(partition)
         if batch is None:
             batch = self._open[partition] = self._producer.create_batch()
         if batch.append(key=key, value=value, timestamp=None) is not None:
-            return []
-        # Full: send it and start the next with this record (a record larger than an
-        # empty batch is refused by the producer as `send` would refuse it).
-        sent = await self._send(partition, batch)
+            return False
+        # Full: it goes before any later record of its partition, which starts the next
+        # (a record larger than an empty batch is refused as `send` would refuse it).
+        self._full.append((partition, batch))
         batch = self._open[partition] = self._producer.create_batch()
         if batch.append(key=key, value=value, timestamp=None) is None:
             raise ValueError(f"a record of {len(value)} bytes does not fit in a batch")
-        return [sent]
+        return True
+
+    async def send_full(self) -> list[Awaitable[Any]]:
+        """Send the batches that filled up; their deliveries."""
+        full, self._full = self._full, []
+        return [await self._send(partition, batch) for partition, batch in full]
 
     async def flush(self) -> list[Awaitable[Any]]:
-        """Send every batch not yet sent; their deliveries."""
+        """Send every batch not yet sent, the full ones first; their deliveries."""
+        sent = await self.send_full()
         batches, self._open = self._open, {}
-        return [await self._send(partition, batch) for partition, batch in batches.items()]
+        return sent + [await self._send(partition, batch) for partition, batch in batches.items()]
 
     async def _send(self, partition: int, batch: Any) -> Awaitable[Any]:
         batch.close()

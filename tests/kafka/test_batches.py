@@ -38,10 +38,12 @@ async def test_batched_records_land_on_the_partition_send_chooses_in_the_order_a
     producer = create_producer(kafka_settings, max_batch_size=1_024)
     async with producer:
         batches = PartitionBatches(producer, topic)
+        await batches.prepare()
         deliveries = []
         for sequence in range(10):
             for key in keys:
-                deliveries += await batches.add(key, b"%s:%d" % (key, sequence))
+                if batches.add(key, b"%s:%d" % (key, sequence)):
+                    deliveries += await batches.send_full()
         sent_early = len(deliveries)
         deliveries += await batches.flush()
         await asyncio.gather(*deliveries)

@@ -266,6 +266,40 @@ async def test_incomplete_gang_waits_for_its_members_and_its_podgroup(kube_api: 
 
 
 @FOUR_GPUS
+async def test_a_member_left_to_another_scheduler_is_no_task_of_the_gang(
+    kube_api: ApiClient,
+) -> None:
+    """vc-scheduler's cache holds only its own pods until another scheduler places them
+    (`responsibleForPod`): a PodGroup member naming a scheduler the cluster lacks waits,
+    unplaced, while the gang runs without it, and the scheduler goes on."""
+    core = core_api(kube_api)
+    forever = ["sleep", "infinity"]
+    await custom_api(kube_api).create_namespaced_custom_object(
+        *SCHED, "default", "podgroups", podgroup("mixed", 1)
+    )
+    elsewhere = worker("mixed", 0, forever, gang=True)
+    elsewhere["spec"]["schedulerName"] = "elsewhere"
+    await core.create_namespaced_pod("default", elsewhere)
+    await core.create_namespaced_pod("default", worker("mixed", 1, forever, gang=True))
+
+    async def ours_bound() -> bool:
+        return await bound_per_job(kube_api) == {"mixed": 1}
+
+    await eventually(ours_bound)
+    pod = await core.read_namespaced_pod("mixed-worker-0", "default")
+    assert pod.spec.node_name is None
+    await custom_api(kube_api).create_namespaced_custom_object(
+        *SCHED, "default", "podgroups", podgroup("after", 1)
+    )
+    await core.create_namespaced_pod("default", worker("after", 0, forever, gang=True))
+
+    async def after_bound() -> bool:
+        return (await bound_per_job(kube_api)).get("after") == 1
+
+    await eventually(after_bound)
+
+
+@FOUR_GPUS
 async def test_queue_capability_holds_a_gang_pending(kube_api: ApiClient) -> None:
     custom = custom_api(kube_api)
     await custom.create_cluster_custom_object(

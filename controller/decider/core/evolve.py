@@ -75,7 +75,7 @@ _SYNCED_RUN_PHASES = frozenset({JobPhase.PENDING, JobPhase.RUNNING})
 
 def evolve(state: JobState, event: LogEvent) -> JobState:
     """The state after `event`."""
-    if isinstance(event, JobObserved):
+    if type(event) is JobObserved:
         return _job_observed(state, event)
     if event.job_uid != state.uid:
         return state if state.uid or isinstance(event, Decision) else keep_early(state, event)

@@ -83,7 +83,7 @@ _REMOVED_BEFORE_MADE: dict[type[AnyDecision], type[AnyDecision]] = {
 
 def step(state: JobState, observation: AnyObservation) -> tuple[JobState, list[AnyDecision]]:
     """The state after `observation` and the decisions it led to, in one pass."""
-    if isinstance(observation, CommandIssued) and not observation.job_uid:
+    if type(observation) is CommandIssued and not observation.job_uid:
         # a Command naming its target without a uid: Volcano goes by the name alone
         observation = replace(observation, job_uid=state.uid)
     observed = evolve(state, observation)
@@ -113,22 +113,22 @@ def decide(state: JobState, observation: AnyObservation) -> list[AnyDecision]:
 
 def _decide(step: Step) -> None:
     observation = step.observation
-    if isinstance(observation, JobDeleted):
+    if type(observation) is JobDeleted:
         cancel_all_timers(step, reason="job deleted")
         return
-    if isinstance(observation, JobObserved) and not _admitted(step, observation):
+    if type(observation) is JobObserved and not _admitted(step, observation):
         return
     state = step.state
     if state.spec is None or state.deleting:
         return  # Volcano leaves a job that is being deleted alone
     if state.pods_unknown:
         return  # taken over: decided once a pod list has shown which pods exist
-    if isinstance(observation, CreateFailed):  # no sync now: it is requeued, as in Volcano
+    if type(observation) is CreateFailed:  # no sync now: it is requeued, as in Volcano
         if requeue.retry_limit_reached(step):
             _act(step, requeue.TERMINATE)
             _write_status(step)
         return
-    if isinstance(observation, PodGroupObserved):
+    if type(observation) is PodGroupObserved:
         report_unschedulable(step, observation)
     trigger = _trigger(step)
     if replacement_seen_first(step):
@@ -180,7 +180,7 @@ def _act(step: Step, trigger: Trigger) -> None:
 def _trigger(step: Step) -> Trigger | None:
     """What happened; None for a timer that no longer exists or deletes the job."""
     observation = step.observation
-    if not isinstance(observation, TimerFired):
+    if type(observation) is not TimerFired:
         return derive_trigger(step.before, step.state, observation)
     timer = step.before.timers.get(observation.timer_id)
     if timer is None:

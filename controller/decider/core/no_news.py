@@ -32,7 +32,7 @@ def no_news(state: JobState, observation: AnyObservation, observed: JobState) ->
         return False
     if observed is state:
         return seen_before(state, observation)
-    if not isinstance(observation, PodObserved) or not _nothing_waits(state, observation):
+    if type(observation) is not PodObserved or not _nothing_waits(state, observation):
         return False
     known = state.pods.get(observation.pod)
     seen = observed.pods.get(observation.pod)
@@ -47,9 +47,9 @@ def seen_before(state: JobState, observation: AnyObservation) -> bool:
     copy of a phase the pod has left (`evolve` keeps the newer). Not so a new generation,
     which admission has yet to judge, nor a pod's deletion, which is an eviction unless
     the decider asked for it."""
-    if isinstance(observation, PodObserved):
+    if type(observation) is PodObserved:
         return True
-    return isinstance(observation, JobObserved) and observation.generation <= state.generation
+    return type(observation) is JobObserved and observation.generation <= state.generation
 
 
 def seen_as_asked(state: JobState, known: PodRecord, seen: PodRecord) -> bool:

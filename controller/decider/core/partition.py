@@ -21,7 +21,7 @@ from lavalog.controller.decider.core.snapshots import (
     SettledJobSnapshot,
     SnapshotRecord,
 )
-from lavalog.controller.decider.core.state import forgettable
+from lavalog.controller.decider.core.state import JobState, forgettable
 from lavalog.events.decisions import AnyDecision
 from lavalog.events.observations import AnyObservation
 
@@ -38,6 +38,9 @@ class PartitionDecider:
         #: offsets below `committed` are still to be replayed silently
         self._rebuilding = restored.checkpoint < self.committed
         self._rebuilt = False
+        #: the job's state before and after the observation applied last (None: none
+        #: held), for what the service counts of each step (`volcano_metrics`)
+        self.stepped: tuple[JobState | None, JobState | None] = (None, None)
 
     def apply(self, offset: int, observation: AnyObservation) -> list[AnyDecision]:
         """Decide one observation at `offset`; [] for one already decided or reflected."""
@@ -45,14 +48,17 @@ class PartitionDecider:
             self._rebuilding, self._rebuilt = False, True
         self.applied_to = offset + 1
         key = observation.key
-        if offset < self._reflects.get(key, 0):
+        before = self.states.get(key)
+        if self._reflects and offset < self._reflects.get(key, 0):
+            self.stepped = (before, before)
             return []
-        state = self.states.get(key) or initial_state(key)
-        state, decisions = step(state, observation)
+        state, decisions = step(before or initial_state(key), observation)
         if forgettable(state):
             self.states.pop(key, None)  # as `replay` does: nothing of it outlives it
+            self.stepped = (before, None)
         else:
             self.states[key] = state
+            self.stepped = (before, state)
         self._dirty.add(key)
         return decisions if offset >= self.committed else []
 

@@ -73,7 +73,7 @@ def replacement_seen_first(step: Step) -> bool:
     replaced was seen (the decider was down meanwhile, or a relist): the sync that deletion
     causes is due first, as if it had been observed."""
     observation = step.observation
-    if not isinstance(observation, PodObserved):
+    if type(observation) is not PodObserved:
         return False
     replaced = step.before.pods.get(observation.pod)
     return (

@@ -41,7 +41,7 @@ class Step:
         """`observed`: `evolve(state, observation)`, folded by the caller."""
         #: the state of the observed Job's incarnation before the observation
         self.before = state
-        if isinstance(observation, JobObserved):
+        if type(observation) is JobObserved:
             self.before = incarnation_state(state, observation.job_uid)
         self.observation = observation
         #: the working state; `_observed`: the state after the observation and its admission

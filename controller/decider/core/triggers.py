@@ -59,22 +59,22 @@ _TASK_COMPLETED, _TASK_FAILED = Event.TASK_COMPLETED, Event.TASK_FAILED
 
 
 def derive_trigger(before: JobState, after: JobState, observation: AnyObservation) -> Trigger:
-    if isinstance(observation, PodObserved):
+    if type(observation) is PodObserved:
         return _pod_changed(before.pods.get(observation.pod), after, observation)
-    if isinstance(observation, PodDeleted):
+    if type(observation) is PodDeleted:
         return _pod_gone(before.pods.get(observation.pod), observation)
-    if isinstance(observation, PodsListed):
+    if type(observation) is PodsListed:
         return _pods_vanished(before, after)
-    if isinstance(observation, PodGroupObserved):
+    if type(observation) is PodGroupObserved:
         previous = before.podgroup.phase if before.podgroup is not None else ""
         if observation.phase == "Unknown" and previous != "Unknown" and not observation.deleted:
             return Trigger(event=Event.UNKNOWN)
         return OUT_OF_SYNC
-    if isinstance(observation, CommandIssued):
+    if type(observation) is CommandIssued:
         if observation.command in before.handled_commands:
             return OUT_OF_SYNC  # the same Command seen again (a relist): act once
         return Trigger(event=Event.COMMAND_ISSUED, action=observation.action)
-    if isinstance(observation, JobObserved):
+    if type(observation) is JobObserved:
         spec_changed = before.spec is not None and after.spec != before.spec
         return Trigger(event=Event.JOB_UPDATED) if spec_changed else OUT_OF_SYNC
     return OUT_OF_SYNC

@@ -99,7 +99,7 @@ class VolcanoMetrics:
         after: JobState | None,
     ) -> None:
         """Count what deciding `observation` did, given the job's state before and after."""
-        if isinstance(observation, JobDeleted):
+        if type(observation) is JobDeleted:
             for series in self.phases.values():
                 for key in [key for key in series if key[0] == observation.key]:
                     del series[key]
@@ -107,12 +107,12 @@ class VolcanoMetrics:
         state = after or before
         queue = state.spec.queue if state is not None and state.spec is not None else ""
         for decision in decisions:
-            if isinstance(decision, PhaseChanged) and decision.phase in _COUNTED:
+            if type(decision) is PhaseChanged and decision.phase in _COUNTED:
                 counter, sources = _COUNTED[JobPhase(decision.phase)]
                 if decision.previous in sources:
                     series = self.phases[counter]
                     series[(decision.key, queue)] = series.get((decision.key, queue), 0) + 1
-        if isinstance(observation, PodObserved) and before is not None:
+        if type(observation) is PodObserved and before is not None:
             self._pod_made(before, observation)
 
     def _pod_made(self, before: JobState, pod: PodObserved) -> None:

@@ -209,34 +209,37 @@ class DeciderService:
         self, partition: PartitionDecider, messages: list[Any], outgoing: PartitionBatches
     ) -> list[Awaitable[Any]]:
         """Decide each message and add its decisions to `outgoing`; the deliveries of
-        batches sent meanwhile and of dead letters, to await."""
+        batches sent meanwhile and of dead letters, to await. (On the path of every
+        observation: nothing here waits unless a batch filled up or a message is poison.)"""
         deliveries: list[Awaitable[Any]] = []
         logged = writes(logging.INFO)  # else no line's fields are worth making
+        decided = 0
+        await outgoing.prepare()
         for message in messages:
-            self.counters["observations"] += 1
             try:
                 observation = decode_observation(message.value)
-                before = partition.states.get(observation.key)
                 decisions = partition.apply(message.offset, observation)
             except Exception as exc:  # a poison message must not stall its partition
                 deliveries.append(await self._dead_letter(message, exc))
                 continue
-            finally:
-                for timer in partition.rebuilt_timers():
-                    self._add_timer(timer)
             for decision in decisions:
                 if logged:
                     log.info("decided", **decision_fields(decision))
-                deliveries += await outgoing.add(decision.key.encode(), encode(decision))
-                if isinstance(decision, TimerScheduled):
+                if outgoing.add(decision.key.encode(), encode(decision)):
+                    deliveries += await outgoing.send_full()
+                if type(decision) is TimerScheduled:
                     timer = DueTimer(
                         decision.fire_at, decision.key, decision.job_uid, decision.timer_id
                     )
                     self._add_timer(timer)
-            self.counters["decisions"] += len(decisions)
+            decided += len(decisions)
             if message.offset >= partition.committed:  # decided now, not rebuilt
-                after = partition.states.get(observation.key)
+                before, after = partition.stepped
                 self.volcano_metrics.record(before, observation, decisions, after)
+        for timer in partition.rebuilt_timers():
+            self._add_timer(timer)
+        self.counters["observations"] += len(messages)
+        self.counters["decisions"] += decided
         return deliveries
 
     async def _dead_letter(self, message: Any, error: Exception) -> Awaitable[Any]:

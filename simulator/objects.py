@@ -243,6 +243,24 @@ class Objects:
         change(new)
         return self._replace(resource, old, new, "all", None, fields.STRICT, None)
 
+    def rewrite(
+        self,
+        resource: ResourceType,
+        namespace: str,
+        name: str,
+        build: Callable[[Obj], Obj],
+        *,
+        subresource: str | None = None,
+    ) -> Entry:
+        """Read-modify-write for in-process controllers that write often (the kubelet, the
+        schedulers): `build` is handed the stored object, which it must not change, and
+        returns the new one, sharing every part it keeps as it is. Nothing is copied, and
+        only what changed is validated (`schema.apply`'s `stored`). `subresource="status"`:
+        a status write, which keeps the stored object but for the status `build` returns."""
+        old = self.get(resource, namespace, name)
+        scope = "all" if subresource is None else _scope(subresource)
+        return self._replace(resource, old, build(old), scope, None, fields.STRICT, None)
+
     def _replace(
         self,
         resource: ResourceType,
@@ -256,20 +274,18 @@ class Objects:
         old_meta = old["metadata"]
         if wanted is not None and wanted != old_meta["resourceVersion"]:
             raise conflict(resource.plural, old_meta["name"])
-        if scope == "status":
+        if scope == "status":  # the rest as stored: shared, so neither copied nor walked
             status = new.get("status")
-            new = clone(old)
-            if status is None:
-                new.pop("status", None)
-            else:
+            new = {k: v for k, v in old.items() if k != "status"}
+            if status is not None:
                 new["status"] = status
         elif scope == "spec" and resource.has_status:
             new.pop("status", None)
             if "status" in old:
                 new["status"] = old["status"]
         new["apiVersion"], new["kind"] = resource.api_version, resource.kind
-        fields.admit(resource, new, validation, warnings)
-        meta = new["metadata"]
+        fields.admit(resource, new, validation, warnings, stored=old)
+        meta = new["metadata"] = dict(new["metadata"])  # the server's fields go in below
         for field in _SERVER_META:
             if field in old_meta:
                 meta[field] = old_meta[field]

@@ -79,3 +79,38 @@ def test_an_equal_copy_is_walked_as_a_new_value() -> None:
     new["spec"]["replicas"] = True
     findings = schema.apply(SCHEMA, new, stored=stored)
     assert [c.field for c in findings.invalid] == ["spec.replicas"]
+
+
+def test_scalars_are_held_to_their_type_beside_those_taken_as_they_are() -> None:
+    """Most values are scalars of the right type, which the walk passes without a look;
+    the others still meet their node's type, int-or-string and checks."""
+    scalars: schema.Schema = {
+        "type": "object",
+        "properties": {
+            "count": {"type": "integer"},
+            "ratio": {"type": "number"},
+            "port": {"x-kubernetes-int-or-string": True},
+            "flags": {"type": "array", "items": {"type": "boolean"}},
+            "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+            "size": {"type": "string", "maxLength": 2},
+        },
+    }
+    fine = {"count": 2.0, "ratio": 1, "port": "http", "flags": [True], "labels": {"a": "b"}}
+    assert schema.apply(scalars, fine) == schema.Findings()
+    wrong = {
+        "count": True,
+        "ratio": "1",
+        "port": False,
+        "flags": [True, 1],
+        "labels": {"a": "b", "c": 3},
+        "size": "big",
+    }
+    findings = schema.apply(scalars, wrong)
+    assert [c.field for c in findings.invalid] == [
+        "count",
+        "ratio",
+        "port",
+        "flags[1]",
+        "labels[c]",
+        "size",
+    ]

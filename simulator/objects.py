@@ -14,7 +14,6 @@ import binascii
 import json
 import random
 import string
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -168,7 +167,7 @@ class Objects:
             raise invalid(resource.kind, meta["name"], listed)
         for field in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds"):
             meta.pop(field, None)
-        meta["uid"] = str(uuid.uuid4())
+        meta["uid"] = new_uid()
         meta["creationTimestamp"] = self.clock.timestamp()
         meta["generation"] = 1
         defaults.apply(resource, obj)
@@ -410,6 +409,22 @@ class Objects:
     @staticmethod
     def _key(resource: ResourceType, namespace: str, name: str) -> tuple[str, str]:
         return (namespace if resource.namespaced else "", name)
+
+
+#: uids' own generator: a test or benchmark seeding `random` does not make them repeat
+_UIDS = random.Random()
+_VERSION_4 = 0x4000 << 64  # the version nibble
+_RFC_4122 = 0x8000 << 48  # the variant bits
+_NOT_RANDOM = ~((0xF000 << 64) | (0xC000 << 48))
+
+
+def new_uid() -> str:
+    """A random (version 4) UUID, as the API server gives each object: what
+    `str(uuid.uuid4())` makes, in a fraction of its time (every write of an Event
+    creates one)."""
+    bits = (_UIDS.getrandbits(128) & _NOT_RANDOM) | _VERSION_4 | _RFC_4122
+    text = f"{bits:032x}"
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
 def _scope(subresource: str | None) -> str:

@@ -79,12 +79,26 @@ class _Drop:
 
 
 _DROP = _Drop()
+#: the stored counterpart of a value that has none, and of an object's members when it
+#: has none
+_UNSTORED = object()
+_NOTHING: dict[str, Any] = {}
 
 
-def apply(schema: Schema, obj: dict[str, Any], *, defaults: bool = True) -> Findings:
-    """Prune, default and check `obj` against `schema`, in place."""
+def apply(
+    schema: Schema, obj: dict[str, Any], *, defaults: bool = True, stored: Any = None
+) -> Findings:
+    """Prune, default and check `obj` against `schema`, in place.
+
+    `stored`: the object this one replaces, as it was stored after this same walk (an
+    update). A value of `obj` that *is* the value at the same place in `stored` (the same
+    Python object, shared rather than copied) is left alone: it was pruned, defaulted and
+    checked against the same schema node when stored, so walking it again would find and
+    change nothing. A status write that keeps the stored spec (`ValidatePodStatusUpdate`
+    does not look at the spec either) costs only the walk of what it changed.
+    """
     findings = Findings()
-    _walk(_compiled(schema), obj, None, findings, defaults)
+    _walk(_compiled(schema), obj, None, findings, defaults, _UNSTORED if stored is None else stored)
     return findings
 
 
@@ -127,17 +141,19 @@ class _Node:
     __slots__ = (
         "_extra",
         "_items",
-        "_members",
         "checked",
         "defaults",
         "int_or_string",
         "keep_unknown",
         "kind",
+        "members",
         "nullable",
         "opaque",
+        "plain",
         "properties",
         "required",
         "schema",
+        "settled",
         "types",
     )
 
@@ -157,15 +173,22 @@ class _Node:
             (name, sub["default"]) for name, sub in self.properties.items() if "default" in sub
         )
         self.checked = any(check in schema for check in _CHECKS)
-        self._members: dict[str, _Node] = {}
+        #: the exact types `has` accepts at once (it looks twice at a float that may be a
+        #: whole number, a bool where a number is asked, a subclass)
+        self.plain = frozenset(_TYPES.get(self.kind, ())) if self.kind is not None else frozenset()
+        #: the exact types of a value the walk has nothing to do with here (a scalar of the
+        #: right type, without checks): left without a call, as most values of a write are
+        self.settled = frozenset() if self.checked else _settled(self.kind, self.int_or_string)
+        #: the nodes of the properties reached so far (`member` compiles the others)
+        self.members: dict[str, _Node] = {}
         self._extra: _Node | None = None
         self._items: _Node | None = None
 
     def member(self, name: str) -> _Node | None:
         """The node of property `name`, None if the schema has no such property."""
-        node = self._members.get(name)
+        node = self.members.get(name)
         if node is None and name in self.properties:
-            node = self._members[name] = _Node(self.properties[name])
+            node = self.members[name] = _Node(self.properties[name])
         return node
 
     @property
@@ -194,6 +217,17 @@ class _Node:
         return isinstance(value, self.types)
 
 
+_SCALARS = frozenset({str, bool, int, float})
+
+
+def _settled(kind: str | None, int_or_string: bool) -> frozenset[type]:
+    if int_or_string:
+        return frozenset({int, str})
+    if kind is None:
+        return _SCALARS
+    return frozenset(_TYPES.get(kind, ())) & _SCALARS
+
+
 #: compiled schemas by identity; the schemas applied are built once and never changed
 #: (`kube_schema.of`, `crds.object_schema`), and an entry keeps its schema alive, so an
 #: id is not reused while it is here
@@ -208,41 +242,62 @@ def _compiled(schema: Schema) -> _Node:
 
 
 def _object_member(
-    node: _Node, obj: dict[str, Any], name: str, path: _Path, findings: Findings, defaults: bool
+    node: _Node,
+    sub: _Node | None,
+    obj: dict[str, Any],
+    name: str,
+    path: _Path,
+    findings: Findings,
+    defaults: bool,
+    stored: Any,
 ) -> None:
-    sub = node.member(name)
+    """Walk member `name` of `obj`; `sub`: its property's node, None if it has none."""
     if sub is not None:
         where: _Path = (path, name)
     elif node.extra is not None:
         sub, where = node.extra, (path, name, None)
+        if type(obj[name]) in sub.settled:
+            return
     elif node.keep_unknown:
         return
     else:
         findings.unknown.append(UnknownField(_spell((path, name)), name, tuple(node.properties)))
         del obj[name]
         return
-    value = _walk(sub, obj[name], where, findings, defaults)
+    value = _walk(sub, obj[name], where, findings, defaults, stored)
     if value is _DROP:
         del obj[name]
     else:
         obj[name] = value
 
 
-def _walk(node: _Node, value: Any, path: _Path, findings: Findings, defaults: bool) -> Any:
+def _walk(
+    node: _Node, value: Any, path: _Path, findings: Findings, defaults: bool, stored: Any
+) -> Any:
+    """`stored`: the value at the same place in the stored object (see `apply`), or
+    `_UNSTORED`."""
     if value is None:
         return None if node.nullable else _DROP
     if node.int_or_string:
         if isinstance(value, bool) or not isinstance(value, int | str):
             findings.invalid.append(_type_error(path, value, "integer or string"))
         return value
-    if node.kind is not None and not node.has(value):
+    if node.kind is not None and type(value) not in node.plain and not node.has(value):
         findings.invalid.append(_type_error(path, value, node.kind))
         return value
     if isinstance(value, dict):
         if node.opaque:
             return value
+        before = stored if isinstance(stored, dict) else _NOTHING
+        members = node.members
         for name in list(value):
-            _object_member(node, value, name, path, findings, defaults)
+            member = value[name]
+            kept = before.get(name, _UNSTORED)
+            if member is kept:
+                continue
+            sub = members.get(name) or node.member(name)
+            if sub is None or type(member) not in sub.settled:
+                _object_member(node, sub, value, name, path, findings, defaults, kept)
         if defaults:
             for name, default in node.defaults:
                 if name not in value:
@@ -254,11 +309,16 @@ def _walk(node: _Node, value: Any, path: _Path, findings: Findings, defaults: bo
                 )
     elif isinstance(value, list):
         items = node.items
+        settled = items.settled
+        kept_items = stored if isinstance(stored, list) else ()
         for i, item in enumerate(value):
+            kept = kept_items[i] if i < len(kept_items) else _UNSTORED
+            if item is kept or type(item) in settled:
+                continue
             if item is None and not items.nullable:
                 findings.invalid.append(_type_error((path, i), item, items.kind or "object"))
             else:
-                value[i] = _walk(items, item, (path, i), findings, defaults)
+                value[i] = _walk(items, item, (path, i), findings, defaults, kept)
     if node.checked:
         _check_value(node.schema, value, path, findings)
     return value

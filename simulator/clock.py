@@ -22,6 +22,7 @@ class SimClock:
             raise ValueError("time_scale must be positive")
         self.time_scale = time_scale
         self._epoch = datetime.now(UTC)
+        self._epoch_seconds = self._epoch.timestamp()
         self._mono = time.monotonic()
         self._offset = 0.0
         #: one future per sleeper, set by `advance`: a set, so that a sleeper leaves it in
@@ -41,11 +42,11 @@ class SimClock:
 
     def timestamp(self) -> str:
         """RFC 3339 in whole seconds, as the API writes metav1.Time; formatted once per
-        second (every write stamps one, many a second)."""
-        now = self.now()
-        second = math.floor(now.timestamp())
+        second, and without a datetime otherwise (every write stamps one, many a second)."""
+        second = math.floor(self._epoch_seconds + self.seconds())
         if self._stamped[0] != second:
-            self._stamped = (second, now.strftime("%Y-%m-%dT%H:%M:%SZ"))
+            text = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            self._stamped = (second, text)
         return self._stamped[1]
 
     async def sleep(self, seconds: float) -> None:

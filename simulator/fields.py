@@ -42,10 +42,17 @@ def schema_of(resource: ResourceType) -> schema.Schema:
 
 
 def admit(
-    resource: ResourceType, obj: dict[str, Any], validation: str, warnings: list[str] | None
+    resource: ResourceType,
+    obj: dict[str, Any],
+    validation: str,
+    warnings: list[str] | None,
+    *,
+    stored: dict[str, Any] | None = None,
 ) -> None:
-    """Prune, default and check `obj` in place; raise the API server's answer if refused."""
-    findings = schema.apply(schema_of(resource), obj, defaults=resource.custom)
+    """Prune, default and check `obj` in place; raise the API server's answer if refused.
+    `stored`: the object an update replaces (what `obj` shares with it is not walked
+    again: `schema.apply`)."""
+    findings = schema.apply(schema_of(resource), obj, defaults=resource.custom, stored=stored)
     if findings.unknown and validation == STRICT:
         unknown = ", ".join(f'unknown field "{field.path}"' for field in findings.unknown)
         raise bad_request(f"{_cannot(resource)}: strict decoding error: {unknown}")

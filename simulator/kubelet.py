@@ -679,12 +679,13 @@ class _PodRun:
             raise _Gone
         status = clone(self.status)
 
-        def replace(obj: Obj) -> None:
-            stored = obj.get("status", {}).get("conditions")
-            status["conditions"] = pod_status.merge_conditions(stored, status["conditions"])
-            obj["status"] = status
+        def replace(stored: Obj) -> Obj:
+            conditions = stored.get("status", {}).get("conditions")
+            status["conditions"] = pod_status.merge_conditions(conditions, status["conditions"])
+            return {**stored, "status": status}
 
-        self.objects.mutate(registry.POD, self.namespace, self.name, replace)
+        # the status subresource, as the kubelet's status manager patches pods/status
+        self.objects.rewrite(registry.POD, self.namespace, self.name, replace, subresource="status")
 
     def lost(self) -> None:
         now = self.clock.timestamp()

@@ -61,8 +61,17 @@ def bind(objects: Objects, namespace: str, name: str, node: str) -> None:
         )
     now = objects.clock.timestamp()
 
-    def assign(obj: Obj) -> None:
-        obj["spec"]["nodeName"] = node
-        set_condition(obj, "PodScheduled", True, now)
+    def assign(stored: Obj) -> Obj:
+        pod = {**stored, "spec": {**stored["spec"], "nodeName": node}}
+        set_condition(own_conditions(pod), "PodScheduled", True, now)
+        return pod
 
-    objects.mutate(registry.POD, namespace, name, assign)
+    objects.rewrite(registry.POD, namespace, name, assign)
+
+
+def own_conditions(obj: Obj) -> Obj:
+    """`obj` (a copy of a stored object, sharing its parts) with a status and a condition
+    list of its own, which `set_condition` may change."""
+    status = obj["status"] = dict(obj.get("status") or {})
+    status["conditions"] = list(status.get("conditions") or ())
+    return obj

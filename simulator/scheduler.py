@@ -22,7 +22,7 @@ from lavalog.simulator.background import BackgroundLoop
 from lavalog.simulator.errors import ApiError
 from lavalog.simulator.gang import PodReason
 from lavalog.simulator.objects import Objects
-from lavalog.simulator.pods import bind, is_terminal, set_condition
+from lavalog.simulator.pods import bind, is_terminal, own_conditions, set_condition
 from lavalog.simulator.recorder import EventRecorder
 from lavalog.simulator.rooms import Rooms
 from lavalog.simulator.selectors import Selector
@@ -349,10 +349,12 @@ class Scheduler(BackgroundLoop):
             return
         now = self.objects.clock.timestamp()
 
-        def unschedulable(obj: Obj) -> None:
-            set_condition(obj, "PodScheduled", False, now, reason=reason, message=message)
+        def unschedulable(stored: Obj) -> Obj:
+            new = own_conditions({**stored})
+            set_condition(new, "PodScheduled", False, now, reason=reason, message=message)
+            return new
 
-        self.objects.mutate(registry.POD, *key_of(pod), unschedulable)
+        self.objects.rewrite(registry.POD, *key_of(pod), unschedulable, subresource="status")
         self.events[pod["spec"]["schedulerName"]].record(
             pod, "Warning", "FailedScheduling", message
         )

@@ -250,11 +250,10 @@ class VolcanoSession:
             status["conditions"] = conditions
         updated = _changed(status, job.podgroup.get("status") or {})
         if updated:
-
-            def write(obj: Obj) -> None:
-                obj["status"] = status
-
-            self.objects.mutate(registry.PODGROUP, *job.key, write)
+            # the whole PodGroup (its CRD has no status subresource), the rest as stored
+            self.objects.rewrite(
+                registry.PODGROUP, *job.key, lambda stored: {**stored, "status": status}
+            )
         if phase in ("Pending", "Inqueue", "Unknown"):
             self._say(job, "Warning", UNSCHEDULABLE, gang.event_message())
         elif updated:

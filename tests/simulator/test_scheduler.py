@@ -4,6 +4,7 @@ scheduling avoids it; PodGroup phases, conditions and queue capability."""
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -89,15 +90,22 @@ async def pg_status(api: ApiClient, name: str) -> dict[str, Any]:
     return status
 
 
-def podgroup_phases(cluster: SimulatedCluster) -> list[str]:
-    """The phases PodGroups go through from now on, each change once."""
+def podgroup_phases(
+    cluster: SimulatedCluster, first_status: dict[str, dict[str, Any]] | None = None
+) -> list[str]:
+    """The phases PodGroups go through from now on, each change once; `first_status`
+    gets the status each phase was first written with, as it was written (a phase that
+    lasts a moment, Running before the pods' short sleeps end, can pass between polls)."""
     phases: list[str] = []
 
     def follow(change: Change) -> None:
         if change.resource is registry.PODGROUP and change.type != "DELETED":
-            phase = change.entry.obj.get("status", {}).get("phase", "")
+            status = change.entry.obj.get("status", {})
+            phase = status.get("phase", "")
             if phase and phases[-1:] != [phase]:
                 phases.append(phase)
+                if first_status is not None:
+                    first_status.setdefault(phase, copy.deepcopy(status))
 
     cluster.store.subscribe(follow)
     return phases
@@ -499,7 +507,8 @@ async def test_scheduled_is_added_beside_unschedulable_and_the_gang_completes(
     the Unschedulable=True of an earlier session as it was; each carries the time and
     transitionID of the session that set it, sessions at least a second apart, so the
     newest True condition is Scheduled. Pending -> Inqueue -> Running -> Completed."""
-    phases = podgroup_phases(sim_cluster)
+    first_status: dict[str, dict[str, Any]] = {}
+    phases = podgroup_phases(sim_cluster, first_status)
     core = core_api(kube_api)
     await custom_api(kube_api).create_namespaced_custom_object(
         *SCHED, "default", "podgroups", podgroup("g", 2)
@@ -523,11 +532,11 @@ async def test_scheduled_is_added_beside_unschedulable_and_the_gang_completes(
     }
     await core.create_namespaced_pod("default", worker("g", 1, ["sleep", "5"], gang=True))
 
-    async def running() -> bool:
-        return (await pg_status(kube_api, "g")).get("phase") == "Running"
+    async def ran() -> bool:  # Running lasts the pods' 0.1 s sleep: seen as written
+        return "Running" in first_status
 
-    await eventually(running)
-    status = await pg_status(kube_api, "g")
+    await eventually(ran)
+    status = first_status["Running"]
     unschedulable, scheduled = status["conditions"]
     assert unschedulable == before  # left in place, untouched
     assert scheduled["type"] == "Scheduled" and scheduled["status"] == "True"

@@ -130,11 +130,10 @@ class RateLimiter:
         status write is built only once its turn has come, from what is known by then."""
         await self._wait()
         reserved = _Reserved()
-        token = _RESERVED.set(reserved)
         try:
-            yield
+            with set_for_block(_RESERVED, reserved):
+                yield
         finally:
-            _RESERVED.reset(token)
             if reserved.unspent:
                 self.bucket.give_back()
                 self._free += 1

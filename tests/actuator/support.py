@@ -81,7 +81,13 @@ def tf_pods(job: dict[str, Any], version: int = 1) -> PodsCreate:
     return decision(PodsCreate, job, job_version=version, podgroup=f"{name}-pg", pods=tuple(refs))
 
 
+def initiated_status() -> JobStatus:
+    """What Volcano's `initiateJob` writes: Pending, no pod counted yet."""
+    return JobStatus(state=status("Pending", 0).state, min_available=3)
+
+
 def status(phase: str, running: int, retries: int = 0) -> JobStatus:
+    """`min_available` 3, `running` of them Running and the rest pending."""
     return JobStatus(
         state=JobState(
             phase=phase, reason="", message="", last_transition_time="2027-01-15T08:00:00Z"

@@ -177,6 +177,10 @@ class KeyedQueues(Generic[T]):
         if self._urgent(item):
             self._turns.promote(key)
 
+    def behind(self) -> bool:
+        """Whether a lane would wait for its turn now: every turn is taken."""
+        return self._turns.would_wait()
+
     def __len__(self) -> int:
         """Keys with work."""
         return len(self._lanes)

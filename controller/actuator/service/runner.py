@@ -31,7 +31,11 @@ from lavalog.controller.actuator.core.lane_order import next_up, replacement, su
 from lavalog.controller.actuator.core.lru import Lru
 from lavalog.controller.actuator.core.offsets import OffsetTracker, Progress
 from lavalog.controller.actuator.core.priority import Priority, priority_of
-from lavalog.controller.actuator.core.status_hold import HOLD_SECONDS, StatusHold
+from lavalog.controller.actuator.core.status_hold import (
+    HOLD_SECONDS,
+    INITIATED_HOLD_SECONDS,
+    StatusHold,
+)
 from lavalog.controller.actuator.service.apply import Applier
 from lavalog.controller.actuator.service.client import Api
 from lavalog.controller.actuator.service.counters import Counters
@@ -100,6 +104,7 @@ class ActuatorService:
         max_requeues: int = MAX_REQUEUE_NUM,
         phase_events: bool = False,
         status_hold: float = HOLD_SECONDS,
+        initiated_hold: float = INITIATED_HOLD_SECONDS,
     ) -> None:
         self.counters = Counters()
         #: the namespace the controller watches (None: all), whose Jobs a takeover lists
@@ -123,8 +128,9 @@ class ActuatorService:
         self._group_id = group_id
         self._offsets: OffsetTracker[TopicPartition] = OffsetTracker()
         #: a Pending status write alone in its lane waits a moment for its job's next
-        #: decision, which often replaces it (`core.status_hold`)
-        self._hold = StatusHold(status_hold)
+        #: decision, which often replaces it, and so does the initiated status while
+        #: the actuator is behind (`core.status_hold`)
+        self._hold = StatusHold(status_hold, initiated=initiated_hold)
         self._lanes: KeyedQueues[_Item] = KeyedQueues(
             self._carry_out,
             turns=concurrency,
@@ -324,13 +330,15 @@ class ActuatorService:
         if (first.partition, first.offset) in self._written_ahead:
             return 0.0
 
-        def shown() -> str:
+        def shown() -> str | None:
             held = self._applier.jobs.get(first.decision.key, first.decision.job_uid)
-            return "" if held is None else phase_of(held)
+            return None if held is None else phase_of(held)
 
         # alone in its lane or not is all the hold asks of the items
         decisions = [item.decision for item in items[:2]]
-        return self._hold.wait(decisions, shown=shown, now=time.monotonic())
+        return self._hold.wait(
+            decisions, shown=shown, behind=self._lanes.behind(), now=time.monotonic()
+        )
 
     async def _carry_out(self, item: _Item, later: Sequence[_Item]) -> None:
         place = (item.partition, item.offset)

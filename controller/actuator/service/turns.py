@@ -40,9 +40,13 @@ class Turns:
         }
         self._holding = dict.fromkeys(self._waiting, 0)
 
+    def would_wait(self) -> bool:
+        """Whether a lane asking for a turn now would wait for it: every turn is taken."""
+        return self._free == 0 or any(self._waiting.values())
+
     async def take(self, key: str, urgent: bool) -> Priority:
         kind = Priority.PODS if urgent else Priority.STATUS
-        if self._free > 0 and not any(self._waiting.values()):
+        if not self.would_wait():
             self._free -= 1
             self._holding[kind] += 1
             return kind

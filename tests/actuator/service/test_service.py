@@ -44,6 +44,7 @@ from tests.actuator.support import (
     PODGROUPS,
     decision,
     events_of,
+    initiated_status,
     items,
     job_path,
     pods_path,
@@ -401,6 +402,53 @@ async def test_a_pending_jobs_count_writes_wait_for_its_next_sync(
         await until(lambda: actuator.in_flight == 0)
     assert sim_cluster.faults.writes[writes] == 3
     assert (await read(kube, job_path(job)))["status"]["running"] == 3
+
+
+async def test_while_the_actuator_is_behind_the_initiated_status_waits_for_the_pods_counts(
+    sim_cluster: SimulatedCluster, kube: Kube, kafka_settings: KafkaSettings
+) -> None:
+    """One turn, taken by another Job's write that the API server holds: when it comes
+    back the Job's PodGroup is created, and the turn goes on to a third Job waiting for
+    it, so the initiated status waits (taking no turn) instead of queueing for one. The
+    pods' counts, decided once the PodGroup is admitted, replace it: one status write
+    where an idle actuator makes two."""
+    busy, other, job = [await submit(kube, name=name) for name in ("busy", "other", "tf")]
+    sim_cluster.faults.hold(job_path(busy))
+    actuator = ActuatorService(
+        kube=kube,
+        kafka=kafka_settings,
+        group_id="actuator",
+        qps=1000,
+        burst=1000,
+        concurrency=1,
+        initiated_hold=600.0,
+    )
+    podgroup = decision(PodGroupCreate, job, podgroup="pg", min_member=3, queue="default")
+    writes = f"PUT {job_path(job)}/status"
+    async with running(actuator):
+        await until(lambda: actuator.ready)
+        running_write = decision(StatusWrite, busy, status=status("Running", 3))
+        await produce(kafka_settings, [running_write], partition=0)
+        await until(lambda: sim_cluster.faults.writes[f"PUT {job_path(busy)}/status"] == 1)
+        initiated = decision(StatusWrite, job, status=initiated_status())
+        other_write = decision(StatusWrite, other, status=status("Running", 3))
+        await produce(kafka_settings, [podgroup, initiated, other_write], partition=0)
+        await until(lambda: actuator.in_flight == 4)  # every lane waits for the one turn
+        sim_cluster.faults.release(job_path(busy))
+        await until(lambda: sim_cluster.faults.writes[f"PUT {job_path(other)}/status"] == 1)
+        await until(lambda: actuator.in_flight == 1)
+        assert sim_cluster.api_calls["create podgroups"] == 1
+        assert sim_cluster.faults.writes[writes] == 0  # the initiated status waits
+        # the pods' creates wait at the API server until their counts are received too
+        sim_cluster.faults.hold(pods_path())
+        counts = decision(StatusWrite, job, status=status("Pending", 0))
+        await produce(kafka_settings, [tf_pods(job), counts], partition=0)
+        await until(lambda: actuator.in_flight == 3)
+        sim_cluster.faults.release(pods_path())
+        await until(lambda: actuator.in_flight == 0)
+    assert sim_cluster.api_calls["create pods"] == 3
+    assert sim_cluster.faults.writes[writes] == 1
+    assert (await read(kube, job_path(job)))["status"]["pending"] == 3
 
 
 async def test_a_held_status_write_is_made_within_the_hold_and_not_lost_at_a_restart(

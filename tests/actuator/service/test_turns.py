@@ -61,3 +61,21 @@ async def test_a_kind_alone_takes_every_turn_and_a_promoted_lane_holds_it_as_pod
 
     assert served == [("c", Priority.PODS), ("a", Priority.STATUS), ("b", Priority.STATUS)]
     assert turns._free == 1
+
+
+async def test_a_lane_would_wait_while_every_turn_is_taken() -> None:
+    """What tells the status hold that the actuator is behind."""
+    turns = Turns(2)
+    assert not turns.would_wait()
+    first = await turns.take("a", urgent=True)
+    assert not turns.would_wait()
+    second = await turns.take("b", urgent=False)
+    assert turns.would_wait()
+    waiter = asyncio.create_task(turns.take("c", urgent=False))
+    await asyncio.sleep(0)
+    turns.give_back(first)  # straight to the lane waiting
+    assert turns.would_wait()
+    turns.give_back(second)
+    assert not turns.would_wait()
+    turns.give_back(await waiter)
+    assert not turns.would_wait()

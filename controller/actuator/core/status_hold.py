@@ -47,7 +47,7 @@ INITIATED_HOLD_SECONDS = 5.0
 
 
 class StatusHold:
-    """`wait(lane, shown=, now=)` before a job's lane carries out its first decision;
+    """`wait(lane, shown=, behind=, now=)` before a job's lane carries out its first decision;
     `written` once a status write of the job is made; `forget` at a handover."""
 
     def __init__(
@@ -88,7 +88,7 @@ class StatusHold:
             seconds = self.initiated
         else:
             return 0.0
-        since = self._since.setdefault(queued[0].key, now)
+        since = self._since.setdefault(first.key, now)
         return max(0.0, since + seconds - now)
 
     def written(self, decision: Decision) -> None:

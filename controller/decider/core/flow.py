@@ -121,6 +121,7 @@ def _decide(step: Step) -> None:
     state = step.state
     if state.spec is None or state.deleting:
         return  # Volcano leaves a job that is being deleted alone
+    step.spec = state.spec
     if state.pods_unknown:
         return  # taken over: decided once a pod list has shown which pods exist
     if type(observation) is CreateFailed:  # no sync now: it is requeued, as in Volcano

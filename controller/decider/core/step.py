@@ -32,10 +32,17 @@ class Step:
         "before",
         "decisions",
         "killed_targets",
+        "now",
         "observation",
+        "spec",
         "state",
         "status_checked",
     )
+
+    #: the admitted spec every rule runs on, set once the step is known to decide (`flow`:
+    #: rules run only for admitted jobs, and no decision of theirs changes the spec).
+    #: Plain slots, not properties: the rules read them several times a step
+    spec: JobSpec
 
     def __init__(self, state: JobState, observation: AnyObservation, observed: JobState) -> None:
         """`observed`: `evolve(state, observation)`, folded by the caller."""
@@ -44,6 +51,8 @@ class Step:
         if type(observation) is JobObserved:
             self.before = incarnation_state(state, observation.job_uid)
         self.observation = observation
+        #: the event time: the decider's only clock
+        self.now = observation.time
         #: the working state; `_observed`: the state after the observation and its admission
         self.state = self._observed = observed
         #: the admission of the generation this observation brings, if it was admitted
@@ -63,17 +72,6 @@ class Step:
         """Pod counts of the working state (kept with its pods)."""
         counts = self.state.counts
         return counts if counts is not None else counts_of(self.state)
-
-    @property
-    def now(self) -> float:
-        """The event time: the decider's only clock."""
-        return self.observation.time
-
-    @property
-    def spec(self) -> JobSpec:
-        spec = self.state.spec
-        assert spec is not None, "rules run only for admitted jobs"
-        return spec
 
     @property
     def made(self) -> list[AnyDecision]:

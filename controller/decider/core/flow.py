@@ -228,7 +228,16 @@ def _write_status(step: Step) -> None:
         return
     status = job_status(state, step.counts(), step.now)
     if status != state.status:
-        step.emit(StatusWrite, status=status)
+        observation = step.observation
+        write = StatusWrite(
+            id=step.next_id(),
+            key=observation.key,
+            job_uid=state.uid,
+            time=observation.time,
+            cause=observation.id,
+            status=status,
+        )
+        step.record(write)
     step.status_checked = step.state
 
 

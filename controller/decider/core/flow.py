@@ -121,6 +121,7 @@ def _decide(step: Step) -> None:
     state = step.state
     if state.spec is None or state.deleting:
         return  # Volcano leaves a job that is being deleted alone
+    step.spec = state.spec
     if state.pods_unknown:
         return  # taken over: decided once a pod list has shown which pods exist
     if type(observation) is CreateFailed:  # no sync now: it is requeued, as in Volcano
@@ -227,7 +228,16 @@ def _write_status(step: Step) -> None:
         return
     status = job_status(state, step.counts(), step.now)
     if status != state.status:
-        step.emit(StatusWrite, status=status)
+        observation = step.observation
+        write = StatusWrite(
+            id=step.next_id(),
+            key=observation.key,
+            job_uid=state.uid,
+            time=observation.time,
+            cause=observation.id,
+            status=status,
+        )
+        step.record(write)
     step.status_checked = step.state
 
 

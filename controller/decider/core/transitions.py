@@ -36,8 +36,13 @@ def enter_phase(step: Step, transition: Transition) -> None:
     state = step.state
     if transition.phase == state.phase:
         return
-    step.emit(
-        PhaseChanged,
+    observation = step.observation
+    changed = PhaseChanged(
+        id=step.next_id(),
+        key=observation.key,
+        job_uid=state.uid,
+        time=observation.time,
+        cause=observation.id,
         previous=state.phase,
         phase=transition.phase,
         reason=transition.reason,
@@ -45,6 +50,7 @@ def enter_phase(step: Step, transition: Transition) -> None:
         retry_count=state.retry_count + (1 if transition.count_retry else 0),
         version=state.version + (1 if transition.bump_version else 0),
     )
+    step.record(changed)
     if transition.phase not in ACTIVE_PHASES:
         cancel_policy_timers(step, reason=f"job entered {transition.phase}")
     if transition.phase in _PODGROUP_GONE_PHASES:

@@ -154,7 +154,7 @@ def _pod_observed(state: JobState, event: PodObserved) -> JobState:
         return state
     same = known is not None and known.uid in ("", event.pod_uid)
     killed = same and known is not None and known.killed
-    if known is not None and not known.observed and same:
+    if known is not None and not known.uid and same:
         state = refused_creates.created(state)  # a pod asked for was made
     record = PodRecord(
         name=event.pod,
@@ -195,9 +195,7 @@ def _pod_deleted(state: JobState, event: PodDeleted) -> JobState:
 def _pods_listed(state: JobState, event: PodsListed) -> JobState:
     if state.pods_unknown:
         state = replace(state, pods_unknown=False)
-    gone = [
-        pod for pod in state.pods.values() if pod.observed and event.pods.get(pod.name) != pod.uid
-    ]
+    gone = [pod for pod in state.pods.values() if pod.uid and event.pods.get(pod.name) != pod.uid]
     if not gone:
         return state
     pods = dict(state.pods)
@@ -311,7 +309,7 @@ def _pods_kill(state: JobState, event: PodsKill) -> JobState:
         record = pods.get(ref.name)
         if record is None:
             continue
-        if record.observed:
+        if record.uid:
             killed = pods[ref.name] = replace(record, deleting=True, killed=True)
             changes.append((record, killed))
         else:

@@ -60,7 +60,7 @@ def seen_as_asked(state: JobState, known: PodRecord, seen: PodRecord) -> bool:
     policy matches it. (A quarter of a busy log: every pod made is first seen so.)"""
     return (
         state.phase in _MAKING_PHASES
-        and not known.observed
+        and not known.uid
         and not known.deleting
         and seen.phase == _PENDING
         and not seen.deleting

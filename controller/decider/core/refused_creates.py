@@ -30,7 +30,7 @@ def fold(state: JobState, event: CreateFailed) -> JobState:
         asked = {
             name: pod
             for name, pod in state.pods.items()
-            if name in event.names and not pod.observed and pod.version == event.job_version
+            if name in event.names and not pod.uid and pod.version == event.job_version
         }
         if asked:
             pods = {name: pod for name, pod in state.pods.items() if name not in asked}

@@ -24,6 +24,8 @@ class PodRecord(msgspec.Struct, frozen=True, omit_defaults=True, gc=False):
     task: str
     index: int
     version: int
+    #: "" while requested and not yet observed: what tells an observed pod (read as such
+    #: at most pod changes: a plain field costs a tenth of a property's call)
     uid: str = ""
     #: "" while requested and not yet observed
     phase: str = ""
@@ -42,10 +44,6 @@ class PodRecord(msgspec.Struct, frozen=True, omit_defaults=True, gc=False):
     node: str = ""
     #: the reason of its `DisruptionTarget=True` condition, once it has one
     disruption: str = ""
-
-    @property
-    def observed(self) -> bool:
-        return bool(self.uid)
 
 
 class PodGroupRecord(msgspec.Struct, frozen=True, omit_defaults=True, gc=False):

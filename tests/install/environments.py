@@ -13,7 +13,6 @@ import json
 import os
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from lavalog.controller.broker import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "deploy" / "Dockerfile"
@@ -98,13 +99,6 @@ def lowest_environment(where: Path, uv: Path) -> Environment:
     run(uv, "pip", "install", "--quiet", "--python", env.bin("python"), "-r", lowest)
     run(uv, "pip", "install", "--quiet", "--python", env.bin("python"), "--no-deps", ROOT)
     return env
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @dataclass

@@ -18,13 +18,13 @@ import pytest
 import yaml
 
 from bench.postgres import TemporaryPostgres
+from lavalog.controller.broker import free_port
 from lavalog.simulator import registry
 from lavalog.simulator.server import SimulatedCluster
 from tests.install.environments import (
     ROOT,
     Environment,
     Product,
-    free_port,
     image_environment,
     lowest_environment,
 )

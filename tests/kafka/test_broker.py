@@ -6,6 +6,7 @@ import asyncio
 import signal
 import socket
 import sys
+from pathlib import Path
 
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient
@@ -79,3 +80,14 @@ async def test_cli_runs_in_the_foreground_and_stops_on_sigterm() -> None:
 def _port_taken(port: int) -> bool:
     with socket.socket() as sock:
         return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_a_free_port_is_drawn_outside_the_range_the_kernel_hands_out_itself() -> None:
+    # an outgoing connection anywhere on the machine cannot take it before the server binds it
+    low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    ports = {free_port() for _ in range(20)}
+    assert all(not low <= port <= high for port in ports)
+    assert len(ports) > 1  # drawn, not one fixed port that two callers would share
+    for port in ports:
+        with socket.socket() as server:
+            server.bind(("127.0.0.1", port))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import socket
 from pathlib import Path
 
 import msgspec
@@ -14,6 +13,7 @@ import yaml
 
 from lavalog.cli.main import main
 from lavalog.cli.progress import ProgressBar
+from lavalog.controller.broker import free_port
 from lavalog.events.codec import encode, read_jsonl, write_jsonl
 from lavalog.events.decisions import ActionDecided
 from lavalog.projections.service.sources.file import FileSource, read_file
@@ -256,9 +256,7 @@ def test_a_progress_bar_that_never_drew_leaves_no_blank_line():
     ids=["serve", "rebuild", "jobs"],
 )
 def test_an_unreachable_postgresql_store_is_one_line_without_the_password(capsys, command, code):
-    with socket.socket() as probe:  # a port nothing listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()  # nothing listens there
     url = f"postgresql://lavalog:s3cret@127.0.0.1:{port}/history"
     returned, _, err = lavalog(capsys, *command, "--store", url)
     assert returned == code

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from lavalog.controller.broker import free_port
 from lavalog.events.codec import encode
 from lavalog.projections.core.feed import Applied, Position, Sourced
 from lavalog.projections.service.live import LiveHub, StreamFilter
@@ -230,17 +231,9 @@ async def test_batches_that_trickle_in_within_the_commit_interval_are_one_transa
     store.close()
 
 
-def _closed_port() -> int:
-    """A port nothing listens on (connections to it are refused)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
 @pytest.mark.parametrize("action", ["rebuild", "serve"])
 def test_an_unreachable_broker_is_one_line(tmp_path, spawn, action):
-    servers = f"127.0.0.1:{_closed_port()}"
+    servers = f"127.0.0.1:{free_port()}"  # nothing listens there
     args = ["--state-dir", str(tmp_path), "--bootstrap-servers", servers]
     process = spawn("projections", action, *args, *(["--port", "0"] if action == "serve" else []))
     out, err = process.communicate(timeout=60)

@@ -87,16 +87,36 @@ def superseded(decision: Decision, later: Sequence[Decision]) -> bool:
     return _replaced_at(decision, later) is not None
 
 
+def replaced_by_last(queued: Sequence[Decision]) -> int | None:
+    """The index in `queued` (a job's lane, in log order) of the status write that the
+    last of them, just queued, supersedes (`superseded`), or None: left out as soon as
+    the later one is queued, not when the lane's turn comes, so that a lane waiting for
+    its turn holds one write of a phase, not every write decided meanwhile."""
+    last = queued[-1]
+    if not isinstance(last, StatusWrite):
+        return None
+    for index in range(len(queued) - 2, -1, -1):
+        earlier = queued[index]
+        if isinstance(earlier, StatusWrite):
+            return index if _replaces(last, earlier) else None
+        if not isinstance(earlier, _STATUS_BLIND):
+            return None
+    return None
+
+
 def _replaced_at(decision: Decision, later: Sequence[Decision]) -> int | None:
     if not isinstance(decision, StatusWrite):
         return None
     for index, queued in enumerate(later):
         if isinstance(queued, StatusWrite):
-            same = (
-                queued.job_uid == decision.job_uid
-                and queued.status.state.phase == decision.status.state.phase
-            )
-            return index if same else None
+            return index if _replaces(queued, decision) else None
         if not isinstance(queued, _STATUS_BLIND):
             return None
     return None
+
+
+def _replaces(later: StatusWrite, earlier: StatusWrite) -> bool:
+    """Whether `later` overwrites all `earlier` writes: the same Job incarnation and phase."""
+    return (
+        later.job_uid == earlier.job_uid and later.status.state.phase == earlier.status.state.phase
+    )

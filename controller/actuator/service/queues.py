@@ -111,6 +111,10 @@ def _no_hold(items: Sequence[object]) -> float:
     return 0.0
 
 
+def _supersedes_none(items: Sequence[object]) -> int | None:
+    return None
+
+
 class _Behind(Sequence[T]):
     """The items queued behind `item` in its lane, as they are when looked at (more may
     come while `item` is handled)."""
@@ -143,7 +147,8 @@ class KeyedQueues(Generic[T]):
     """`put(key, group, item)`; `handle(item, later)` runs for each item, serially per key,
     `later` being the items queued behind it (as they are whenever it is looked at).
     `hold(items)`: the seconds a lane waits for more items before it handles the next of
-    `items` (woken early by one), then asks again; 0 to go on.
+    `items` (woken early by one), then asks again; 0 to go on. `supersedes(items)`: the
+    index of the item that the last of `items`, just put, makes unnecessary, or None.
 
     `group` (the Kafka partition) says which lanes `drain` waits for when partitions go.
     """
@@ -156,16 +161,20 @@ class KeyedQueues(Generic[T]):
         pick: Callable[[Sequence[T]], int] = _first,
         urgent: Callable[[T], bool] = _never,
         hold: Callable[[Sequence[T]], float] = _no_hold,
+        supersedes: Callable[[Sequence[T]], int | None] = _supersedes_none,
     ) -> None:
         self._handle = handle
         self._hold = hold
+        self._supersedes = supersedes
         self._turns = Turns(turns)
         self._pick = pick
         self._urgent = urgent
         self._lanes: dict[str, _Lane[T]] = {}
         self._workers: dict[str, asyncio.Task[None]] = {}
 
-    def put(self, key: str, group: Hashable, item: T) -> None:
+    def put(self, key: str, group: Hashable, item: T) -> T | None:
+        """Queue `item` in the lane of `key`; the waiting item it supersedes, taken out of
+        the lane (never the one being handled), for the caller to count as done."""
         lane = self._lanes.get(key)
         if lane is None:
             lane = self._lanes[key] = _Lane(group)
@@ -173,9 +182,14 @@ class KeyedQueues(Generic[T]):
             worker.add_done_callback(_report_crash)
             self._workers[key] = worker
         lane.items.append(item)
+        superseded = None
+        index = self._supersedes(lane.items)
+        if index is not None and lane.items[index] is not lane.current:
+            superseded = lane.items.pop(index)
         lane.changed.set()
         if self._urgent(item):
             self._turns.promote(key)
+        return superseded
 
     def behind(self) -> bool:
         """Whether a lane would wait for its turn now: every turn is taken."""

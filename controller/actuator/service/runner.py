@@ -27,7 +27,12 @@ from aiokafka.errors import KafkaError
 
 from lavalog.controller.actuator.core.held_jobs import phase_of
 from lavalog.controller.actuator.core.job_events import REPORTED
-from lavalog.controller.actuator.core.lane_order import next_up, replacement, superseded
+from lavalog.controller.actuator.core.lane_order import (
+    next_up,
+    replaced_by_last,
+    replacement,
+    superseded,
+)
 from lavalog.controller.actuator.core.lru import Lru
 from lavalog.controller.actuator.core.offsets import OffsetTracker, Progress
 from lavalog.controller.actuator.core.priority import Priority, priority_of
@@ -137,6 +142,7 @@ class ActuatorService:
             pick=lambda items: next_up([item.decision for item in items]),
             urgent=lambda item: priority_of(item.decision) is Priority.PODS,
             hold=self._held_for,
+            supersedes=self._superseded_by_last,
         )
         self._ready = False
         #: the decisions carried out here (`_same`), the latest `REMEMBERED`: the decider
@@ -293,9 +299,12 @@ class ActuatorService:
                 events, group=partition, done=done, decision=digest, timing=received
             )
             return
-        self._lanes.put(
+        superseded = self._lanes.put(
             decision.key, partition, _Item(partition, offset, decision, digest, received)
         )
+        if superseded is not None:  # left out for this one: done, never carried out
+            self.counters.coalesced += 1
+            self._offsets.done(superseded.partition, superseded.offset)
 
     def _event_done(
         self, partition: TopicPartition, offset: int, decision: AnyDecision, digest: str
@@ -339,6 +348,15 @@ class ActuatorService:
         return self._hold.wait(
             decisions, shown=shown, behind=self._lanes.behind(), now=time.monotonic()
         )
+
+    def _superseded_by_last(self, items: Sequence[_Item]) -> int | None:
+        """The status write in a job's lane that the one just queued replaces
+        (`lane_order.replaced_by_last`); not one made already in an earlier one's place,
+        which is done only once its lane reaches it."""
+        index = replaced_by_last([item.decision for item in items])
+        if index is None or (items[index].partition, items[index].offset) in self._written_ahead:
+            return None
+        return index
 
     async def _carry_out(self, item: _Item, later: Sequence[_Item]) -> None:
         place = (item.partition, item.offset)

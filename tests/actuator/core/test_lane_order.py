@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import msgspec
 
-from lavalog.controller.actuator.core.lane_order import next_up, replacement, superseded
+from lavalog.controller.actuator.core.lane_order import (
+    next_up,
+    replaced_by_last,
+    replacement,
+    superseded,
+)
 from lavalog.events.decisions import PodGroupCreate, PodsKill, StatusWrite
 from tests.actuator.support import decision, status, tf_pods
 
@@ -71,3 +76,14 @@ def test_the_write_that_goes_in_a_status_writes_place_is_the_last_of_its_phase_i
     )
     assert replacement(write("Running"), [write("Pending")]) is None
     assert replacement(tf_pods(JOB), [write("Running", 1)]) is None
+
+
+def test_the_write_just_queued_names_the_one_it_supersedes() -> None:
+    """Left out as the later write is queued: the earlier of its phase, across what reads
+    no status, and nothing across a pod create or kill, or of another phase."""
+    assert replaced_by_last([write("Running"), write("Running", 1)]) == 0
+    assert replaced_by_last([PODGROUP, write("Running"), PODGROUP, write("Running", 1)]) == 1
+    assert replaced_by_last([write("Running"), tf_pods(JOB), write("Running", 1)]) is None
+    assert replaced_by_last([write("Pending"), write("Running", 1)]) is None
+    assert replaced_by_last([write("Running"), PODGROUP]) is None
+    assert replaced_by_last([write("Running")]) is None

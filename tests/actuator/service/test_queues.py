@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Sequence
 
 from lavalog.controller.actuator.service.queues import KeyedQueues, aside, step_aside
 
@@ -201,3 +202,27 @@ async def test_an_urgent_turn_leaves_the_lanes_other_work_to_wait_as_what_it_is(
     await lanes.drain(grace=5)
 
     assert handled == ["pods-a", "pods-b", "status-a"]
+
+
+async def test_an_item_put_takes_out_the_waiting_one_it_supersedes_never_the_one_handled() -> None:
+    """`supersedes` names the item the last one put makes unnecessary: a waiting one
+    leaves the lane at once (the caller counts it done); the one being handled stays."""
+    release = asyncio.Event()
+    handled: list[str] = []
+
+    async def handle(item: str, later: object) -> None:
+        if item == "w1":
+            await release.wait()
+        handled.append(item)
+
+    def supersedes(items: Sequence[str]) -> int | None:
+        return len(items) - 2 if len(items) > 1 and items[-1].startswith("w") else None
+
+    lanes: KeyedQueues[str] = KeyedQueues(handle, turns=1, supersedes=supersedes)
+    assert lanes.put("a", 0, "w1") is None
+    await asyncio.sleep(0.01)  # w1 is being handled
+    assert lanes.put("a", 0, "w2") is None
+    assert lanes.put("a", 0, "w3") == "w2"
+    release.set()
+    await lanes.drain(grace=5)
+    assert handled == ["w1", "w3"]

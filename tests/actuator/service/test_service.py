@@ -451,6 +451,33 @@ async def test_while_the_actuator_is_behind_the_initiated_status_waits_for_the_p
     assert (await read(kube, job_path(job)))["status"]["pending"] == 3
 
 
+async def test_a_lane_waiting_for_its_turn_keeps_one_write_of_a_phase(
+    sim_cluster: SimulatedCluster, kube: Kube, kafka_settings: KafkaSettings
+) -> None:
+    """One turn, taken by another Job's write that the API server holds: the Job's
+    Running writes decided meanwhile (a pod's start each) leave its lane as the next one
+    comes, done at once rather than at its turn, so what waits is one write (memory and
+    the decisions in flight, which bound the fetching, stay small in a backlog). The last
+    is the one written."""
+    busy, job = [await submit(kube, name=name) for name in ("busy", "tf")]
+    sim_cluster.faults.hold(job_path(busy))
+    actuator = ActuatorService(
+        kube=kube, kafka=kafka_settings, group_id="actuator", qps=1000, burst=1000, concurrency=1
+    )
+    async with running(actuator):
+        await until(lambda: actuator.ready)
+        await produce(kafka_settings, [decision(StatusWrite, busy, status=status("Running", 3))], 0)
+        await until(lambda: sim_cluster.faults.writes[f"PUT {job_path(busy)}/status"] == 1)
+        starts = [decision(StatusWrite, job, status=status("Running", n)) for n in (1, 2, 3)]
+        await produce(kafka_settings, starts, partition=0)
+        await until(lambda: actuator.counters.coalesced == 2)
+        assert actuator.in_flight == 2  # the held write and the job's last
+        sim_cluster.faults.release(job_path(busy))
+        await until(lambda: actuator.in_flight == 0)
+    assert sim_cluster.faults.writes[f"PUT {job_path(job)}/status"] == 1
+    assert (await read(kube, job_path(job)))["status"]["running"] == 3
+
+
 async def test_a_held_status_write_is_made_within_the_hold_and_not_lost_at_a_restart(
     sim_cluster: SimulatedCluster, kube: Kube, kafka_settings: KafkaSettings
 ) -> None:

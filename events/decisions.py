@@ -18,7 +18,9 @@ from lavalog.events.observations import SCHEMA_VERSION
 from lavalog.events.volcano.api import FieldError, JobSpec, JobStatus
 
 
-class Decision(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+# gc=False (inherited by every kind): decisions are made at nearly every step and hold no
+# reference cycle, so the cyclic GC need not track them
+class Decision(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", gc=False):
     """Envelope fields shared by every decision."""
 
     v: int = SCHEMA_VERSION
@@ -37,7 +39,8 @@ class PolicyRef(msgspec.Struct, frozen=True, kw_only=True):
     task: str = ""
 
 
-class PodRef(msgspec.Struct, frozen=True, kw_only=True):
+# not tracked by the cyclic GC, as decisions are not
+class PodRef(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """A pod by name; `uid` (when known) makes a delete hit only that incarnation."""
 
     name: str

@@ -180,7 +180,9 @@ class JobSpec(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
         return sum(task.replicas for task in self.tasks)
 
 
-class JobState(msgspec.Struct, frozen=True, rename="camel"):
+# The status's parts (and the status) are made anew at each status the decider writes and
+# hold no reference cycle: gc=False keeps the cyclic GC from tracking them
+class JobState(msgspec.Struct, frozen=True, rename="camel", gc=False):
     """`status.state`; `lastTransitionTime` is when the controller last changed the status
     (any change while the job syncs: Pending, Running, Restarting; a phase change else)."""
 
@@ -190,13 +192,13 @@ class JobState(msgspec.Struct, frozen=True, rename="camel"):
     last_transition_time: str | None = None
 
 
-class TaskState(msgspec.Struct, frozen=True, rename="camel"):
+class TaskState(msgspec.Struct, frozen=True, rename="camel", gc=False):
     """`status.taskStatusCount[task]`: pods of one task by pod phase."""
 
     phase: dict[str, int] = {}
 
 
-class JobCondition(msgspec.Struct, frozen=True, rename="camel"):
+class JobCondition(msgspec.Struct, frozen=True, rename="camel", gc=False):
     """One entry of `status.conditions`: a phase and the last time the status was written
     in it (Volcano keeps one entry per phase and moves the one it touches to the end)."""
 
@@ -204,7 +206,7 @@ class JobCondition(msgspec.Struct, frozen=True, rename="camel"):
     last_transition_time: str | None = None
 
 
-class JobStatus(msgspec.Struct, frozen=True, rename="camel"):
+class JobStatus(msgspec.Struct, frozen=True, rename="camel", gc=False):
     """`status` of a Volcano Job, as the controller writes it: every field it owns explicit,
     so that counts that fell to zero are written as zero. Fields of a Job's status that are
     not here belong to someone else and are kept when the status is written."""

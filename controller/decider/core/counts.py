@@ -37,10 +37,6 @@ _SLOTS: dict[str, int] = {**_TOTALS, _GOING: _TERMINATING}
 
 #: one pod's record before and after a change; None where there is none
 PodChange = tuple[PodRecord | None, PodRecord | None]
-#: a `JobStatus`'s fields between its `state` and its `conditions`, in their order
-StatusFields = tuple[
-    int, dict[str, TaskState], int, int, int, int, int, int, int, int, str | None, dict[str, str]
-]
 
 
 def count_pods(pods: Iterable[PodRecord], replicas: Mapping[str, int]) -> PodCounts:
@@ -217,12 +213,44 @@ def job_status(state: JobState, counts: PodCounts, now: float) -> JobStatus:
     As in Volcano, `state.lastTransitionTime` and the current phase's condition move to
     `now` whenever anything in the status changes while the job syncs (Pending, Running,
     Restarting); in the other phases only a phase change moves them. (Built at every step
-    that decides: its fields are given in their order, and a status whose counts or
-    other fields changed where a change is stamped is built stamped at once.)
+    that decides, nearly always because pods moved: a status whose pod totals moved where
+    a change is stamped is built stamped at once, without comparing the rest.)
     """
+    previous = state.status
+    stamps = state.phase in SYNCED_PHASES and state.last_transition < now
+    if (
+        stamps
+        and previous is not None
+        and (
+            counts.pending != previous.pending
+            or counts.running != previous.running
+            or counts.terminating != previous.terminating
+            or counts.succeeded != previous.succeeded
+            or counts.failed != previous.failed
+            or counts.unknown != previous.unknown
+        )
+    ):
+        return _status(state, counts, stamped=now)
+    status = _status(state, counts, stamped=None)
+    if previous is None:
+        return status
+    if status == previous:
+        return previous  # the same object: the caller's "changed?" is then an identity test
+    return _status(state, counts, stamped=now) if stamps else status
+
+
+def _status(state: JobState, counts: PodCounts, *, stamped: float | None) -> JobStatus:
+    """The status of `state` with `counts`: stamped at `stamped` (its phase's condition
+    moved there), or as last stamped."""
+    phase, conditions = state.phase, state.conditions
+    if stamped is None:
+        at = to_rfc3339(state.last_transition) if phase else None
+    else:
+        at = to_rfc3339(stamped)
+        conditions = append_condition(conditions, JobCondition(phase, at))
     spec = state.spec
-    phase, reason, message = state.phase, state.reason, state.message
-    fields: StatusFields = (
+    return JobStatus(
+        StatusState(phase, state.reason, state.message, at),
         spec.min_available if spec is not None else 0,
         _task_states(counts.by_task),
         counts.pending,
@@ -235,42 +263,7 @@ def job_status(state: JobState, counts: PodCounts, now: float) -> JobStatus:
         state.retry_count,
         state.running_duration,
         controlled_resources(state),
-    )
-    previous = state.status
-    stamps = phase in SYNCED_PHASES and state.last_transition < now
-    if stamps and previous is not None and fields != _fields_of(previous):
-        return _stamped(state, fields, now)  # changed: the status as it stands is not needed
-    at = to_rfc3339(state.last_transition) if phase else None
-    status = JobStatus(StatusState(phase, reason, message, at), *fields, state.conditions)
-    if previous is None:
-        return status
-    if status == previous:
-        return previous  # the same object: the caller's "changed?" is then an identity test
-    return _stamped(state, fields, now) if stamps else status
-
-
-def _stamped(state: JobState, fields: StatusFields, now: float) -> JobStatus:
-    """The status of `state` with `fields` (`_fields_of`'s), stamped at `now`."""
-    phase, stamp = state.phase, to_rfc3339(now)
-    conditions = append_condition(state.conditions, JobCondition(phase, stamp))
-    return JobStatus(StatusState(phase, state.reason, state.message, stamp), *fields, conditions)
-
-
-def _fields_of(status: JobStatus) -> StatusFields:
-    """The fields of `status` between its `state` and its `conditions`, in their order."""
-    return (
-        status.min_available,
-        status.task_status_count,
-        status.pending,
-        status.running,
-        status.succeeded,
-        status.failed,
-        status.terminating,
-        status.unknown,
-        status.version,
-        status.retry_count,
-        status.running_duration,
-        status.controlled_resources,
+        conditions,
     )
 
 

@@ -227,7 +227,7 @@ def _write_status(step: Step) -> None:
     if not state.phase or state is step.status_checked:
         return
     status = job_status(state, step.counts(), step.now)
-    if status != state.status:
+    if status is not state.status:  # `job_status` returns the status it has when unchanged
         observation = step.observation
         write = StatusWrite(
             id=step.next_id(),

@@ -32,11 +32,13 @@ def no_news(state: JobState, observation: AnyObservation, observed: JobState) ->
         return False
     if observed is state:
         return seen_before(state, observation)
-    if type(observation) is not PodObserved or not _nothing_waits(state, observation):
+    if type(observation) is not PodObserved:
         return False
     known = state.pods.get(observation.pod)
+    if known is None or (known.uid and not observation.deleting):
+        return False  # a pod seen before and not going: neither case below (most pod news)
     seen = observed.pods.get(observation.pod)
-    if known is None or seen is None:
+    if seen is None or not _nothing_waits(state, observation):
         return False
     return seen_as_asked(state, known, seen) or seen_going(state, observation, known, seen)
 

@@ -10,7 +10,8 @@ from lavalog.events.decisions import PolicyRef
 from lavalog.events.volcano.api import Action
 
 
-class ActionRequest(msgspec.Struct, frozen=True):
+# made at nearly every step and holding no reference cycle: not tracked by the cyclic GC
+class ActionRequest(msgspec.Struct, frozen=True, gc=False):
     action: str
     trigger: Trigger
     policy: PolicyRef | None = None

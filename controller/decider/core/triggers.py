@@ -26,7 +26,8 @@ from lavalog.events.observations import (
 from lavalog.events.volcano.api import Event, PodPhase
 
 
-class Trigger(msgspec.Struct, frozen=True):
+# made at nearly every step and holding no reference cycle: not tracked by the cyclic GC
+class Trigger(msgspec.Struct, frozen=True, gc=False):
     """What happened, in Volcano's vocabulary, and to which task and pod."""
 
     event: str

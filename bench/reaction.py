@@ -62,6 +62,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.harness import (
     ALL_COMPONENTS,
     ROOT,
+    collect_as_the_simulated_cluster,
     controller_processes,
     kafka_settings,
     metric,
@@ -472,6 +473,7 @@ async def caught_up(
 
 
 async def main(args: argparse.Namespace) -> None:
+    collect_as_the_simulated_cluster()  # it runs in this process
     events = PodEvents()
     arms: list[Arm] = args.arm or DEFAULT_ARMS
     measured = {arm.label: Measured() for arm in arms}

@@ -44,7 +44,15 @@ from aiokafka.client import CoordinationType
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.harness import LavalogRun, bounded, kafka_settings, run_benchmark, say, table
+from bench.harness import (
+    LavalogRun,
+    bounded,
+    collect_as_the_simulated_cluster,
+    kafka_settings,
+    run_benchmark,
+    say,
+    table,
+)
 from bench.reaction import JOBS_PATH, percentile, reaction_job
 from lavalog.controller.broker import DevelopmentBroker
 from lavalog.controller.decider.service.runner import GROUP_ID as DECIDER_GROUP
@@ -293,6 +301,7 @@ def rows(measured: Measured) -> list[str]:
 
 
 async def main(args: argparse.Namespace) -> None:
+    collect_as_the_simulated_cluster()  # it runs in this process
     sessions = [[int(ms) for ms in pair.split("/")] for pair in args.sessions.split(",")]
     leases = [float(text) for text in args.leases.split(",")]
     results: list[Measured] = []

@@ -9,6 +9,23 @@ from collections.abc import Sequence
 from lavalog.controller.actuator.service.queues import KeyedQueues, aside, step_aside
 
 
+class Holding:
+    """A lane handler that records the items it handles and holds `item` (`started`
+    once it is being handled) until `release` is set."""
+
+    def __init__(self, item: str) -> None:
+        self.item = item
+        self.started = asyncio.Event()
+        self.release = asyncio.Event()
+        self.handled: list[str] = []
+
+    async def handle(self, item: str, later: object) -> None:
+        if item == self.item:
+            self.started.set()
+            await self.release.wait()
+        self.handled.append(item)
+
+
 async def test_items_of_one_key_run_in_order_and_keys_overlap() -> None:
     seen: dict[str, list[int]] = {}
     running: set[str] = set()
@@ -110,25 +127,18 @@ async def test_a_lane_cancelled_while_aside_leaves_the_turns_whole() -> None:
 async def test_dropping_a_groups_waiting_items_keeps_what_is_under_way() -> None:
     """A handover: the item being handled is finished, those waiting behind it (and in
     lanes waiting for a turn) are left to the next owner; other groups keep theirs."""
-    release = asyncio.Event()
-    handled: list[str] = []
-
-    async def handle(item: str, later: object) -> None:
-        if item == "a1":
-            await release.wait()
-        handled.append(item)
-
-    lanes: KeyedQueues[str] = KeyedQueues(handle, turns=1)
+    held = Holding("a1")
+    lanes: KeyedQueues[str] = KeyedQueues(held.handle, turns=1)
     for item in ("a1", "a2", "a3"):
         lanes.put("a", "p0", item)
     lanes.put("b", "p0", "b1")  # no turn free: b, c, d wait
     lanes.put("c", "p1", "c1")
     lanes.put("d", "p0", "d1")
-    await asyncio.sleep(0.01)
+    await held.started.wait()
     assert sorted(lanes.drop_waiting({"p0"})) == ["a2", "a3", "b1", "d1"]
-    release.set()
+    held.release.set()
     await lanes.drain(grace=5)
-    assert handled == ["a1", "c1"]
+    assert held.handled == ["a1", "c1"]
     assert len(lanes) == 0
 
 
@@ -207,22 +217,16 @@ async def test_an_urgent_turn_leaves_the_lanes_other_work_to_wait_as_what_it_is(
 async def test_an_item_put_takes_out_the_waiting_one_it_supersedes_never_the_one_handled() -> None:
     """`supersedes` names the item the last one put makes unnecessary: a waiting one
     leaves the lane at once (the caller counts it done); the one being handled stays."""
-    release = asyncio.Event()
-    handled: list[str] = []
-
-    async def handle(item: str, later: object) -> None:
-        if item == "w1":
-            await release.wait()
-        handled.append(item)
+    held = Holding("w1")
 
     def supersedes(items: Sequence[str]) -> int | None:
         return len(items) - 2 if len(items) > 1 and items[-1].startswith("w") else None
 
-    lanes: KeyedQueues[str] = KeyedQueues(handle, turns=1, supersedes=supersedes)
+    lanes: KeyedQueues[str] = KeyedQueues(held.handle, turns=1, supersedes=supersedes)
     assert lanes.put("a", 0, "w1") is None
-    await asyncio.sleep(0.01)  # w1 is being handled
+    await held.started.wait()
     assert lanes.put("a", 0, "w2") is None
     assert lanes.put("a", 0, "w3") == "w2"
-    release.set()
+    held.release.set()
     await lanes.drain(grace=5)
-    assert handled == ["w1", "w3"]
+    assert held.handled == ["w1", "w3"]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import os
 import signal
 import subprocess
@@ -28,7 +27,6 @@ from aiokafka import TopicPartition
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lavalog.controller.broker import free_port
-from lavalog.controller.collector import THRESHOLDS
 from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,16 +55,6 @@ def run_benchmark(main: Coroutine[Any, Any, T]) -> T:
     except KeyboardInterrupt:
         say("stopped by Ctrl-C")
         sys.exit(128 + signal.SIGINT)
-
-
-def collect_as_the_simulated_cluster() -> None:
-    """For a benchmark whose own process hosts the simulated cluster (to crash its pods,
-    to watch its store): collect garbage as `lavalog sim` does. At CPython's default
-    thresholds the collector's full passes over the stored objects held the API server,
-    its kubelets and the benchmark's clock for up to half a second (a reaction run at
-    1,000 observations/s: 11 passes, median 270 ms), a pause no real API server makes,
-    and it was most of that run's p99."""
-    gc.set_threshold(*THRESHOLDS)
 
 
 def say(text: str) -> None:

@@ -62,7 +62,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.harness import (
     ALL_COMPONENTS,
     ROOT,
-    collect_as_the_simulated_cluster,
     controller_processes,
     kafka_settings,
     metric,
@@ -73,6 +72,7 @@ from bench.harness import (
     until,
 )
 from lavalog.controller.broker import DevelopmentBroker
+from lavalog.controller.collector import collect_rarely
 from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
 from lavalog.controller.kube import Kube, connect
 from lavalog.events.codec import decode_decision, decode_observation
@@ -473,7 +473,7 @@ async def caught_up(
 
 
 async def main(args: argparse.Namespace) -> None:
-    collect_as_the_simulated_cluster()  # it runs in this process
+    collect_rarely()  # this process hosts the simulated cluster: as `lavalog sim` does
     events = PodEvents()
     arms: list[Arm] = args.arm or DEFAULT_ARMS
     measured = {arm.label: Measured() for arm in arms}

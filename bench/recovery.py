@@ -47,7 +47,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.harness import (
     LavalogRun,
     bounded,
-    collect_as_the_simulated_cluster,
     kafka_settings,
     run_benchmark,
     say,
@@ -55,6 +54,7 @@ from bench.harness import (
 )
 from bench.reaction import JOBS_PATH, percentile, reaction_job
 from lavalog.controller.broker import DevelopmentBroker
+from lavalog.controller.collector import collect_rarely
 from lavalog.controller.decider.service.runner import GROUP_ID as DECIDER_GROUP
 from lavalog.controller.kafka import KafkaSettings, ensure_topics
 from lavalog.controller.kafka.groups import describe_group, group_client
@@ -301,7 +301,7 @@ def rows(measured: Measured) -> list[str]:
 
 
 async def main(args: argparse.Namespace) -> None:
-    collect_as_the_simulated_cluster()  # it runs in this process
+    collect_rarely()  # this process hosts the simulated cluster: as `lavalog sim` does
     sessions = [[int(ms) for ms in pair.split("/")] for pair in args.sessions.split(",")]
     leases = [float(text) for text in args.leases.split(",")]
     results: list[Measured] = []

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import os
 import signal
 from pathlib import Path
 
-from lavalog.controller.collector import THRESHOLDS
+from lavalog.controller.collector import collect_rarely
 from lavalog.simulator import vectors
 from lavalog.simulator.faults import ApiFaults
 from lavalog.simulator.server import DEFAULT_CAPACITY, SimulatedCluster
@@ -94,7 +93,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     # Hundreds of thousands of stored (acyclic) objects make the cyclic collector's full
     # passes dominate; collect as rarely as the controller does.
-    gc.set_threshold(*THRESHOLDS)
+    collect_rarely()
     asyncio.run(_serve(args))
     return 0
 

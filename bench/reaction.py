@@ -7,8 +7,9 @@
 a simulated cluster in this process; the controller runs in its own process, as in a
 deployment, with the development broker. Beside them run `--background-jobs` Jobs of a ps
 and three workers (`PodFailed -> RestartTask` on the workers), and their running workers
-are crashed at a pace that has the watchers publish `--rate` observations/s in all (the
-topic's end offsets count them): each crash is a real failure to the controller, which
+are crashed at a fixed pace, calibrated at the start to have the watchers publish
+`--rate` observations/s (the topic's end offsets count them; the timed crashes add
+theirs): each crash is a real failure to the controller, which
 watches it, decides it, deletes and creates the task's pods again and writes the Job's
 status and Events, the API calls it made printed per second by verb. Meanwhile one
 running pod of the timed Jobs after another is crashed (`kubelet.crash`, exit 1) and
@@ -24,8 +25,9 @@ observations/s.
 
 Each `--arm` is a setting of the controller (its event loop, its components in one process
 or one each, another commit's code, its fetch wait), measured beside the others in the same
-run: the arms take turns `--rounds` times, each turn a fresh controller with `--failures /
---rounds` crashes, so that a change in the machine's load falls on all of them. A turn
+run: the arms take turns `--rounds` times, each turn a fresh controller on a fresh broker
+(it adopts the running Jobs) with `--failures / --rounds` crashes, so that a change in the
+machine's load falls on all of them. A turn
 starts once its controller has caught up with the backlog its start and the load left
 (the decider's lag at most a tenth of a second's load, the decisions queued in the
 actuator's lanes, status writes held for the next of their job among them, at most a
@@ -59,10 +61,13 @@ from aiokafka import TopicPartition
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.crash_pace import CrashPace
 from bench.harness import (
     ALL_COMPONENTS,
     ROOT,
+    ControllerChild,
     controller_processes,
+    cpu_seconds,
     kafka_settings,
     metric,
     metric_series,
@@ -195,40 +200,38 @@ class Published:
 
 class BackgroundCrashes:
     """The background load: running workers of the background Jobs crashed (exit 1) at a
-    pace that has the watchers publish `rate` observations/s in all. Each crash is what a
-    real failure is to the controller: the worker Failed, its task's pods deleted and
-    created again (RestartTask), pending and running, each step an observation, with the
-    status writes and Events the controller makes for them. The observations a crash
-    brings are counted as the crashes go (the topic's end offsets), and pace the next."""
-
-    #: observations per crash assumed until 100 crashes have been counted
-    GUESS = 12.0
+    fixed pace, calibrated at the run's start to have the watchers publish `rate`
+    observations/s (`CrashPace`, from the topic's end offsets). Each crash is what a real
+    failure is to the controller: the worker Failed, its task's pods deleted and created
+    again (RestartTask), pending and running, each step an observation, with the status
+    writes and Events the controller makes for them."""
 
     def __init__(self, rate: int, events: PodEvents, cluster: SimulatedCluster) -> None:
-        self.rate = rate
+        self.pace = CrashPace(rate)
         self.events = events
         self.cluster = cluster
         self.crashes = 0
-        #: observations published while the crashes ran
-        self.published = 0
         self._random = random.Random(1)
 
     async def run(self, published: Published) -> None:
-        """Crash in ticks of 10 ms until cancelled."""
-        crashes_before, published_before = self.crashes, self.published
-        at_start = await published.count()
-        started = read_at = time.perf_counter()
+        """Crash in ticks of 10 ms until cancelled, reading the published count every
+        0.2 s until the pace is calibrated."""
+        read_at = time.perf_counter()
+        self.pace.start_turn(read_at)
         while True:
             now = time.perf_counter()
-            if now - read_at >= 0.2:
-                self.published = published_before + await published.count() - at_start
+            if not self.pace.calibrated and now - read_at >= 0.2:
+                self.pace.measured(now, self.crashes, await published.count())
                 read_at = now
-            per_crash = self.published / self.crashes if self.crashes >= 100 else self.GUESS
-            due = crashes_before + int((now - started) * self.rate / per_crash)
+                if self.pace.calibrated:
+                    say(
+                        f"background load calibrated: {self.pace.per_crash:.1f} observations "
+                        f"per crash, so {self.pace.rate / self.pace.per_crash:.0f} crashes/s"
+                    )
             running = [
                 pod for pod in self.events.running if pod.startswith("bg-") and "-worker-" in pod
             ]
-            for pod in self._random.sample(running, max(0, min(len(running), due - self.crashes))):
+            for pod in self._random.sample(running, min(len(running), self.pace.due(now))):
                 self.cluster.kubelet.crash(BACKGROUND, pod, 1)
                 self.crashes += 1
             await asyncio.sleep(0.01)
@@ -420,21 +423,83 @@ LAYOUTS = {"one": (ALL_COMPONENTS,), "components": tuple(ALL_COMPONENTS.split(",
 
 
 @dataclass
+class Readings:
+    """What a turn is measured by, read at its start and at its end (their difference)."""
+
+    seconds: float
+    #: observations the watchers published
+    published: int
+    #: observations the controller's decider decided
+    decided: float
+    #: the controller processes' CPU time
+    cpu_seconds: float
+    #: this process's: the simulated cluster's, the crashes' and the clocks'
+    cluster_cpu_seconds: float
+    broker_cpu_seconds: float
+    #: API calls the controller made (the requests the simulated API server served)
+    calls: Counter[str]
+
+    @classmethod
+    async def read(
+        cls,
+        published: Published,
+        decider: str,
+        children: list[ControllerChild],
+        cluster: SimulatedCluster,
+        broker: DevelopmentBroker,
+    ) -> Readings:
+        assert broker.pid is not None
+        return cls(
+            seconds=time.perf_counter(),
+            published=await published.count(),
+            decided=await metric(decider, "lavalog_decider_observations"),
+            cpu_seconds=sum(child.cpu_seconds() for child in children),
+            cluster_cpu_seconds=time.process_time(),
+            broker_cpu_seconds=cpu_seconds(broker.pid),
+            calls=Counter(cluster.api_calls),
+        )
+
+    def __sub__(self, before: Readings) -> Readings:
+        return Readings(
+            *(getattr(self, f.name) - getattr(before, f.name) for f in dataclasses.fields(self))
+        )
+
+    def summary(self) -> str:
+        """The turn's rate, and the CPU each process spent per observation decided."""
+        per = 1e6 / max(self.decided, 1)
+        return (
+            f"{self.published / self.seconds:,.0f} observations/s published; CPU per "
+            f"observation decided: controller {self.cpu_seconds * per:,.0f} µs, simulated "
+            f"cluster and benchmark {self.cluster_cpu_seconds * per:,.0f} µs, broker "
+            f"{self.broker_cpu_seconds * per:,.0f} µs"
+        )
+
+
+@dataclass
 class Measured:
+    """An arm's turns added up."""
+
     failures: list[Failure] = field(default_factory=list)
     seconds: float = 0.0
-    #: observations the watchers published
     published: int = 0
     decided: float = 0.0
-    #: the controller processes' CPU time over the failures
     cpu_seconds: float = 0.0
-    #: this process's: the simulated cluster's, the crashes' and the clocks'
     cluster_cpu_seconds: float = 0.0
-    #: API calls the controller made (the requests the simulated API server served)
+    broker_cpu_seconds: float = 0.0
     calls: Counter[str] = field(default_factory=Counter)
     #: turns skipped (not caught up within `PATIENCE`) or ended by a replacement not made
     #: within it
     behind: int = 0
+
+    def add(self, turn: Readings, failures: list[Failure]) -> None:
+        self.failures += failures
+        self.seconds += turn.seconds
+        self.published += turn.published
+        self.decided += turn.decided
+        self.cpu_seconds += turn.cpu_seconds
+        self.cluster_cpu_seconds += turn.cluster_cpu_seconds
+        self.broker_cpu_seconds += turn.broker_cpu_seconds
+        self.calls += turn.calls
 
 
 @contextlib.contextmanager
@@ -477,91 +542,125 @@ async def main(args: argparse.Namespace) -> None:
     events = PodEvents()
     arms: list[Arm] = args.arm or DEFAULT_ARMS
     measured = {arm.label: Measured() for arm in arms}
-    per_round = -(-args.failures // args.rounds)
+    log: list[tuple[int, Any]] = []
     async with (
-        DevelopmentBroker() as broker,
         SimulatedCluster(nodes=4, node_capacity=CAPACITY, time_scale=args.time_scale) as cluster,
         contextlib.AsyncExitStack() as sources,
     ):
         code = {arm.label: sources.enter_context(checkout(arm.code)) for arm in arms}
         cluster.objects.store.subscribe(events)
-        settings = kafka_settings(broker.bootstrap_servers, args.partitions)
-        load = BackgroundCrashes(args.rate, events, cluster)
-        started_jobs = False
-        async with connect(str(cluster.kubeconfig_path)) as kube, Published(settings) as published:
+        run = Run(
+            args,
+            cluster,
+            events,
+            BackgroundCrashes(args.rate, events, cluster),
+            pods=[f"react-{j}-main-{i}" for i in range(args.replicas) for j in range(args.jobs)],
+            per_turn=-(-args.failures // args.rounds),
+        )
+        async with connect(str(cluster.kubeconfig_path)) as kube:
             await kube.request(
                 "POST", "/api/v1/namespaces", body={"metadata": {"name": BACKGROUND}}
             )
-            pods = [f"react-{j}-main-{i}" for i in range(args.replicas) for j in range(args.jobs)]
             for number, arm in itertools.product(range(args.rounds), arms):
-                async with controller_processes(
+                say(f"{arm.label} (round {number + 1} of {args.rounds})")
+                log += await run.turn(arm, code[arm.label], kube, measured[arm.label])
+            say("controller stopped; the same crashes, each pod replaced directly (baseline)")
+            direct = await baseline(events, run.pods, run.per_turn * args.rounds, cluster, kube)
+    report(arms, measured, direct, log)
+
+
+@dataclass
+class Run:
+    """What the turns share: the simulated cluster and its Jobs, and the background load."""
+
+    args: argparse.Namespace
+    cluster: SimulatedCluster
+    events: PodEvents
+    load: BackgroundCrashes
+    #: the timed Jobs' pods, crashed in turn
+    pods: list[str]
+    #: timed failures per turn
+    per_turn: int
+    submitted: bool = False
+
+    async def turn(
+        self, arm: Arm, source: Path, kube: Kube, into: Measured
+    ) -> list[tuple[int, Any]]:
+        """One turn of `arm`: a new controller on a new broker takes the cluster over (the
+        first is given the Jobs; the others find them running and adopt them), under the
+        background load, then the timed failures. A broker per turn, because tansu's
+        memory storage lists a partition on every fetch: on one broker each turn's
+        controller would pay for the log of the turns before (docs/kafka.md). The timed
+        Jobs' messages of the turn, read back from its topics."""
+        args = self.args
+        async with DevelopmentBroker() as broker:
+            settings = kafka_settings(broker.bootstrap_servers, args.partitions)
+            async with (
+                Published(settings) as published,
+                controller_processes(
                     bootstrap=broker.bootstrap_servers,
-                    kubeconfig=cluster.kubeconfig_path,
+                    kubeconfig=self.cluster.kubeconfig_path,
                     partitions=args.partitions,
                     qps=args.qps,
                     burst=args.burst,
                     event_loop=arm.event_loop,
                     layout=arm.layout,
-                    source=code[arm.label],
-                    identity="bench-reaction",  # each takes the Lease and groups back at once
+                    source=source,
+                    identity="bench-reaction",  # each takes the Lease back at once
                     fetch_max_wait_ms=arm.fetch_wait,
-                ) as children:
-                    decider, actuator = (
-                        next(
-                            child.metrics
-                            for child, components in zip(children, arm.layout, strict=True)
-                            if component in components
-                        )
-                        for component in ("decider", "actuator")
-                    )
-                    if not started_jobs:
-                        await submit(kube, args, events, pods)
-                        started_jobs = True
-                    crashing = asyncio.create_task(load.run(published))
-                    try:
-                        await asyncio.sleep(3.0)  # the load reaches its steady state
-                        into = measured[arm.label]
-                        say(f"{arm.label} (round {number + 1} of {args.rounds})")
-                        late = await caught_up(
-                            decider, actuator, behind=args.rate // 10, queued=args.rate
-                        )
-                        if late is not None:
-                            into.behind += 1
-                            say(
-                                f"  behind its load after {PATIENCE:.0f} s ({late[0]:,.0f} "
-                                f"observations not decided, {late[1]:,.0f} decisions "
-                                "queued): this turn is skipped"
-                            )
-                            continue
-                        decided_before = await metric(decider, "lavalog_decider_observations")
-                        started, published_before = time.perf_counter(), await published.count()
-                        cpu_before = sum(child.cpu_seconds() for child in children)
-                        own_cpu_before = time.process_time()
-                        calls_before = Counter(cluster.api_calls)
-                        try:
-                            failures = await inject(events, pods, per_round, cluster)
-                        except Behind as behind:
-                            failures = behind.failures
-                            into.behind += 1
-                            say(f"  {behind}: this turn ends after {len(failures)} failures")
-                        into.seconds += time.perf_counter() - started
-                        into.cpu_seconds += (
-                            sum(child.cpu_seconds() for child in children) - cpu_before
-                        )
-                        into.cluster_cpu_seconds += time.process_time() - own_cpu_before
-                        into.calls += Counter(cluster.api_calls) - calls_before
-                        into.published += await published.count() - published_before
-                        into.decided += (
-                            await metric(decider, "lavalog_decider_observations") - decided_before
-                        )
-                        into.failures += failures
-                    finally:
-                        crashing.cancel()
-                        await asyncio.gather(crashing, return_exceptions=True)
-            say("controller stopped; the same crashes, each pod replaced directly (baseline)")
-            direct = await baseline(events, pods, per_round * args.rounds, cluster, kube)
-        log = await read_topics(settings)
-    report(arms, measured, direct, log)
+                ) as children,
+            ):
+                if not self.submitted:
+                    await submit(kube, args, self.events, self.pods)
+                    self.submitted = True
+                crashing = asyncio.create_task(self.load.run(published))
+                try:
+                    await self._measure(arm, children, published, broker, into)
+                finally:
+                    crashing.cancel()
+                    await asyncio.gather(crashing, return_exceptions=True)
+            return await read_topics(settings)
+
+    async def _measure(
+        self,
+        arm: Arm,
+        children: list[ControllerChild],
+        published: Published,
+        broker: DevelopmentBroker,
+        into: Measured,
+    ) -> None:
+        decider, actuator = (
+            next(
+                child.metrics
+                for child, components in zip(children, arm.layout, strict=True)
+                if component in components
+            )
+            for component in ("decider", "actuator")
+        )
+        await asyncio.sleep(3.0)  # the load reaches its steady state
+        await until(lambda: self.load.pace.calibrated)
+        rate = self.args.rate
+        late = await caught_up(decider, actuator, behind=rate // 10, queued=rate)
+        if late is not None:
+            into.behind += 1
+            say(
+                f"  behind its load after {PATIENCE:.0f} s ({late[0]:,.0f} observations not "
+                f"decided, {late[1]:,.0f} decisions queued): this turn is skipped"
+            )
+            return
+        readings = functools.partial(
+            Readings.read, published, decider, children, self.cluster, broker
+        )
+        before = await readings()
+        try:
+            failures = await inject(self.events, self.pods, self.per_turn, self.cluster)
+        except Behind as behind:
+            failures = behind.failures
+            into.behind += 1
+            say(f"  {behind}: this turn ends after {len(failures)} failures")
+        turn = await readings() - before
+        say(f"  {turn.summary()}")
+        into.add(turn, failures)
 
 
 #: room for the reaction's and the background's pods on the 4 nodes
@@ -608,7 +707,8 @@ def report(
             f"(over the {into.seconds:.1f} s of its failures), which used "
             f"{1e6 * into.cpu_seconds / into.decided:,.0f} µs of CPU per observation decided "
             f"(the simulated cluster and this benchmark: "
-            f"{1e6 * into.cluster_cpu_seconds / into.decided:,.0f} µs)"
+            f"{1e6 * into.cluster_cpu_seconds / into.decided:,.0f} µs; the broker: "
+            f"{1e6 * into.broker_cpu_seconds / into.decided:,.0f} µs)"
         )
     verbs = sorted(
         {call for arm in arms for call in measured[arm.label].calls},
@@ -696,7 +796,8 @@ def parse() -> argparse.Namespace:
         "--rate",
         type=int,
         default=1_000,
-        help="observations/s the watchers publish, paced by crashing background workers",
+        help="observations/s the background load has the watchers publish, by crashing its "
+        "workers at a pace calibrated at the start (the timed crashes add theirs)",
     )
     parser.add_argument(
         "--background-jobs", type=int, default=100, help="Jobs of a ps and 3 workers crashed"

@@ -8,7 +8,8 @@ phase change write the status and sync once more in the new phase (Volcano write
 status at the end of each handler and re-queues the job when it changed), so every
 phase Volcano writes reaches the API, in order (Aborted -> Restarting -> Pending on
 ResumeJob, Restarting -> Failed when retries run out). Finally the status is written if
-it changed since.
+it changed since. A fact no rule would act on is folded without them (`no_news`), and a
+routine pod fact, which only moves the counts, is decided as its status write (`routine`).
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ phase change write the status and sync once more in the new phase (Volcano write
 status at the end of each handler and re-queues the job when it changed), so every
 phase Volcano writes reaches the API, in order (Aborted -> Restarting -> Pending on
 ResumeJob, Restarting -> Failed when retries run out). Finally the status is written if
-it changed since.
+it changed since. A fact no rule would act on is folded without them (`no_news`), and a
+routine pod fact, which only moves the counts, is decided as its status write (`routine`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from lavalog.controller.decider.core.replacement import (
 )
 from lavalog.controller.decider.core.request import SYNC_REQUEST, ActionRequest
 from lavalog.controller.decider.core.restart_backoff import with_restart_backoff
+from lavalog.controller.decider.core.routine import is_routine
 from lavalog.controller.decider.core.state import JobState
 from lavalog.controller.decider.core.step import Step
 from lavalog.controller.decider.core.timers import (
@@ -89,15 +91,23 @@ def step(state: JobState, observation: AnyObservation) -> tuple[JobState, list[A
     observed = evolve(state, observation)
     if no_news(state, observation, observed):
         return observed, []
-    return step_by_rules(state, observation, observed)
+    current = Step(state, observation, observed)
+    if is_routine(current):
+        _write_status(current)  # all a routine fact decides
+        return current.state, current.decisions
+    return _by_rules(current)
 
 
 def step_by_rules(
     state: JobState, observation: AnyObservation, observed: JobState
 ) -> tuple[JobState, list[AnyDecision]]:
-    """`step` running every rule, on a fact seen before too; `observed` is
+    """`step` running every rule, on a fact that is no news or routine too; `observed` is
     `evolve(state, observation)`."""
-    current = Step(state, observation, observed)
+    return _by_rules(Step(state, observation, observed))
+
+
+def _by_rules(current: Step) -> tuple[JobState, list[AnyDecision]]:
+    observation = current.observation
     if current.state.uid != observation.job_uid:
         return current.state, []  # about another incarnation, or a Job not seen yet
     _decide(current)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from lavalog.controller.decider.core.policies import SYNC, apply_policies
 from lavalog.controller.decider.core.state import JobState, PodRecord
 from lavalog.controller.decider.core.triggers import Trigger
-from lavalog.events.observations import AnyObservation, JobObserved, PodObserved
+from lavalog.events.observations import AnyObservation, JobObserved, PodDeleted, PodObserved
 from lavalog.events.volcano.api import Event, JobPhase, PodPhase
 
 #: the phases a pod the decider asked for is made in
@@ -38,7 +38,7 @@ def no_news(state: JobState, observation: AnyObservation, observed: JobState) ->
     if known is None or (known.uid and not observation.deleting):
         return False  # a pod seen before and not going: neither case below (most pod news)
     seen = observed.pods.get(observation.pod)
-    if seen is None or not _nothing_waits(state, observation):
+    if seen is None or not nothing_waits(state, observation):
         return False
     return seen_as_asked(state, known, seen) or seen_going(state, observation, known, seen)
 
@@ -90,7 +90,7 @@ def seen_going(
     )
 
 
-def _nothing_waits(state: JobState, observation: PodObserved) -> bool:
+def nothing_waits(state: JobState, observation: PodObserved | PodDeleted) -> bool:
     """An admitted job that is decided as it goes: no timer, no deferred Command, its
     pods known, not being deleted, and the fact is about it."""
     return (

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from lavalog.controller.decider.core.request import ActionRequest
-from lavalog.controller.decider.core.state import JobState, PodCounts, PodRecord
+from lavalog.controller.decider.core.state import JobState, PodCounts, PodGroupRecord, PodRecord
 from lavalog.controller.decider.core.step import Step
 from lavalog.controller.decider.core.transitions import CREATING_PHASES, Transition, enter_phase
 from lavalog.events.decisions import (
@@ -111,7 +111,7 @@ def sync_job(step: Step, update: UpdateStatus | None) -> None:
         _emit_podgroup(step)  # Volcano's createOrUpdatePodGroup: a scaled gang's new size
     spec = step.spec
     replicas = step.state.replicas.by_task
-    if spec.plugins and step.state.resources_for != replicas:
+    if resources_outdated(step.state):
         step.emit(
             PluginResourcesEnsure,
             plugins=spec.plugins,
@@ -138,6 +138,26 @@ def settle(step: Step, update: UpdateStatus | None) -> None:
     transition = update(step, step.counts())
     if transition is not None:
         enter_phase(step, transition)
+
+
+def resources_outdated(state: JobState) -> bool:
+    """The job has plugins whose objects were not ensured for its replicas: a sync
+    ensures them."""
+    spec = state.spec
+    return spec is not None and bool(spec.plugins) and state.resources_for != state.replicas.by_task
+
+
+def pods_in_place(state: JobState, counts: PodCounts) -> bool:
+    """No pod beyond its task's replicas and none missing (or the PodGroup not admitted
+    yet, so none is made): a sync in a phase that makes pods makes and kills none."""
+    if counts.stray:
+        return False
+    return len(state.pods) >= state.replicas.total or not _gang_admitted(state.podgroup)
+
+
+def _gang_admitted(podgroup: PodGroupRecord | None) -> bool:
+    """The gang scheduler admitted the PodGroup (its phase is past Pending): pods are made."""
+    return podgroup is not None and podgroup.phase not in ("", "Pending")
 
 
 def podgroup_name(state: JobState) -> str:
@@ -194,9 +214,12 @@ def _reconcile_pods(step: Step, spec: JobSpec) -> None:
     the replica total, nothing is missing; the pods are gone through only when some are
     strays (beyond their task's replicas, which the counts keep)."""
     state = step.state
+    counts = step.counts()
+    if pods_in_place(state, counts):
+        return  # most syncs
     surplus: list[PodRecord] = []
     filled = len(state.pods)
-    if step.counts().stray:
+    if counts.stray:
         replicas = state.replicas.by_task
         for pod in state.pods.values():
             if pod.index >= replicas.get(pod.task, 0):
@@ -204,8 +227,7 @@ def _reconcile_pods(step: Step, spec: JobSpec) -> None:
                 if not pod.deleting:
                     surplus.append(pod)
     podgroup = state.podgroup
-    admitted = podgroup is not None and podgroup.phase not in ("", "Pending")
-    if filled < state.replicas.total and podgroup is not None and admitted:
+    if filled < state.replicas.total and podgroup is not None and _gang_admitted(podgroup):
         _create_missing(step, spec, podgroup.name)
     if surplus:
         _kill(step, surplus, reason="ScaleDown")

@@ -153,9 +153,23 @@ def _pod_event(
     return _OUT_OF_SYNC, None
 
 
+def pod_fact_event(
+    previous: PodRecord | None, job: JobState, observation: PodObserved | PodDeleted
+) -> str:
+    """The event a pod's change or deletion means (its trigger's), without the trigger.
+    `previous`: the decider's record of the pod's name before it; `job`: the state after."""
+    if type(observation) is PodObserved:
+        return _pod_event(previous, job, observation)[0]
+    return _OUT_OF_SYNC if previous is None or _no_eviction(previous) else _POD_EVICTED
+
+
+def _no_eviction(gone: PodRecord) -> bool:
+    """The deletion of a known pod is no eviction: ours, or its eviction was reported."""
+    return gone.killed or gone.deleting
+
+
 def _pod_gone(old: PodRecord | None, pod: PodDeleted) -> Trigger:
-    if old is None or old.killed or old.deleting:
-        # ours, or its eviction was already reported
+    if old is None or _no_eviction(old):
         return Trigger(event=_OUT_OF_SYNC, task=pod.task, pod=pod.pod, job_version=pod.job_version)
     failure = _failure(
         container=pod.container or "",

@@ -6,7 +6,8 @@ folding `evolve` over the observation and its decisions (spec updates, admitted 
 rejected, included: the admission is one of them). Folding an observation never admits
 a spec (only the recorded verdict does), and a fact that leaves the state as it was
 decides nothing even when every rule runs on it (which `step` spares itself), nor does a
-pod fact that changes only what no rule reads (`no_news`). A job held
+pod fact that changes only what no rule reads (`no_news`); a routine pod fact decides
+byte for byte as every rule does (`routine`). A job held
 as a compact record once it settled decides exactly as one kept in memory.
 """
 
@@ -25,6 +26,7 @@ from lavalog.controller.decider.core.state import JobState
 from lavalog.events.decisions import JobAdmitted, JobRejected, PodsCreate, PodsReplace
 from lavalog.events.observations import JobObserved, PodObserved
 from lavalog.events.volcano.api import FINISHED_PHASES
+from tests.decider.core.test_routine import encoded, routine_step
 from tests.scenarios import JobScript
 
 SPEC: dict[str, Any] = {
@@ -235,4 +237,25 @@ def test_a_fact_that_is_no_news_decides_nothing_even_by_every_rule(moves, spec):
         # left among them: the test before)
         if observed is not state and no_news(state, observation, observed):
             assert step_by_rules(state, observation, observed) == (observed, [])
+        state, _ = step(state, observation)
+
+
+#: the moves that make every pod and see each Pending, then Running
+ALL_RUNNING = [("podgroup", "Inqueue")] + [
+    ("pod", pod, phase, 0, None) for phase in ("Pending", "Running") for pod in PODS
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(steps, max_size=40), st.sampled_from([SPEC, PENDING_SPEC, DEPENDS_SPEC]))
+def test_a_routine_fact_decides_as_every_rule_does(moves, spec):
+    """From a job whose pods all run (most routine facts come to a running job)."""
+    events = script_of([*ALL_RUNNING, *moves], spec).events
+    state = initial_state(events[0].key)
+    for observation in events:
+        observed = evolve(state, observation)
+        if not no_news(state, observation, observed):
+            routine = routine_step(state, observation, observed)
+            if routine is not None:
+                assert encoded(routine) == encoded(step_by_rules(state, observation, observed))
         state, _ = step(state, observation)

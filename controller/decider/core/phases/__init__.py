@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from lavalog.controller.decider.core.operations import UpdateStatus
 from lavalog.controller.decider.core.phases import finished, pending, releasing, restarting, running
 from lavalog.controller.decider.core.request import ActionRequest
 from lavalog.controller.decider.core.step import Step
@@ -28,4 +29,13 @@ HANDLERS: dict[str, Handler] = {
     JobPhase.COMPLETED: finished.finished,
     JobPhase.FAILED: finished.finished,
     JobPhase.TERMINATED: finished.finished,
+}
+
+#: the status rule of each phase whose handler answers a plain sync (an event no policy
+#: matches, no action chosen) with `operations.sync_job` and that rule; Restarting's first
+#: kills any pod of an older version left running (`restarting.runs_an_older_version`)
+SYNC_RULES: dict[str, UpdateStatus] = {
+    JobPhase.PENDING: pending.update,
+    JobPhase.RUNNING: running.update,
+    JobPhase.RESTARTING: restarting.update,
 }

@@ -13,10 +13,10 @@ from lavalog.events.volcano.api import JobPhase
 
 def handle(step: Step, request: ActionRequest) -> None:
     if not start_kill(step, request):
-        sync_job(step, _update)
+        sync_job(step, update)
 
 
-def _update(step: Step, counts: PodCounts) -> Transition | None:
+def update(step: Step, counts: PodCounts) -> Transition | None:
     if step.spec.min_available <= counts.running + counts.succeeded + counts.failed:
         return Transition(
             JobPhase.RUNNING,

@@ -25,13 +25,13 @@ def handle(step: Step, request: ActionRequest) -> None:
     if action in _STOPS:
         start_kill(step, request)
     elif action in _TARGET_RESTARTS:
-        kill_target(step, request, _update)
+        kill_target(step, request, update)
     elif action == _RESTART_JOB and _has_live_pods(step):
-        kill_job(step, RETAIN_NONE, _update, reason=action)
-    elif _runs_an_older_version(step):
-        kill_job(step, RETAIN_NONE, _update, reason=JobPhase.RESTARTING)
+        kill_job(step, RETAIN_NONE, update, reason=action)
+    elif runs_an_older_version(step.state):
+        kill_job(step, RETAIN_NONE, update, reason=JobPhase.RESTARTING)
     else:
-        sync_job(step, _update)
+        sync_job(step, update)
 
 
 def _has_live_pods(step: Step) -> bool:
@@ -40,18 +40,18 @@ def _has_live_pods(step: Step) -> bool:
     return counts.terminating < len(step.state.pods)
 
 
-def _runs_an_older_version(step: Step) -> bool:
+def runs_an_older_version(state: JobState) -> bool:
     """Pods of an earlier version still pending or running: left by a restart another
     controller began (Volcano, switched off half-way), which Volcano's Restarting would
     kill on its next sync. A restart lavalog began killed them when it entered the phase."""
-    version = step.state.version
+    version = state.version
     return any(
         not pod.deleting and pod.version < version and pod.phase in _ALIVE
-        for pod in step.state.pods.values()
+        for pod in state.pods.values()
     )
 
 
-def _update(step: Step, counts: PodCounts) -> Transition | None:
+def update(step: Step, counts: PodCounts) -> Transition | None:
     spec, state = step.spec, step.state
     if _retries_exhausted(state, spec):
         return Transition(

@@ -16,10 +16,10 @@ from lavalog.events.volcano.api import JobPhase, PodPhase
 
 def handle(step: Step, request: ActionRequest) -> None:
     if not start_kill(step, request):
-        sync_job(step, _update)
+        sync_job(step, update)
 
 
-def _update(step: Step, counts: PodCounts) -> Transition | None:
+def update(step: Step, counts: PodCounts) -> Transition | None:
     """Volcano's rules, in its order: minSuccess reached; else, once every pod has finished,
     a task below its minAvailable, minSuccess missed or too few successes fail the job
     (not while a restart waits out its backoff: it replaces the finished pods); else, with

@@ -9,7 +9,10 @@ that fixed pace, whatever is published: every arm is offered the same load, and 
 that falls behind is not crashed harder to make up the observations it has not caused
 yet (a pace fed back from what is published does that, and its backlog only grows).
 A window longer than a crash's observations take to arrive measures the ratio whatever
-that delay, where a count since the start is short by every crash still arriving.
+that delay, where a count since the start is short by every crash still arriving. The
+timed crashes publish observations of their own, while a turn measures: the first turn
+that measures says how many a second (`leave_room`), and the background asks that many
+less from then on, so that all of them together come to the rate asked.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ class CrashPace:
     until `calibrated`."""
 
     rate: float
+    #: observations/s of the rate left to the timed crashes (`leave_room`)
+    room: float | None = None
     #: observations per crash, guessed until calibrated
     per_crash: float = 12.0
     #: seconds the controller is given to settle into the guessed pace
@@ -45,11 +50,24 @@ class CrashPace:
     def due(self, now: float) -> int:
         """Crashes to make now. What is not made now is not owed later: a burst to catch
         up would load the controller more than the rate asked."""
-        self._owed += (now - self._last) * self.rate / self.per_crash
+        self._owed += (now - self._last) * self.background_rate / self.per_crash
         self._last = now
         whole = int(self._owed)
         self._owed -= whole
         return whole
+
+    @property
+    def background_rate(self) -> float:
+        """Observations/s the background's crashes are to bring."""
+        return self.rate - (self.room or 0.0)
+
+    def leave_room(self, seconds: float, crashes: int, published: int) -> None:
+        """Over `seconds` of a turn that measured, the background made `crashes` and
+        `published` observations were published in all: what the background did not
+        bring, the timed crashes did. Once; at most half the rate is left to them."""
+        if self.room is None and seconds > 0:
+            theirs = (published - crashes * self.per_crash) / seconds
+            self.room = min(max(0.0, theirs), self.rate / 2)
 
     def measured(self, now: float, crashes: int, published: int) -> None:
         """The crashes made and observations published so far (running totals)."""

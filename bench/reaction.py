@@ -621,6 +621,23 @@ class Run:
                     await asyncio.gather(crashing, return_exceptions=True)
             return await read_topics(settings)
 
+    async def _leave_room(self, published: Published) -> None:
+        """Crash timed pods as a turn does, unmeasured, and leave the observations they
+        publish a second out of the background's (`CrashPace.leave_room`)."""
+        pace = self.load.pace
+        started, crashes, count = time.perf_counter(), self.load.crashes, await published.count()
+        with contextlib.suppress(Behind):  # measured over the crashes made
+            await inject(self.events, self.pods, ROOM_FAILURES, self.cluster)
+        pace.leave_room(
+            time.perf_counter() - started,
+            self.load.crashes - crashes,
+            await published.count() - count,
+        )
+        say(
+            f"the timed crashes publish {pace.room:,.0f} observations/s: the background "
+            f"brings {pace.background_rate:,.0f}/s"
+        )
+
     async def _measure(
         self,
         arm: Arm,
@@ -639,6 +656,8 @@ class Run:
         )
         await asyncio.sleep(3.0)  # the load reaches its steady state
         await until(lambda: self.load.pace.calibrated)
+        if self.load.pace.room is None:
+            await self._leave_room(published)
         rate = self.args.rate
         late = await caught_up(decider, actuator, behind=rate // 10, queued=rate)
         if late is not None:
@@ -662,6 +681,9 @@ class Run:
         say(f"  {turn.summary()}")
         into.add(turn, failures)
 
+
+#: timed crashes made, unmeasured, to learn how many observations a second they publish
+ROOM_FAILURES = 40
 
 #: room for the reaction's and the background's pods on the 4 nodes
 CAPACITY = {"cpu": "1000", "memory": "4Ti", "pods": "1000"}

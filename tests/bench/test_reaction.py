@@ -7,7 +7,7 @@ import argparse
 import pytest
 
 from bench.harness import ALL_COMPONENTS
-from bench.reaction import Arm, checkout
+from bench.reaction import Arm, checkout, turns
 
 
 def test_an_arm_names_its_loop_layout_code_and_fetch_wait() -> None:
@@ -34,3 +34,13 @@ def test_an_arm_of_another_commit_runs_that_commits_package() -> None:
         assert (tree / "lavalog" / "controller").is_symlink()
         assert (tree / "controller" / "app.py").is_file()
         assert (tree / "bench" / "harness.py").is_file()
+
+
+def test_the_arms_take_turns_in_the_other_order_every_other_round() -> None:
+    a, b, c = Arm("a"), Arm("b"), Arm("c")
+
+    order = [(number, arm.label) for number, arm in turns([a, b, c], 3)]
+
+    assert order == [
+        (0, "a"), (0, "b"), (0, "c"), (1, "c"), (1, "b"), (1, "a"), (2, "a"), (2, "b"), (2, "c")
+    ]  # fmt: skip

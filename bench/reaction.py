@@ -25,9 +25,10 @@ observations/s.
 
 Each `--arm` is a setting of the controller (its event loop, its components in one process
 or one each, another commit's code, its fetch wait), measured beside the others in the same
-run: the arms take turns `--rounds` times (every other round in the other order), each
-turn a fresh controller on a fresh broker (it adopts the running Jobs) with `--failures /
---rounds` crashes, so that a change in the machine's load falls on all of them. A turn
+run: after a warm-up turn that calibrates the load and measures nothing, the arms take
+turns `--rounds` times (every other round in the other order), each turn a fresh
+controller on a fresh broker (it adopts the running Jobs) with `--failures / --rounds`
+crashes, so that a change in the machine's load falls on all of them. A turn
 starts once its controller has caught up with the backlog its start and the load left
 (the decider's lag at most a tenth of a second's load, the decisions queued in the
 actuator's lanes, status writes held for the next of their job among them, at most a
@@ -561,6 +562,8 @@ async def main(args: argparse.Namespace) -> None:
             await kube.request(
                 "POST", "/api/v1/namespaces", body={"metadata": {"name": BACKGROUND}}
             )
+            say(f"warm-up: {arms[0].label}'s controller, the load calibrated, nothing measured")
+            await run.turn(arms[0], code[arms[0].label], kube, None)
             for number, arm in turns(arms, args.rounds):
                 say(f"{arm.label} (round {number + 1} of {args.rounds})")
                 log += await run.turn(arm, code[arm.label], kube, measured[arm.label])
@@ -593,14 +596,16 @@ class Run:
     submitted: bool = False
 
     async def turn(
-        self, arm: Arm, source: Path, kube: Kube, into: Measured
+        self, arm: Arm, source: Path, kube: Kube, into: Measured | None
     ) -> list[tuple[int, Any]]:
         """One turn of `arm`: a new controller on a new broker takes the cluster over (the
         first is given the Jobs; the others find them running and adopt them), under the
-        background load, then the timed failures. A broker per turn, because tansu's
-        memory storage lists a partition on every fetch: on one broker each turn's
-        controller would pay for the log of the turns before (docs/kafka.md). The timed
-        Jobs' messages of the turn, read back from its topics."""
+        background load, then the timed failures, measured `into` (None: the warm-up
+        turn, which calibrates the load and measures nothing: a run's first turn was
+        its slowest, whichever arm took it). A broker per turn, because tansu's memory
+        storage lists a partition on every fetch: on one broker each turn's controller
+        would pay for the log of the turns before (docs/kafka.md). The timed Jobs'
+        messages of the turn, read back from its topics."""
         args = self.args
         async with DevelopmentBroker() as broker:
             settings = kafka_settings(broker.bootstrap_servers, args.partitions)
@@ -624,16 +629,22 @@ class Run:
                     self.submitted = True
                 crashing = asyncio.create_task(self.load.run(published))
                 try:
-                    await self._measure(arm, children, published, broker, into)
+                    await asyncio.sleep(3.0)  # the load reaches its steady state
+                    if into is None:
+                        await self._calibrate(published)
+                    else:
+                        await self._measure(arm, children, published, broker, into)
                 finally:
                     crashing.cancel()
                     await asyncio.gather(crashing, return_exceptions=True)
             return await read_topics(settings)
 
-    async def _leave_room(self, published: Published) -> None:
-        """Crash timed pods as a turn does, unmeasured, and leave the observations they
-        publish a second out of the background's (`CrashPace.leave_room`)."""
+    async def _calibrate(self, published: Published) -> None:
+        """Until the background's pace is calibrated; then crash timed pods as a turn
+        does, unmeasured, and leave the observations they publish a second out of the
+        background's (`CrashPace.leave_room`)."""
         pace = self.load.pace
+        await until(lambda: pace.calibrated)
         started, crashes, count = time.perf_counter(), self.load.crashes, await published.count()
         with contextlib.suppress(Behind):  # measured over the crashes made
             await inject(self.events, self.pods, ROOM_FAILURES, self.cluster)
@@ -663,10 +674,6 @@ class Run:
             )
             for component in ("decider", "actuator")
         )
-        await asyncio.sleep(3.0)  # the load reaches its steady state
-        await until(lambda: self.load.pace.calibrated)
-        if self.load.pace.room is None:
-            await self._leave_room(published)
         rate = self.args.rate
         late = await caught_up(decider, actuator, behind=rate // 10, queued=rate)
         if late is not None:

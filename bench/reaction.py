@@ -202,10 +202,10 @@ class Published:
 class BackgroundCrashes:
     """The background load: running workers of the background Jobs crashed (exit 1) at a
     fixed pace, calibrated at the run's start to have the watchers publish `rate`
-    observations/s (`CrashPace`, from the topic's end offsets). Each crash is what a real
-    failure is to the controller: the worker Failed, its task's pods deleted and created
-    again (RestartTask), pending and running, each step an observation, with the status
-    writes and Events the controller makes for them."""
+    observations/s with the timed crashes' (`CrashPace`, from the topic's end offsets).
+    Each crash is what a real failure is to the controller: the worker Failed, its task's
+    pods deleted and created again (RestartTask), pending and running, each step an
+    observation, with the status writes and Events the controller makes for them."""
 
     def __init__(self, rate: int, events: PodEvents, cluster: SimulatedCluster) -> None:
         self.pace = CrashPace(rate)
@@ -227,7 +227,8 @@ class BackgroundCrashes:
                 if self.pace.calibrated:
                     say(
                         f"background load calibrated: {self.pace.per_crash:.1f} observations "
-                        f"per crash, so {self.pace.rate / self.pace.per_crash:.0f} crashes/s"
+                        f"per crash, so {self.pace.background_rate / self.pace.per_crash:.0f} "
+                        "crashes/s"
                     )
             running = [
                 pod for pod in self.events.running if pod.startswith("bg-") and "-worker-" in pod

@@ -606,7 +606,7 @@ class Run:
         its slowest, whichever arm took it). A broker per turn, because tansu's memory
         storage lists a partition on every fetch: on one broker each turn's controller
         would pay for the log of the turns before (docs/kafka.md). The timed Jobs'
-        messages of the turn, read back from its topics."""
+        messages of a measured turn, read back from its topics."""
         args = self.args
         async with DevelopmentBroker() as broker:
             settings = kafka_settings(broker.bootstrap_servers, args.partitions)
@@ -638,7 +638,7 @@ class Run:
                 finally:
                     crashing.cancel()
                     await asyncio.gather(crashing, return_exceptions=True)
-            return await read_topics(settings)
+            return [] if into is None else await read_topics(settings)
 
     async def _calibrate(self, published: Published) -> None:
         """Until the background's pace is calibrated; then crash timed pods as a turn

@@ -46,6 +46,7 @@ import dataclasses
 import functools
 import itertools
 import math
+import operator
 import random
 import statistics
 import subprocess
@@ -461,18 +462,32 @@ class Readings:
             calls=Counter(cluster.api_calls),
         )
 
+    @classmethod
+    def nothing(cls) -> Readings:
+        """What no turn has added up to yet."""
+        return cls(0.0, 0, 0.0, 0.0, 0.0, 0.0, Counter())
+
     def __sub__(self, before: Readings) -> Readings:
+        return self._combine(before, operator.sub)
+
+    def __add__(self, other: Readings) -> Readings:
+        return self._combine(other, operator.add)
+
+    def _combine(self, other: Readings, how: Callable[[Any, Any], Any]) -> Readings:
         return Readings(
-            *(getattr(self, f.name) - getattr(before, f.name) for f in dataclasses.fields(self))
+            *(how(getattr(self, f.name), getattr(other, f.name)) for f in dataclasses.fields(self))
         )
 
     def summary(self) -> str:
-        """The turn's rate, and the CPU each process spent per observation decided."""
+        """The rate published and decided, and the CPU each process spent per observation
+        decided."""
         per = 1e6 / max(self.decided, 1)
         return (
-            f"{self.published / self.seconds:,.0f} observations/s published; CPU per "
-            f"observation decided: controller {self.cpu_seconds * per:,.0f} µs, simulated "
-            f"cluster and benchmark {self.cluster_cpu_seconds * per:,.0f} µs, broker "
+            f"{self.published / self.seconds:,.0f} observations/s published, "
+            f"{self.decided / self.seconds:,.0f}/s decided by the controller over "
+            f"{self.seconds:.1f} s; CPU per observation decided: controller "
+            f"{self.cpu_seconds * per:,.0f} µs, simulated cluster and benchmark "
+            f"{self.cluster_cpu_seconds * per:,.0f} µs, broker "
             f"{self.broker_cpu_seconds * per:,.0f} µs"
         )
 
@@ -482,26 +497,14 @@ class Measured:
     """An arm's turns added up."""
 
     failures: list[Failure] = field(default_factory=list)
-    seconds: float = 0.0
-    published: int = 0
-    decided: float = 0.0
-    cpu_seconds: float = 0.0
-    cluster_cpu_seconds: float = 0.0
-    broker_cpu_seconds: float = 0.0
-    calls: Counter[str] = field(default_factory=Counter)
+    spent: Readings = field(default_factory=Readings.nothing)
     #: turns skipped (not caught up within `PATIENCE`) or ended by a replacement not made
     #: within it
     behind: int = 0
 
     def add(self, turn: Readings, failures: list[Failure]) -> None:
         self.failures += failures
-        self.seconds += turn.seconds
-        self.published += turn.published
-        self.decided += turn.decided
-        self.cpu_seconds += turn.cpu_seconds
-        self.cluster_cpu_seconds += turn.cluster_cpu_seconds
-        self.broker_cpu_seconds += turn.broker_cpu_seconds
-        self.calls += turn.calls
+        self.spent += turn
 
 
 @contextlib.contextmanager
@@ -737,21 +740,13 @@ def report(
     log: list[tuple[int, Any]],
 ) -> None:
     say("")
-    every_arm, arms = arms, [arm for arm in arms if measured[arm.label].seconds > 0]
+    every_arm, arms = arms, [arm for arm in arms if measured[arm.label].spent.seconds > 0]
+    spent = {arm.label: measured[arm.label].spent for arm in arms}
     for arm in arms:
-        into = measured[arm.label]
-        say(
-            f"{arm.label}: {into.published / into.seconds:,.0f} observations/s published, "
-            f"{into.decided / into.seconds:,.0f}/s decided by the controller "
-            f"(over the {into.seconds:.1f} s of its failures), which used "
-            f"{1e6 * into.cpu_seconds / into.decided:,.0f} µs of CPU per observation decided "
-            f"(the simulated cluster and this benchmark: "
-            f"{1e6 * into.cluster_cpu_seconds / into.decided:,.0f} µs; the broker: "
-            f"{1e6 * into.broker_cpu_seconds / into.decided:,.0f} µs)"
-        )
+        say(f"{arm.label}: {spent[arm.label].summary()}")
     verbs = sorted(
-        {call for arm in arms for call in measured[arm.label].calls},
-        key=lambda call: -sum(measured[arm.label].calls[call] for arm in arms),
+        {call for arm in arms for call in spent[arm.label].calls},
+        key=lambda call: -sum(spent[arm.label].calls[call] for arm in arms),
     )
     table(
         ["API calls/s the controller made", *(arm.label for arm in arms)],
@@ -759,7 +754,7 @@ def report(
             [
                 call,
                 *(
-                    f"{measured[arm.label].calls[call] / measured[arm.label].seconds:,.1f}"
+                    f"{spent[arm.label].calls[call] / spent[arm.label].seconds:,.1f}"
                     for arm in arms
                 ),
             ]
@@ -769,7 +764,7 @@ def report(
             [
                 "total",
                 *(
-                    f"{measured[arm.label].calls.total() / measured[arm.label].seconds:,.1f}"
+                    f"{spent[arm.label].calls.total() / spent[arm.label].seconds:,.1f}"
                     for arm in arms
                 ),
             ]

@@ -44,14 +44,7 @@ from aiokafka.client import CoordinationType
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.harness import (
-    LavalogRun,
-    bounded,
-    kafka_settings,
-    run_benchmark,
-    say,
-    table,
-)
+from bench.harness import LavalogRun, bounded, kafka_settings, run_benchmark, say, table
 from bench.reaction import JOBS_PATH, percentile, reaction_job
 from lavalog.controller.broker import DevelopmentBroker
 from lavalog.controller.collector import collect_rarely

@@ -18,12 +18,11 @@ Property-tested against the rules (`tests/decider/core/test_properties.py`).
 
 from __future__ import annotations
 
-from lavalog.controller.decider.core.counts import counts_of
 from lavalog.controller.decider.core.no_news import nothing_waits
 from lavalog.controller.decider.core.operations import pods_in_place, resources_outdated
 from lavalog.controller.decider.core.phases import SYNC_RULES
 from lavalog.controller.decider.core.phases.restarting import runs_an_older_version
-from lavalog.controller.decider.core.state import JobState, PodRecord
+from lavalog.controller.decider.core.state import JobState, PodCounts, PodRecord
 from lavalog.controller.decider.core.step import Step
 from lavalog.controller.decider.core.transitions import CREATING_PHASES
 from lavalog.controller.decider.core.triggers import pod_fact_event
@@ -53,19 +52,25 @@ def is_routine(step: Step) -> bool:
     if spec is None or state.refused_creates is not None or not nothing_waits(state, observation):
         return False
     step.spec = spec
-    if rule(step, step.counts()) is not None:
+    counts = step.counts()
+    if rule(step, counts) is not None:
         return False  # the phase moves (asked first: the cheapest way out)
-    return _sync_only(state, observation, observed, known)
+    return _sync_only(state, observation, observed, known, counts)
 
 
 def _sync_only(
-    state: JobState, observation: PodObserved | PodDeleted, observed: JobState, known: PodRecord
+    state: JobState,
+    observation: PodObserved | PodDeleted,
+    observed: JobState,
+    known: PodRecord,
+    counts: PodCounts,
 ) -> bool:
-    """Whether the fact comes to a plain sync that sets up, makes and kills nothing."""
+    """Whether the fact comes to a plain sync that sets up, makes and kills nothing
+    (`counts`: the pods of `observed` counted)."""
     if observed.podgroup is None or resources_outdated(observed):
         return False  # the sync sets the job up
     if state.phase in CREATING_PHASES:
-        if not pods_in_place(observed, counts_of(observed)):
+        if not pods_in_place(observed, counts):
             return False
     elif runs_an_older_version(observed):
         return False

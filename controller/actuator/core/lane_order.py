@@ -16,13 +16,15 @@ the pods in the same pass):
   overwrites all of it. The same holds once the write has waited for its turn of the
   API budget: the latest write that replaces it then goes in its place (`replacement`),
   as Volcano writes one status per sync however many changes it folds in. A write of
-  another phase is always made: every phase the job passes through reaches the API, in
-  order, as each of Volcano's does (`kubectl get vcjob -w` and the conditions show it).
-  What may be between: the PodGroup's and the plugin objects' writes, which read
-  neither. A pod create reads the status (staleness), and a kill must follow the status
-  that starts a new job version (the decider orders them so). If the process stops
-  before the later one is made, it is carried out again on restart (the offset is not
-  committed past it).
+  another phase is made, unless the write before it only writes again the phase the Job
+  shows already (its pods' counts while Pending, say): every phase the job passes
+  through reaches the API, in order, as each of Volcano's does (`kubectl get vcjob -w`
+  and the conditions show it), and a write that changes no phase is overwritten whole
+  by the next, whatever its phase. What may be between: the PodGroup's and the plugin
+  objects' writes, which read neither. A pod create reads the status (staleness), and a
+  kill must follow the status that starts a new job version (the decider orders them
+  so). If the process stops before the later one is made, it is carried out again on
+  restart (the offset is not committed past it).
 
 Pure.
 """
@@ -69,22 +71,27 @@ def _may_pass(create: Decision, ahead: Decision) -> bool:
     return True
 
 
-def replacement(decision: Decision, later: Sequence[Decision]) -> int | None:
+def replacement(
+    decision: Decision, later: Sequence[Decision], *, shown: str | None = None
+) -> int | None:
     """The index in `later` of the last status write that replaces `decision` (directly or
-    through the writes between), or None when none does."""
+    through the writes between; `superseded` says how `shown` counts), or None when none
+    does."""
     found: int | None = None
     start, current = 0, decision
-    while (index := _replaced_at(current, later[start:])) is not None:
+    while (index := _replaced_at(current, later[start:], shown)) is not None:
         found = start + index
         start, current = found + 1, later[found]
     return found
 
 
-def superseded(decision: Decision, later: Sequence[Decision]) -> bool:
+def superseded(decision: Decision, later: Sequence[Decision], *, shown: str | None = None) -> bool:
     """Whether `decision` is a status write that one in `later` (the decisions queued
     behind it in its lane, in log order) replaces: the next write, of the same Job
-    incarnation and phase."""
-    return _replaced_at(decision, later) is not None
+    incarnation and phase, or of any phase when `decision` writes the phase `shown`
+    (the phase the Job shows on the API server while `decision` is carried out: known
+    only for a lane's first decision, with nothing of its job under way)."""
+    return _replaced_at(decision, later, shown) is not None
 
 
 def replaced_by_last(queued: Sequence[Decision]) -> int | None:
@@ -98,25 +105,25 @@ def replaced_by_last(queued: Sequence[Decision]) -> int | None:
     for index in range(len(queued) - 2, -1, -1):
         earlier = queued[index]
         if isinstance(earlier, StatusWrite):
-            return index if _replaces(last, earlier) else None
+            return index if _replaces(last, earlier, None) else None
         if not isinstance(earlier, _STATUS_BLIND):
             return None
     return None
 
 
-def _replaced_at(decision: Decision, later: Sequence[Decision]) -> int | None:
+def _replaced_at(decision: Decision, later: Sequence[Decision], shown: str | None) -> int | None:
     if not isinstance(decision, StatusWrite):
         return None
     for index, queued in enumerate(later):
         if isinstance(queued, StatusWrite):
-            return index if _replaces(queued, decision) else None
+            return index if _replaces(queued, decision, shown) else None
         if not isinstance(queued, _STATUS_BLIND):
             return None
     return None
 
 
-def _replaces(later: StatusWrite, earlier: StatusWrite) -> bool:
-    """Whether `later` overwrites all `earlier` writes: the same Job incarnation and phase."""
-    return (
-        later.job_uid == earlier.job_uid and later.status.state.phase == earlier.status.state.phase
-    )
+def _replaces(later: StatusWrite, earlier: StatusWrite, shown: str | None) -> bool:
+    """Whether `later` overwrites all `earlier` writes and leaves no phase out: the same Job
+    incarnation, and the same phase or `earlier` writing again the phase `shown`."""
+    phase = earlier.status.state.phase
+    return later.job_uid == earlier.job_uid and phase in (later.status.state.phase, shown)

@@ -7,9 +7,9 @@ which writes one status for it; written as each step is decided, a ten-pod Job w
 cost a dozen status writes on its way to Running whenever the actuator keeps up. So a
 Pending status write alone in its lane (nothing of its job decided behind it) that
 changes no phase (the Job as the actuator holds it is Pending already) waits a moment
-for its job's next decision: a later write of the same phase then replaces it
-(`lane_order.superseded`), and any other decision ends the wait (a write of another
-phase goes after it, so every phase still reaches the API, in order).
+for its job's next decision: a later write then replaces it, Pending's or Running's
+(`lane_order.superseded`: the Job shows Pending already, so no phase is left out), and
+any other decision ends the wait.
 
 A write that changes the phase is made at once: the phase is what users and tests watch.
 One exception, when the actuator is behind (every turn taken, `service.turns`): the

@@ -339,15 +339,20 @@ class ActuatorService:
         if (first.partition, first.offset) in self._written_ahead:
             return 0.0
 
-        def shown() -> str | None:
-            held = self._applier.jobs.get(first.decision.key, first.decision.job_uid)
-            return None if held is None else phase_of(held)
-
         # alone in its lane or not is all the hold asks of the items
         decisions = [item.decision for item in items[:2]]
         return self._hold.wait(
-            decisions, shown=shown, behind=self._lanes.behind(), now=time.monotonic()
+            decisions,
+            shown=lambda: self._shown(first.decision),
+            behind=self._lanes.behind(),
+            now=time.monotonic(),
         )
+
+    def _shown(self, decision: AnyDecision) -> str | None:
+        """The phase the decision's Job shows on the API server as far as the actuator knows
+        ("" when none yet), or None when it does not hold that incarnation."""
+        held = self._applier.jobs.get(decision.key, decision.job_uid)
+        return None if held is None else phase_of(held)
 
     def _superseded_by_last(self, items: Sequence[_Item]) -> int | None:
         """The status write in a job's lane that the one just queued replaces
@@ -358,6 +363,18 @@ class ActuatorService:
             return None
         return index
 
+    def _replaced(self, item: _Item, later: Sequence[_Item]) -> bool:
+        """Whether `item` is a status write a later one in its lane overwrites
+        (`lane_order.superseded`), or one the write made already in an earlier one's place
+        overwrote: every status write between those two is a link of its chain
+        (`lane_order.replacement`), left out, whatever the Job shows since."""
+        if not isinstance(item.decision, StatusWrite):
+            return False
+        if any((queued.partition, queued.offset) in self._written_ahead for queued in later):
+            return True
+        decisions = [queued.decision for queued in later]
+        return superseded(item.decision, decisions, shown=self._shown(item.decision))
+
     async def _carry_out(self, item: _Item, later: Sequence[_Item]) -> None:
         place = (item.partition, item.offset)
         if place in self._written_ahead:  # written in the place of an earlier status write
@@ -365,7 +382,7 @@ class ActuatorService:
         elif item.digest in self._done:  # its first copy was ahead of it in the lane
             self._repeated(item.partition, item.offset)
             return
-        elif superseded(item.decision, [queued.decision for queued in later]):
+        elif self._replaced(item, later):
             # Not carried out, so not remembered as carried out: the later write may be a
             # copy of this very message (decided again), which must then be carried out.
             self.counters.coalesced += 1
@@ -393,7 +410,11 @@ class ActuatorService:
         item.timing.start()
         with timing(item.timing), prioritized(priority):
             async with self._limiter.reserved():
-                index = replacement(item.decision, [queued.decision for queued in later])
+                index = replacement(
+                    item.decision,
+                    [queued.decision for queued in later],
+                    shown=self._shown(item.decision),
+                )
                 self._hold.written(item.decision)
                 if index is None:
                     await self._apply(item, priority)

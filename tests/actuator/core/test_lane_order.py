@@ -61,6 +61,29 @@ def test_every_phase_is_written_even_when_a_later_write_is_queued() -> None:
     assert not superseded(write("Pending"), [other_incarnation])
 
 
+def test_a_write_of_the_phase_shown_already_is_left_out_for_the_next_whatever_its_phase() -> None:
+    """A Pending Job's pods' counts, then its Running status: the Job shows Pending
+    already, so writing only the Running status leaves no phase out."""
+    assert superseded(write("Pending"), [write("Running", 1)], shown="Pending")
+    assert superseded(write("Pending"), [PODGROUP, write("Running", 1)], shown="Pending")
+    # the phase the write brings is not shown yet: it is made
+    assert not superseded(write("Pending"), [write("Running", 1)], shown="")
+    assert not superseded(write("Pending"), [write("Running", 1)], shown="Restarting")
+    # what reads the status between, or another incarnation, still stops it
+    assert not superseded(write("Pending"), [tf_pods(JOB), write("Running", 1)], shown="Pending")
+    other_incarnation = msgspec.structs.replace(write("Running", 1), job_uid="uid-2")
+    assert not superseded(write("Pending"), [other_incarnation], shown="Pending")
+
+
+def test_the_write_in_a_shown_phases_place_may_be_of_the_next_phase_and_then_of_that_one() -> None:
+    later = [write("Pending", 1), write("Running", 2), write("Running", 3), write("Completing")]
+    assert replacement(write("Pending"), later, shown="Pending") == 2
+    assert replacement(write("Pending"), later, shown="") == 0
+    # a write of the phase shown after one of another phase is that phase's own: kept
+    again = [write("Restarting"), write("Pending", 1), write("Running", 2)]
+    assert replacement(write("Running"), again, shown="Running") == 0
+
+
 def test_the_write_that_goes_in_a_status_writes_place_is_the_last_of_its_phase_in_reach() -> None:
     later = [
         write("Running", 1),

@@ -364,14 +364,53 @@ async def test_a_status_write_that_waited_for_the_budget_writes_the_latest_of_it
     assert (await read(kube, job_path(job)))["status"]["running"] == 3
 
 
+async def test_a_pending_jobs_write_that_waited_for_the_budget_lets_running_go_in_its_place(
+    sim_cluster: SimulatedCluster, kube: Kube, kafka_settings: KafkaSettings
+) -> None:
+    """The Job shows Pending; its pods' counts wait for the budget behind two other jobs'
+    writes, while more counts and then Running are decided. When the turn comes the
+    Running status goes in its place, and the count between, left out with it, is not
+    written after it: the Job never shows Pending again."""
+    others = [await submit(kube, name=f"other-{n}") for n in range(2)]
+    job = await submit(kube, name="counted")
+    initiated = decision(StatusWrite, job, status=status("Pending", 0))
+    first = [
+        *(decision(StatusWrite, other, status=status("Running", 1)) for other in others),
+        decision(StatusWrite, job, status=status("Pending", 1)),
+    ]
+    later = [
+        decision(StatusWrite, job, status=status("Pending", 2)),
+        decision(StatusWrite, job, status=status("Running", 3)),
+    ]
+    slow = ActuatorService(
+        kube=kube, kafka=kafka_settings, group_id="actuator", qps=0.5, burst=1, status_hold=0.0
+    )
+    path = f"PUT {job_path(job)}/status"
+    async with running(slow) as actuator:
+        await produce(kafka_settings, [initiated], partition=0)
+        await until(lambda: sim_cluster.faults.writes[path] == 1)  # shown, the token spent
+        await produce(kafka_settings, first, partition=0)
+        # the others' writes made: the job's waits for the next turn, 2 s away
+        await until(
+            lambda: all(sim_cluster.faults.writes[f"PUT {job_path(o)}/status"] for o in others)
+        )
+        await produce(kafka_settings, later, partition=0)
+        await until(lambda: handled(actuator) == 1 + len(first) + len(later))
+        await until(lambda: actuator.in_flight == 0)
+    assert sim_cluster.faults.writes[path] == 2
+    assert (await read(kube, job_path(job)))["status"]["state"]["phase"] == "Running"
+    assert (await read(kube, job_path(job)))["status"]["running"] == 3
+
+
 async def test_a_pending_jobs_count_writes_wait_for_its_next_sync(
     sim_cluster: SimulatedCluster, kube: Kube, kafka_settings: KafkaSettings
 ) -> None:
     """An idle actuator: the Job initiated (its PodGroup), its pods created once the
     PodGroup is admitted, its pods starting one by one, then Running, each decided after
     the one before was carried out. The initiated write (a phase change) is made at once;
-    each later Pending write waits for the next, which replaces it: three writes where
-    they would be five, written as they come."""
+    each later Pending write waits for the next, which replaces it, the Running write
+    too (the Job shows Pending already): two writes where they would be five, each phase
+    written as it comes."""
     job = await submit(kube)
     pending = status("Pending", 0)
     initiated = msgspec.structs.replace(pending, pending=0)
@@ -400,7 +439,7 @@ async def test_a_pending_jobs_count_writes_wait_for_its_next_sync(
         total = sum(len(step) for step in steps)
         await until(lambda: handled(actuator) == total)
         await until(lambda: actuator.in_flight == 0)
-    assert sim_cluster.faults.writes[writes] == 3
+    assert sim_cluster.faults.writes[writes] == 2
     assert (await read(kube, job_path(job)))["status"]["running"] == 3
 
 

@@ -31,7 +31,7 @@ Pure.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import msgspec
 
@@ -102,22 +102,27 @@ def replaced_by_last(queued: Sequence[Decision]) -> int | None:
     last = queued[-1]
     if not isinstance(last, StatusWrite):
         return None
-    for index in range(len(queued) - 2, -1, -1):
-        earlier = queued[index]
-        if isinstance(earlier, StatusWrite):
-            return index if _replaces(last, earlier, None) else None
-        if not isinstance(earlier, _STATUS_BLIND):
-            return None
-    return None
+    found = _adjacent_write(queued, range(len(queued) - 2, -1, -1))
+    return found[0] if found is not None and _replaces(last, found[1], None) else None
 
 
 def _replaced_at(decision: Decision, later: Sequence[Decision], shown: str | None) -> int | None:
     if not isinstance(decision, StatusWrite):
         return None
-    for index, queued in enumerate(later):
-        if isinstance(queued, StatusWrite):
-            return index if _replaces(queued, decision, shown) else None
-        if not isinstance(queued, _STATUS_BLIND):
+    found = _adjacent_write(later, range(len(later)))
+    return found[0] if found is not None and _replaces(found[1], decision, shown) else None
+
+
+def _adjacent_write(
+    queued: Sequence[Decision], order: Iterable[int]
+) -> tuple[int, StatusWrite] | None:
+    """The first status write of `queued` taken in `order`, and its index, if only
+    decisions that read no status come before it."""
+    for index in order:
+        decision = queued[index]
+        if isinstance(decision, StatusWrite):
+            return index, decision
+        if not isinstance(decision, _STATUS_BLIND):
             return None
     return None
 

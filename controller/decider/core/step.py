@@ -70,8 +70,7 @@ class Step:
 
     def counts(self) -> PodCounts:
         """Pod counts of the working state (kept with its pods)."""
-        counts = self.state.counts
-        return counts if counts is not None else counts_of(self.state)
+        return counts_of(self.state)
 
     @property
     def made(self) -> list[AnyDecision]:

@@ -6,10 +6,12 @@ The browser is `/usr/bin/chromium`; when it is missing the test installs it with
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
 import subprocess
+import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -45,18 +47,32 @@ CHROMIUM_ARGS = [
 ]
 
 
+#: held by the test process installing Chromium: pytest-xdist's other workers wait for
+#: it, then find it installed, instead of failing on apt's own lock and skipping
+INSTALL_LOCK = Path(tempfile.gettempdir()) / "lavalog-tests-chromium.lock"
+
+
 @pytest.fixture(scope="session")
 def chromium() -> Path:
     if CHROMIUM.exists():
         return CHROMIUM
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
         pytest.skip(f"{CHROMIUM} is missing and apt-get cannot install it here (not root)")
+    with INSTALL_LOCK.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not CHROMIUM.exists():
+            _install_chromium()
+    return CHROMIUM
+
+
+def _install_chromium() -> None:
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for command in (["apt-get", "update"], ["apt-get", "install", "-y", "chromium"]):
+    # another apt on the machine (not a test's) is waited for, not taken for a failure
+    wait = ["-o", "DPkg::Lock::Timeout=300"]
+    for command in (["apt-get", *wait, "update"], ["apt-get", *wait, "install", "-y", "chromium"]):
         result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
         if result.returncode != 0:
             pytest.skip(f"cannot install chromium: {' '.join(command)}: {result.stderr[-500:]}")
-    return CHROMIUM
 
 
 @asynccontextmanager

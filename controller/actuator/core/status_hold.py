@@ -1,15 +1,16 @@
-"""How long a Pending Job's status write waits for the write that follows it.
+"""How long a status write that changes no phase waits for the write that follows it.
 
-While a Job is Pending its status changes in quick steps: initiated, its pods created
-once the PodGroup is Inqueue, then one more Running per pod that starts. Volcano's job
+A Job's status changes in quick steps within a phase: Pending, its pods created once
+the PodGroup is Inqueue, then one more Running per pod that starts; Restarting, one
+pod fewer per pod gone; Running, the counts as pods end or are replaced. Volcano's job
 controller folds what arrives while a Job waits in its workqueue into one `syncJob`,
 which writes one status for it; written as each step is decided, a ten-pod Job would
 cost a dozen status writes on its way to Running whenever the actuator keeps up. So a
-Pending status write alone in its lane (nothing of its job decided behind it) that
-changes no phase (the Job as the actuator holds it is Pending already) waits a moment
-for its job's next decision: a later write then replaces it, Pending's or Running's
-(`lane_order.superseded`: the Job shows Pending already, so no phase is left out), and
-any other decision ends the wait.
+status write alone in its lane (nothing of its job decided behind it) that changes no
+phase (the Job as the actuator holds it shows that phase already) waits a moment for
+its job's next decision: a later write then replaces it, of that phase or the next
+(`lane_order.superseded`: the Job shows the phase already, so no phase is left out),
+and any other decision ends the wait.
 
 A write that changes the phase is made at once: the phase is what users and tests watch.
 One exception, when the actuator is behind (every turn taken, `service.turns`): the
@@ -38,8 +39,9 @@ from collections.abc import Callable, Sequence
 from lavalog.events.decisions import Decision, StatusWrite
 from lavalog.events.volcano.api import JobPhase, JobStatus
 
-#: how long a Pending status write waits at most for a later one (seconds): a pod's
-#: start at the benchmarks' time scale (1 simulated second), Volcano's schedule period
+#: how long a write that changes no phase waits at most for a later one (seconds): a
+#: pod's start at the benchmarks' time scale (1 simulated second), Volcano's schedule
+#: period
 HOLD_SECONDS = 1.0
 #: how long the initiated status waits at most for its pods' counts (seconds): the
 #: scheduler's admission of the PodGroup and a trip through the log and back
@@ -73,18 +75,17 @@ class StatusHold:
         """Seconds the first of `queued` (a job's lane, in log order) still waits for a
         later decision of its job, whose status on the API server is in phase `shown()`
         as far as the actuator knows ("" when it has no phase yet, None when the actuator
-        does not hold the Job: asked only of a Pending write alone in its lane, since
+        does not hold the Job: asked only of a status write alone in its lane, since
         every lane asks before each turn), while the actuator is `behind` or not;
         0: carry it out."""
         first = queued[0]
         if len(queued) != 1 or not isinstance(first, StatusWrite):
             return 0.0
-        if first.status.state.phase != JobPhase.PENDING:
-            return 0.0
+        written = first.status.state.phase
         phase = shown()
-        if phase == JobPhase.PENDING:
+        if phase == written:
             seconds = self.seconds
-        elif phase == "" and behind and _initiated(first.status):
+        elif written == JobPhase.PENDING and phase == "" and behind and _initiated(first.status):
             seconds = self.initiated
         else:
             return 0.0

@@ -1,7 +1,7 @@
-"""A Pending Job's status write that changes no phase, alone in its lane, waits a moment
-for the write that follows it, and so does the initiated status while the actuator is
-behind; bounded from when its lane first waited, and never for another phase change or
-another decision."""
+"""A status write that changes no phase, alone in its lane, waits a moment for the write
+that follows it, and so does the initiated status while the actuator is behind; bounded
+from when its lane first waited, and never for another phase change or another
+decision."""
 
 from __future__ import annotations
 
@@ -37,6 +37,14 @@ def test_a_pending_write_alone_in_its_lane_waits_for_the_next_decision() -> None
     assert hold.wait([write("Pending")], shown=pending, behind=False, now=10.0) == 1.0
     assert hold.wait([write("Pending")], shown=pending, behind=False, now=10.25) == 0.75
     assert hold.wait([write("Pending")], shown=pending, behind=False, now=11.0) == 0.0
+
+
+def test_a_count_write_waits_in_whatever_phase_the_job_shows() -> None:
+    """Restarting as the killed pods go, Running as pods end, Completed as the last ones
+    stop: each count write waits for the next, which may bring the next phase."""
+    for phase in ("Restarting", "Running", "Completed"):
+        hold = StatusHold(1.0)
+        assert hold.wait([write(phase, 1)], shown=showing(phase), behind=False, now=10.0) == 1.0
 
 
 def test_a_phase_change_never_waits() -> None:
@@ -77,7 +85,7 @@ def no_phase() -> str:
     return ""
 
 
-def test_nothing_waits_with_a_decision_behind_it_nor_but_a_pending_write() -> None:
+def test_nothing_waits_with_a_decision_behind_it_nor_but_a_status_write() -> None:
     hold = StatusHold(1.0)
     # the next decision came: the lane's order decides (a create first, a later write replaces)
     assert hold.wait([write("Pending"), tf_pods(JOB)], shown=pending, behind=False, now=10.0) == 0.0

@@ -42,6 +42,18 @@ class JobPhase(StrEnum):
 
 #: Phases from which no pod is ever created again (Volcano's `finishedState`).
 FINISHED_PHASES = frozenset({JobPhase.COMPLETED, JobPhase.TERMINATED, JobPhase.FAILED})
+#: Phases in which a job makes no more pods of its version: its run is being stopped or
+#: has stopped (Volcano syncs pods only in Pending and Running; a resume starts a new
+#: version). A pod of that version made now would outlive its run.
+RUN_OVER_PHASES = frozenset(
+    {
+        *FINISHED_PHASES,
+        JobPhase.COMPLETING,
+        JobPhase.ABORTING,
+        JobPhase.ABORTED,
+        JobPhase.TERMINATING,
+    }
+)
 
 
 class Event(StrEnum):

@@ -22,9 +22,9 @@ the pods in the same pass):
   and the conditions show it), and a write that changes no phase is overwritten whole
   by the next, whatever its phase. What may be between: the PodGroup's and the plugin
   objects' writes, which read neither. A pod create reads the status (staleness), and a
-  kill must follow the status that starts a new job version (the decider orders them
-  so). If the process stops before the later one is made, it is carried out again on
-  restart (the offset is not committed past it).
+  kill must follow the status that starts a new job version or ends the run (the
+  decider orders them so). If the process stops before the later one is made, it is
+  carried out again on restart (the offset is not committed past it).
 
 Pure.
 """

@@ -7,8 +7,12 @@ later decisions already replaced. Two rules make that harmless:
 - a status write never goes back: a status is older than the Job's when the Job's is of
   a later job version or retry, has ended the run the written one is still in, or was
   stamped later (`state.lastTransitionTime`, which moves with every change);
-- pods are not created for a job version older than the Job's, nor for the version at
-  which the Job already finished or was aborted (a resume starts a new version);
+- pods are not created for a job version older than the Job's, nor for the version
+  whose run the Job is stopping or has stopped (Aborting, Failed, ...: a resume starts a
+  new version). The decider writes such a status before the kills of that run's pods,
+  so a create carried out again after those kills finds it (a RestartTask that
+  exhausts `maxRetry` kills the failed pod and fails the job in one step: a create of
+  that pod carried out again between the kill and the Failed status made it anew);
 - nor beyond a task's replicas in the Job's spec as it is now: a scale-down kills such
   pods without changing the version, so a create carried out again after that kill
   would make the pod a second time (found by `bench/chaos.py`).
@@ -21,7 +25,13 @@ from typing import Any
 
 from lavalog.events.decisions import PodRef
 from lavalog.events.timestamps import from_rfc3339
-from lavalog.events.volcano.api import FINISHED_PHASES, JobPhase, JobSpec, JobStatus
+from lavalog.events.volcano.api import (
+    FINISHED_PHASES,
+    RUN_OVER_PHASES,
+    JobPhase,
+    JobSpec,
+    JobStatus,
+)
 
 _ENDED = frozenset({*FINISHED_PHASES, JobPhase.ABORTED})
 
@@ -44,11 +54,11 @@ def _stamp(text: str | None) -> float:
 
 
 def pods_are_stale(current: Mapping[str, Any] | None, job_version: int) -> bool:
-    """Whether pods of `job_version` belong to a run of the Job that is over."""
+    """Whether pods of `job_version` belong to a run of the Job that is over or ending."""
     status = current or {}
     version = int(status.get("version") or 0)
     phase = (status.get("state") or {}).get("phase", "")
-    return version > job_version or (version == job_version and phase in _ENDED)
+    return version > job_version or (version == job_version and phase in RUN_OVER_PHASES)
 
 
 def still_wanted(spec: JobSpec, pods: Iterable[PodRef]) -> tuple[PodRef, ...]:

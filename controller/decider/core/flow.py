@@ -69,14 +69,14 @@ from lavalog.events.observations import (
     PodGroupObserved,
     TimerFired,
 )
-from lavalog.events.volcano.api import Action, Event, JobPhase
+from lavalog.events.volcano.api import RUN_OVER_PHASES, Action, Event, JobPhase
 
 #: bound once: on Python 3.11 each `Enum.MEMBER` is looked up through a `__getattr__` hook
 _SYNC_JOB = Action.SYNC_JOB
 #: phase changes followed within one step; Volcano's chains are at most four long
 _MAX_FOLLOW_UPS = 8
-#: what a new job version's status goes out before, unless the step also makes what
-#: the removal would pass
+#: what the status that ends a run goes out before, unless the step also makes what the
+#: removal would pass
 _REMOVED_BEFORE_MADE: dict[type[AnyDecision], type[AnyDecision]] = {
     PodsKill: PodsCreate,
     PluginResourcesDelete: PluginResourcesEnsure,
@@ -138,6 +138,7 @@ def _decide(step: Step) -> None:
         if requeue.retry_limit_reached(step):
             _act(step, requeue.TERMINATE)
             _write_status(step)
+            _kills_after_the_run_ends(step)
         return
     if type(observation) is PodGroupObserved:
         report_unschedulable(step, observation)
@@ -154,8 +155,7 @@ def _decide(step: Step) -> None:
         _act(step, Trigger(event=Event.COMMAND_ISSUED, action=action))
     if trigger is not None or state.deferred_actions:
         _write_status(step)
-        if step.state.version != step.before.version:
-            _kills_after_the_new_version(step)
+        _kills_after_the_run_ends(step)
 
 
 def _act(step: Step, trigger: Trigger) -> None:
@@ -251,23 +251,30 @@ def _write_status(step: Step) -> None:
     step.status_checked = step.state
 
 
-def _kills_after_the_new_version(step: Step) -> None:
-    """Carry out the removal of the old version's pods and plugin objects right after the
-    status that starts the new version: a pod create of the old version carried out
+def _kills_after_the_run_ends(step: Step) -> None:
+    """Carry out the removal of a run's pods and plugin objects right after the status
+    that ends the run: a new job version's, or a phase in which the version makes no more
+    pods (Aborting, Failed, ...: `RUN_OVER_PHASES`). A pod create of that run carried out
     again after a crash (the actuator repeats what it had not committed) then finds the
-    Job past it, instead of making a pod whose kill, already done, named the uid before.
+    Job past it (`actuator.core.staleness`), instead of making anew a pod whose kill,
+    already done, named the uid before.
 
     Moving them changes no state: `evolve` of a kill touches only the pods, of a removal
     only the plugin objects, and of the decisions they pass none reads those, unless the
     step also makes pods (then the kill stays) or plugin objects (then the removal stays).
-    Called only for a step that started a new version.
     """
+    state, version = step.state, step.before.version
+    if state.version == version and state.phase not in RUN_OVER_PHASES:
+        return  # the run goes on: its status makes no pod of it stale
     decisions = step.decisions
     first = next(
         (
             at
             for at, decision in enumerate(decisions)
-            if isinstance(decision, StatusWrite) and decision.status.version > step.before.version
+            if isinstance(decision, StatusWrite)
+            and (
+                decision.status.version > version or decision.status.state.phase in RUN_OVER_PHASES
+            )
         ),
         None,
     )

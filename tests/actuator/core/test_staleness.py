@@ -24,6 +24,9 @@ def status(phase: str, version: int, conditions: int) -> dict[str, Any]:
         pytest.param(status("Failed", 1, 6), 1, True, id="version-that-failed"),
         pytest.param(status("Aborted", 1, 6), 1, True, id="version-that-was-aborted"),
         pytest.param(status("Aborted", 1, 6), 2, False, id="resumed-as-a-new-version"),
+        pytest.param(status("Aborting", 1, 5), 1, True, id="version-being-aborted"),
+        pytest.param(status("Terminating", 0, 3), 0, True, id="version-being-terminated"),
+        pytest.param(status("Completing", 0, 3), 0, True, id="version-being-completed"),
     ],
 )
 def test_pods_are_stale(current, job_version, stale):

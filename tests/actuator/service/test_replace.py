@@ -85,6 +85,20 @@ async def test_the_new_pod_waits_until_the_old_one_is_gone(kube: Kube, applier: 
     assert not new["metadata"].get("deletionTimestamp")
 
 
+async def test_a_job_stopping_its_run_gets_the_delete_and_no_new_pod(
+    kube: Kube, applier: Applier
+) -> None:
+    """The Job is Aborting the version the replacement was made for (its pods being
+    killed): the replacement, carried out again after those kills, makes nothing."""
+    job = await submit(kube)
+    await applier.apply(decision(StatusWrite, job, status=status("Aborting", 0)))
+    old = await finished_pod(kube)
+
+    await applier.apply(replace_of(job, old, version=0))
+
+    assert await items(kube, pods_path()) == []
+
+
 async def test_a_job_past_the_version_gets_the_delete_and_no_new_pod(
     kube: Kube, applier: Applier
 ) -> None:

@@ -1,4 +1,5 @@
-"""A whole-job kill starts a new job version before it kills the old version's pods.
+"""A whole-job kill starts a new job version, or ends the run, before it kills the run's
+pods.
 
 Found in the chaos run (`task-completed-265-side-0 v0` created twice): the actuator
 carries out again, after a crash, the decisions it had not committed. With the kill
@@ -66,3 +67,30 @@ def test_a_kill_within_one_version_keeps_its_place() -> None:
     assert PodsKill in kinds and PodsCreate not in kinds
     assert kinds.index(PodsKill) < kinds.index(StatusWrite)
     assert before.version == 0
+
+
+def test_a_restart_task_that_exhausts_max_retry_fails_the_job_before_it_kills_the_pod() -> None:
+    """RestartTask keeps the version, and the last retry it counts fails the job in the
+    same step: the Failed status goes out first. Found in the churn run
+    (`restart-task-273-worker-0 v0` created three times): with the kill first, a create of
+    that pod carried out again after the kill, while the Job still said Running, made it
+    anew."""
+    worker = {
+        "name": "worker",
+        "replicas": 1,
+        "policies": [{"event": "PodFailed", "action": "RestartTask"}],
+        "template": {"spec": {"containers": [{"name": "m"}]}},
+    }
+    spec = {"minAvailable": 1, "maxRetry": 1, "tasks": [worker]}
+    script = JobScript("exhausted", spec).submit().podgroup("Inqueue")
+    script.pods("worker", 1, "Pending").pods("worker", 1, "Running")
+    before, decisions, after = last_step(script.pod("worker", 0, "Failed", exit_code=1))
+    kinds = [type(decision) for decision in decisions]
+    failed = next(
+        at
+        for at, d in enumerate(decisions)
+        if isinstance(d, StatusWrite) and d.status.state.phase == "Failed"
+    )
+    assert (before.version, after.version, after.phase) == (0, 0, "Failed")
+    assert PodsCreate not in kinds
+    assert failed < kinds.index(PodsKill)

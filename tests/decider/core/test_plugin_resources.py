@@ -69,7 +69,7 @@ def test_restart_job_deletes_and_recreates_plugin_objects() -> None:
         "Running",
         "delete (RestartJob)",
         "Restarting",
-        # after the new version's status (flow._kills_after_the_new_version)
+        # after the new version's status (flow._kills_after_the_run_ends)
         "kill 2",
         "ensure",  # the next run's objects: a new Secret, so new keys
         "Pending",

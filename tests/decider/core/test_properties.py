@@ -1,7 +1,8 @@
 """Properties over arbitrary observation sequences (hypothesis).
 
 For any sequence: the retry count never exceeds maxRetry, a finished job never gets
-pods created or replaced, replaying the same sequence gives identical decisions, and `step` equals
+pods created or replaced, a step that ends a run kills its pods only after the status
+that ends it (unless it makes pods too), replaying the same sequence gives identical decisions, and `step` equals
 folding `evolve` over the observation and its decisions (spec updates, admitted or
 rejected, included: the admission is one of them). Folding an observation never admits
 a spec (only the recorded verdict does), and a fact that leaves the state as it was
@@ -23,9 +24,17 @@ from lavalog.controller.decider.core.flow import step_by_rules
 from lavalog.controller.decider.core.no_news import no_news
 from lavalog.controller.decider.core.settled import JobStates, freeze, settled, thaw
 from lavalog.controller.decider.core.state import JobState
-from lavalog.events.decisions import JobAdmitted, JobRejected, PodsCreate, PodsReplace
+from lavalog.events.decisions import (
+    AnyDecision,
+    JobAdmitted,
+    JobRejected,
+    PodsCreate,
+    PodsKill,
+    PodsReplace,
+    StatusWrite,
+)
 from lavalog.events.observations import JobObserved, PodObserved
-from lavalog.events.volcano.api import FINISHED_PHASES
+from lavalog.events.volcano.api import FINISHED_PHASES, RUN_OVER_PHASES
 from tests.decider.core.test_routine import encoded, routine_step
 from tests.scenarios import JobScript
 
@@ -122,6 +131,29 @@ def test_lifecycle_invariants(moves):
         state = states[script.key]
         assert state.retry_count <= SPEC["maxRetry"]
         finished = state.phase in FINISHED_PHASES
+
+
+def _ends_the_run(decision: AnyDecision, version: int) -> bool:
+    """A status write after which the actuator makes no pod of `version`."""
+    return isinstance(decision, StatusWrite) and (
+        decision.status.version > version or decision.status.state.phase in RUN_OVER_PHASES
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(steps, max_size=40))
+def test_a_step_that_ends_a_run_kills_its_pods_after_the_status_that_ends_it(moves):
+    """So that a create of the run carried out again after a crash, between the kill and
+    that status, cannot make a killed pod anew."""
+    script = script_of(moves)
+    states: dict[str, Any] = {}
+    version = 0
+    for _, decisions in replay(script.events, states):
+        ends = [at for at, d in enumerate(decisions) if _ends_the_run(d, version)]
+        if ends and not any(isinstance(d, PodsCreate | PodsReplace) for d in decisions):
+            kills = [at for at, d in enumerate(decisions) if isinstance(d, PodsKill)]
+            assert all(at > ends[0] for at in kills)
+        version = states[script.key].version
 
 
 @settings(max_examples=200, deadline=None)

@@ -192,7 +192,7 @@ async def run(
                 for p in jobs
             },
             created=created,
-            left_running=view.live_pods_of_finished_jobs(),
+            left_running=view.left_for_finished_jobs(),
             settle_seconds=settle_seconds,
             settled=settled,
             stuck={
@@ -224,9 +224,7 @@ async def settle(view: View, kafka: KafkaSettings, names: list[str], within: flo
     `lavalog.observed`; False if that does not happen `within` seconds."""
 
     def finished() -> bool:
-        return (
-            all(view.phase(n) in FINISHED for n in names) and not view.live_pods_of_finished_jobs()
-        )
+        return all(view.phase(n) in FINISHED for n in names) and not view.left_for_finished_jobs()
 
     try:
         async with asyncio.timeout(within):
@@ -328,7 +326,7 @@ def print_report(report: Report) -> None:
         ("pods evicted or lost", str(sum(faults.removed.values()))),
         ("lost transitions", str(len(verdict.lost))),
         ("duplicate pods", str(len(verdict.duplicates))),
-        ("pods left running for finished jobs", str(len(verdict.left_running))),
+        ("pods or PodGroups left for finished jobs", str(len(verdict.left_running))),
         ("dead letters (all poison sent)", f"{len(report.chaotic.letters)} ({len(faults.poison)})"),
         ("unaccounted dead letters", str(len(verdict.unaccounted_letters))),
         ("replicas that exited unkilled", str(len(verdict.died))),

@@ -5,7 +5,7 @@ with the one without.
   job never settles;
 - duplicate: a pod (name, job version) created while another of that name and version
   existed, or created more often than without faults beyond what the faults removed;
-- left running: a pod pending or running for a finished job;
+- left running: a pod pending or running for a finished job, or its PodGroup;
 - dead letters: each one is one of the undecodable messages the run sent, and each of
   those is dead-lettered;
 - audit: every recorded decision is recomputed from the recorded observations

@@ -30,6 +30,7 @@ from tests.e2e.jobs import FOREVER, job, on, task
 NAMESPACE = "default"
 JOBS = paths.collection("batch.volcano.sh/v1alpha1", "Job", NAMESPACE)
 PODS = f"/api/v1/namespaces/{NAMESPACE}/pods"
+PODGROUPS = paths.collection("scheduling.volcano.sh/v1beta1", "PodGroup", NAMESPACE)
 COMMANDS = f"/apis/bus.volcano.sh/v1alpha1/namespaces/{NAMESPACE}/commands"
 FINISHED = frozenset({"Completed", "Failed", "Terminated", "Aborted"})
 LIVE = ("Pending", "Running")
@@ -169,13 +170,16 @@ class View:
     kube: Kube
     jobs: dict[str, Obj] = field(default_factory=dict)
     pods: list[Obj] = field(default_factory=list)
+    podgroups: list[Obj] = field(default_factory=list)
     refreshed: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def refresh(self) -> None:
         jobs = msgspec.json.decode(await call(self.kube, "GET", JOBS))["items"]
         pods = msgspec.json.decode(await call(self.kube, "GET", PODS))["items"]
+        podgroups = msgspec.json.decode(await call(self.kube, "GET", PODGROUPS))["items"]
         self.jobs = {j["metadata"]["name"]: j for j in jobs}
         self.pods = pods
+        self.podgroups = podgroups
         self.refreshed.set()
         self.refreshed.clear()
 
@@ -191,16 +195,30 @@ class View:
     def phase(self, name: str) -> str:
         return phase_of(self.jobs.get(name))
 
-    def live_pods_of_finished_jobs(self) -> list[str]:
-        return sorted(
-            p["metadata"]["name"]
+    def left_for_finished_jobs(self) -> list[str]:
+        """Pods pending or running for a finished job, and its PodGroup if still there (the
+        PodGroup holds a share of its queue: the gang scheduler admits others less)."""
+        pods = [
+            f"pod {p['metadata']['name']}"
             for p in self.pods
             if pod_phase(p) in LIVE and self.phase(job_of(p)) in FINISHED
-        )
+        ]
+        podgroups = [
+            f"PodGroup {g['metadata']['name']}"
+            for g in self.podgroups
+            if self.phase(owner_of(g)) in FINISHED
+        ]
+        return sorted(pods + podgroups)
 
 
 def phase_of(job: Obj | None) -> str:
     return str(((job or {}).get("status") or {}).get("state", {}).get("phase", ""))
+
+
+def owner_of(obj: Obj) -> str:
+    """The name of the Job that owns `obj` ("" for none)."""
+    owners = obj["metadata"].get("ownerReferences") or []
+    return next((str(o["name"]) for o in owners if o.get("kind") == "Job"), "")
 
 
 def pod_phase(pod: Obj) -> str:

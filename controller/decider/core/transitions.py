@@ -55,8 +55,14 @@ def enter_phase(step: Step, transition: Transition) -> None:
     if transition.phase not in ACTIVE_PHASES:
         cancel_policy_timers(step, reason=f"job entered {transition.phase}")
     if transition.phase in _PODGROUP_GONE_PHASES:
-        podgroup = step.state.podgroup
-        if podgroup is not None:
-            step.emit(PodGroupDelete, podgroup=podgroup.name)
+        release_podgroup(step)
     if transition.phase in FINISHED_PHASES:
         schedule_ttl(step)
+
+
+def release_podgroup(step: Step) -> None:
+    """Delete the job's PodGroup, if it has one: its run is over, and a PodGroup left
+    holds a share of its queue, so the gang scheduler admits other jobs less."""
+    podgroup = step.state.podgroup
+    if podgroup is not None:
+        step.emit(PodGroupDelete, podgroup=podgroup.name)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
-from lavalog.events.decisions import PodGroupCreate, PodsCreate
+import pytest
+
+from lavalog.events.decisions import PodGroupCreate, PodGroupDelete, PodsCreate
 from tests.decider.support import UID, given, nudge, pod, when
 
 
@@ -25,3 +27,17 @@ def test_a_podgroup_retired_by_the_decider_is_not_made_again() -> None:
     gone = replace(nudge(), id="podgroup/pg-uid/deleted", phase="", deleted=True)
     _, decisions = when(aborted, gone)
     assert not [d for d in decisions if isinstance(d, PodGroupCreate)]
+
+
+@pytest.mark.parametrize("phase", ["Completed", "Failed", "Terminated", "Aborted"])
+def test_a_podgroup_made_again_after_the_run_ended_is_deleted_again(phase: str) -> None:
+    """The actuator, restarted, carried out again a PodGroup create it had not recorded as
+    done, after the run's end had deleted the PodGroup: the job's next sync deletes the
+    new one, which would hold a share of its queue for good."""
+    ended = replace(given(phase), podgroup=None, retired_podgroup_uid="pg-uid")
+    again = replace(nudge(phase="Pending"), id="podgroup/pg-uid2", podgroup_uid="pg-uid2")
+    after, decisions = when(ended, again)
+    [delete] = [d for d in decisions if isinstance(d, PodGroupDelete)]
+    assert delete.podgroup == f"job-{UID}"
+    assert after.podgroup is None and after.phase == phase
+    assert not [d for d in decisions if isinstance(d, PodGroupCreate | PodsCreate)]

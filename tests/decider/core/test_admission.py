@@ -125,7 +125,7 @@ def test_a_log_recorded_before_audits_clean_once_its_admissions_are_supplied():
 
     assert {(d.kind, d.type) for d in as_recorded.differences} == {(Kind.MISSING, "JobAdmitted")}
     assert upcast.ok, upcast.differences
-    assert upcast.recomputed == upcast.recorded == 185
+    assert upcast.recomputed == upcast.recorded == 186
 
 
 def test_a_log_recorded_before_folds_to_the_state_the_decider_reaches():

@@ -4,12 +4,13 @@ list a page at a time."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Page, expect
+from playwright.async_api import Page, Route, expect
 
 from lavalog.projections.service.sources.file import read_file
 from lavalog.projections.service.store.writer import Store, load
@@ -127,3 +128,48 @@ async def test_a_long_list_is_shown_a_page_at_a_time(chromium: Path, tmp_path: P
         await page.screenshot(path=str(ARTIFACTS / "projections-job-list-pages.png"))
         await page.get_by_role("button", name="first page").click()
         await expect(page.locator("#jobs-shown")).to_have_text("1\N{EN DASH}100 of 250 jobs")
+
+
+async def test_a_first_page_that_arrives_late_does_not_land_under_the_next_pages_count(
+    chromium: Path, tmp_path: Path
+) -> None:
+    """The live stream's refresh of the first page is still on its way when the next page
+    is asked for, and arrives after it: the list keeps showing the page asked last."""
+    events = []
+    for n in range(150):
+        events += failing_job(key=f"big/job-{n:03}", uid=f"u-{n:03}", start=1_000.0 + n).log
+    store = Store(tmp_path / "s.sqlite")
+    load(store, read_file(write_events(tmp_path / "log.jsonl", events)))
+    first_pages = 0
+    held: asyncio.Future[Route] = asyncio.get_running_loop().create_future()
+
+    async def hold_the_second_first_page(route: Route) -> None:
+        nonlocal first_pages
+        if "after=" in route.request.url:
+            await route.continue_()
+            return
+        first_pages += 1
+        if first_pages == 2:  # the live stream's refresh, after the page's own
+            held.set_result(route)
+        else:
+            await route.continue_()
+
+    async with serving(store) as url, browser_page(chromium) as page:
+        await page.route(re.compile(r"/api/v1/jobs\?"), hold_the_second_first_page)
+        await page.goto(url + "#/?namespace=big")
+        await expect(page.locator("#jobs-shown")).to_have_text("1\N{EN DASH}100 of 150 jobs")
+        late = await asyncio.wait_for(held, timeout=30)
+        await page.get_by_role("button", name="next page").click()
+        await expect(page.locator("#jobs-shown")).to_have_text("101\N{EN DASH}150 of 150 jobs")
+
+        async with page.expect_response(lambda r: r.request == late.request) as arrived:
+            await late.continue_()
+        await (await arrived.value).finished()
+        # the response's continuation (parse, render) runs within a frame of its arrival
+        await page.evaluate(
+            "() => new Promise((done) => requestAnimationFrame(() => setTimeout(done)))"
+        )
+
+        await expect(page.locator("#jobs-shown")).to_have_text("101\N{EN DASH}150 of 150 jobs")
+        assert await page.locator("tr.job-row").first.get_attribute("data-key") == "big/job-049"
+        assert await page.locator("tr.job-row").count() == 50

@@ -203,13 +203,18 @@ function jobList(params) {
     for (const [phase, count] of phaseCounts) count.textContent = ` ${here.by_phase[phase] ?? 0}`;
   };
 
-  let after = null, pageNumber = 1;
+  let after = null, pageNumber = 1, latest = 0;
+  // Renders overlap (the live stream's, a click's): each shows the page it asked for, and
+  // only the latest one started shows at all, so an earlier page's rows never land under
+  // a later page's count.
   const render = async () => {
+    const started = ++latest, number = pageNumber;
     const picked = current();
     const query = new URLSearchParams(picked);
     query.set("limit", String(PAGE));
     if (after) query.set("after", after);
     const [page] = await Promise.all([getJSON(`/api/v1/jobs?${query}`), refreshStats(picked)]);
+    if (started !== latest) return;
     const rows = page.jobs.map((job) => el("tr", { class: "job-row", "data-key": job.key, "data-phase": job.phase },
       el("td", {}, el("a", { href: `#/jobs/${job.key}`, text: job.key }),
         job.incarnation > 1 ? el("span", { class: "muted", text: ` #${job.incarnation}` }) : ""),
@@ -224,7 +229,7 @@ function jobList(params) {
         : "No jobs yet: they appear here as soon as the controller observes them." })));
     }
     body.replaceChildren(...rows);
-    const first = (pageNumber - 1) * PAGE;
+    const first = (number - 1) * PAGE;
     const shown = page.jobs.length ? `${first + 1}–${first + page.jobs.length} of ${page.total} jobs` : `0 of ${page.total} jobs`;
     pager.replaceChildren(el("span", { class: "muted", id: "jobs-shown", text: shown }));
     if (after) pager.append(" ", el("button", { type: "button", class: "link", text: "first page", onclick: () => { after = null; pageNumber = 1; render(); } }));

@@ -3,9 +3,8 @@ makes a missing PodGroup on every sync (`createOrUpdatePodGroup`)."""
 
 from __future__ import annotations
 
-from msgspec.structs import replace
-
 import pytest
+from msgspec.structs import replace
 
 from lavalog.events.decisions import PodGroupCreate, PodGroupDelete, PodsCreate
 from tests.decider.support import UID, given, nudge, pod, when

@@ -20,8 +20,9 @@ the pods in the same pass):
   shows already (its pods' counts while Pending, say): every phase the job passes
   through reaches the API, in order, as each of Volcano's does (`kubectl get vcjob -w`
   and the conditions show it), and a write that changes no phase is overwritten whole
-  by the next, whatever its phase. What may be between: the PodGroup's and the plugin
-  objects' writes, which read neither. A pod create reads the status (staleness), and a
+  by the next, whatever its phase. What may be between: the PodGroup's writes and the
+  plugin objects' removal, which read neither. A pod create reads the status
+  (staleness), as does a plugin objects' ensure (none for a run that is over), and a
   kill must follow the status that starts a new job version or ends the run (the
   decider orders them so). If the process stops before the later one is made, it is
   carried out again on restart (the offset is not committed past it).
@@ -39,7 +40,6 @@ from lavalog.controller.actuator.core.staleness import pods_are_stale
 from lavalog.events.decisions import (
     Decision,
     PluginResourcesDelete,
-    PluginResourcesEnsure,
     PodGroupCreate,
     PodGroupDelete,
     PodsCreate,
@@ -48,8 +48,9 @@ from lavalog.events.decisions import (
 
 #: decisions that may go before the status writes queued ahead of them
 CREATES = (PodGroupCreate, PodsCreate)
-#: decisions a superseded status write may be skipped across: they read no status
-_STATUS_BLIND = (PodGroupCreate, PodGroupDelete, PluginResourcesEnsure, PluginResourcesDelete)
+#: decisions a superseded status write may be skipped across: they read no status (a
+#: plugin objects' ensure reads the phase: none is made for a run that is over)
+_STATUS_BLIND = (PodGroupCreate, PodGroupDelete, PluginResourcesDelete)
 
 
 def next_up(queued: Sequence[Decision]) -> int:

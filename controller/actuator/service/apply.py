@@ -25,7 +25,7 @@ import msgspec
 import structlog
 
 from lavalog.controller.actuator.core import job_events, paths, volumes
-from lavalog.controller.actuator.core.held_jobs import HeldJobs, uid_of
+from lavalog.controller.actuator.core.held_jobs import HeldJobs, phase_of, uid_of
 from lavalog.controller.actuator.core.job import JobView
 from lavalog.controller.actuator.core.plugins import KeyGenerator
 from lavalog.controller.actuator.core.podgroup import build_podgroup
@@ -64,7 +64,7 @@ from lavalog.events.decisions import (
 from lavalog.events.observations import MAX_REQUEUE_NUM, CreateFailed
 from lavalog.events.topics import split_job_key
 from lavalog.events.volcano import reasons
-from lavalog.events.volcano.api import PODGROUP_API_VERSION
+from lavalog.events.volcano.api import PODGROUP_API_VERSION, RUN_OVER_PHASES
 
 #: a refused create reported, as the decider learns of it (`CreateFailed` on the log)
 OnRefused = Callable[[CreateFailed], Awaitable[None]]
@@ -273,7 +273,9 @@ class Applier:
 
     async def _ensure_plugin_resources(self, decision: PluginResourcesEnsure) -> bool:
         job = self._job_at_generation(decision) or await self._read_job(decision)
-        if job is None:
+        if job is None or phase_of(job) in RUN_OVER_PHASES:
+            # Carried out again after the run ended, which removed its objects: not made
+            # again. (A resumed run's status, ahead of it in its lane, is written first.)
             return False
         # In a thread: the ssh plugin's key generation blocks.
         manifests = await asyncio.to_thread(

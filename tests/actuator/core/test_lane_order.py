@@ -11,7 +11,7 @@ from lavalog.controller.actuator.core.lane_order import (
     replacement,
     superseded,
 )
-from lavalog.events.decisions import PodGroupCreate, PodsKill, StatusWrite
+from lavalog.events.decisions import PluginResourcesEnsure, PodGroupCreate, PodsKill, StatusWrite
 from tests.actuator.support import decision, status, tf_pods
 
 JOB = {"metadata": {"namespace": "default", "name": "tf", "uid": "uid-1"}}
@@ -35,6 +35,15 @@ def test_a_pod_create_waits_for_a_status_write_that_makes_its_pods_stale() -> No
     later_run = write("Restarting", version=2)
     assert next_up([ended, tf_pods(JOB, version=1)]) == 0
     assert next_up([later_run, tf_pods(JOB, version=1)]) == 0
+
+
+def test_a_status_write_is_not_left_out_across_a_plugin_objects_ensure() -> None:
+    """The ensure reads the phase (none is made for a run that is over), so the phase
+    ahead of it is written first."""
+    ensure = decision(PluginResourcesEnsure, JOB, plugins={"svc": []}, task_replicas={"w": 1})
+    restarting = write("Restarting", version=2)
+    assert not superseded(restarting, [ensure, write("Restarting", version=2)])
+    assert superseded(restarting, [PODGROUP, write("Restarting", version=2)])
 
 
 def test_a_pod_create_does_not_pass_a_pod_kill() -> None:

@@ -165,6 +165,27 @@ async def test_plugin_resources_are_created_once_and_the_hosts_follow_scaling(
     assert kept["metadata"]["resourceVersion"] == secret["metadata"]["resourceVersion"]
 
 
+async def test_plugin_objects_are_not_made_again_for_a_run_that_is_over(
+    kube: Kube, applier: Applier
+) -> None:
+    """An ensure carried out again after the run ended (its objects removed then) makes
+    nothing; once a resumed run's status is written, the same ensure makes them."""
+    plugins = {"svc": ["--disable-network-policy"]}
+    job = await submit(kube, "mpi", plugins=plugins)
+    ensure = decision(
+        PluginResourcesEnsure, job, plugins=plugins, task_replicas={"mpimaster": 1, "mpiworker": 2}
+    )
+    service_path = paths.named("v1", "Service", NAMESPACE, "lm-mpi-job")
+    await applier.apply(decision(StatusWrite, job, status=status("Aborted", 0)))
+
+    await applier.apply(ensure)
+
+    assert await items(kube, paths.collection("v1", "Service", NAMESPACE)) == []
+    await applier.apply(decision(StatusWrite, job, status=status("Restarting", 0, retries=1)))
+    await applier.apply(ensure)
+    assert (await read(kube, service_path))["spec"]["clusterIP"] == "None"
+
+
 async def test_pods_a_scale_down_removed_are_not_created_again(
     kube: Kube, applier: Applier
 ) -> None:

@@ -11,7 +11,9 @@ import asyncio
 import contextlib
 import math
 import time
+from collections.abc import Coroutine
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 
 class SimClock:
@@ -49,9 +51,14 @@ class SimClock:
             self._stamped = (second, text)
         return self._stamped[1]
 
-    async def sleep(self, seconds: float) -> None:
-        """Sleep `seconds` of simulated time; wakes early when `advance` jumps past it."""
-        deadline = self.seconds() + seconds
+    def sleep(self, seconds: float) -> Coroutine[Any, Any, None]:
+        """Sleep `seconds` of simulated time from now; wakes early when `advance` jumps past
+        it. The deadline is fixed by the call, not when a task running the sleep first
+        runs: a jump in between would otherwise push it back by the jump."""
+        return self.sleep_until(self.seconds() + seconds)
+
+    async def sleep_until(self, deadline: float) -> None:
+        """Sleep until simulated time `deadline`; wakes early when `advance` jumps past it."""
         while (remaining := deadline - self.seconds()) > 0:
             jumped: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._sleepers.add(jumped)

@@ -222,10 +222,10 @@ class Scheduler(BackgroundLoop):
 
     def _session(self, free: Rooms) -> None:
         """Run a vc-scheduler session now if one is due, else wake up when it is."""
-        remaining = self.last_session + self.schedule_period - self.objects.clock.seconds()
-        if remaining > 0:
+        due = self.last_session + self.schedule_period
+        if due > self.objects.clock.seconds():
             if self._session_timer is None or self._session_timer.done():
-                self._session_timer = asyncio.create_task(self._wake_after(remaining))
+                self._session_timer = asyncio.create_task(self._wake_at(due))
             return
         gangs = set(self._session_gangs)
         if self._session_all:
@@ -242,8 +242,10 @@ class Scheduler(BackgroundLoop):
             self._session_all = True  # look at every gang again next time
             raise
 
-    async def _wake_after(self, seconds: float) -> None:
-        await self.objects.clock.sleep(seconds)
+    async def _wake_at(self, due: float) -> None:
+        """Wake the cycle at simulated time `due`, fixed when the session was found not due
+        (the clock may jump before this task first runs)."""
+        await self.objects.clock.sleep_until(due)
         self._wake.set()
 
     # nodes and placement ----------------------------------------------------------------

@@ -24,6 +24,16 @@ async def test_timestamps_are_whole_seconds_that_follow_advances() -> None:
     assert (_parsed(clock.timestamp()) - _parsed(second)).total_seconds() in (3600, 3601)
 
 
+async def test_a_sleep_counts_from_its_call_not_from_when_its_task_first_runs() -> None:
+    """vc-scheduler's session timer is a task; when the test clock jumped before the task
+    first ran, its deadline was counted from after the jump, and the session waited for
+    ever at a frozen clock (`test_sessions_are_a_schedule_period_apart`, under load)."""
+    clock = SimClock(time_scale=0.001)  # simulated time moves when the test says
+    sleeping = asyncio.create_task(clock.sleep(1.0))
+    clock.advance(1.0)  # before the task has run
+    await asyncio.wait_for(sleeping, 5)
+
+
 async def test_an_advance_wakes_the_sleepers_it_jumps_past_and_a_sleeper_leaves_nothing() -> None:
     """Sleepers past whose deadline the clock jumps wake at once, the others sleep on;
     one that ends (woken, timed out, cancelled) is no longer held, so that thousands of

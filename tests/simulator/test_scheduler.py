@@ -406,8 +406,9 @@ async def test_quota_names_in_min_resources_ask_no_node_for_them(kube_api: ApiCl
     `requests.<r>`); no node has those, so admitting a gang whose pods already wait must
     not ask for them (as admitting one before its pods does not)."""
     core = core_api(kube_api)
-    for i in range(2):
-        await core.create_namespaced_pod("default", worker("q", i, ["sleep", "9"], gang=True))
+    for i in range(2):  # running until the test ends: a poll cannot miss Running
+        forever = worker("q", i, ["sleep", "infinity"], gang=True)
+        await core.create_namespaced_pod("default", forever)
     group = podgroup("q", 2, gpus=2)
     group["spec"]["minResources"].update({"requests.nvidia.com/gpu": "2", "count/pods": "2"})
     await custom_api(kube_api).create_namespaced_custom_object(

@@ -56,6 +56,13 @@ RUN_OVER_PHASES = frozenset(
 )
 
 
+def run_over(version: int, phase: str, job_version: int) -> bool:
+    """Whether a Job whose status shows `version` in `phase` is past its run at
+    `job_version`: at a later version, or stopping or done with that one (no pod,
+    PodGroup or plugin object of that run is to be made any more)."""
+    return version > job_version or (version == job_version and phase in RUN_OVER_PHASES)
+
+
 class Event(StrEnum):
     """Lifecycle events a policy can name (`bus.volcano.sh/v1alpha1` Event)."""
 

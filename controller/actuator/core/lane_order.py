@@ -8,7 +8,7 @@ the pods in the same pass):
 
 - a PodGroup or pod create goes before the status writes queued ahead of it (`next_up`):
   its pods do not wait for the job's bookkeeping. Not past a status write that ends the
-  run it creates pods for, or starts a later one (`pods_are_stale`): the create would
+  run it creates pods for, or starts a later one (`run_over`): the create would
   then be refused when carried out again, and must be here too;
 - a status write is skipped when a later one for the same Job incarnation in the same
   phase is queued behind it with nothing between that reads the status or must follow
@@ -34,9 +34,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-import msgspec
-
-from lavalog.controller.actuator.core.staleness import pods_are_stale
 from lavalog.events.decisions import (
     Decision,
     PluginResourcesDelete,
@@ -45,6 +42,7 @@ from lavalog.events.decisions import (
     PodsCreate,
     StatusWrite,
 )
+from lavalog.events.volcano.api import run_over
 
 #: decisions that may go before the status writes queued ahead of them
 CREATES = (PodGroupCreate, PodsCreate)
@@ -68,7 +66,8 @@ def _may_pass(create: Decision, ahead: Decision) -> bool:
     if not isinstance(ahead, StatusWrite):
         return False
     if isinstance(create, PodsCreate):
-        return not pods_are_stale(msgspec.to_builtins(ahead.status), create.job_version)
+        status = ahead.status
+        return not run_over(status.version, status.state.phase, create.job_version)
     return True
 
 

@@ -27,10 +27,10 @@ from lavalog.events.decisions import PodRef
 from lavalog.events.timestamps import from_rfc3339
 from lavalog.events.volcano.api import (
     FINISHED_PHASES,
-    RUN_OVER_PHASES,
     JobPhase,
     JobSpec,
     JobStatus,
+    run_over,
 )
 
 _ENDED = frozenset({*FINISHED_PHASES, JobPhase.ABORTED})
@@ -57,8 +57,7 @@ def pods_are_stale(current: Mapping[str, Any] | None, job_version: int) -> bool:
     """Whether pods of `job_version` belong to a run of the Job that is over or ending."""
     status = current or {}
     version = int(status.get("version") or 0)
-    phase = (status.get("state") or {}).get("phase", "")
-    return version > job_version or (version == job_version and phase in RUN_OVER_PHASES)
+    return run_over(version, (status.get("state") or {}).get("phase", ""), job_version)
 
 
 def still_wanted(spec: JobSpec, pods: Iterable[PodRef]) -> tuple[PodRef, ...]:

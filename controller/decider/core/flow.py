@@ -69,7 +69,7 @@ from lavalog.events.observations import (
     PodGroupObserved,
     TimerFired,
 )
-from lavalog.events.volcano.api import RUN_OVER_PHASES, Action, Event, JobPhase
+from lavalog.events.volcano.api import Action, Event, JobPhase, run_over
 
 #: bound once: on Python 3.11 each `Enum.MEMBER` is looked up through a `__getattr__` hook
 _SYNC_JOB = Action.SYNC_JOB
@@ -254,7 +254,7 @@ def _write_status(step: Step) -> None:
 def _kills_after_the_run_ends(step: Step) -> None:
     """Carry out the removal of a run's pods and plugin objects right after the status
     that ends the run: a new job version's, or a phase in which the version makes no more
-    pods (Aborting, Failed, ...: `RUN_OVER_PHASES`). A pod create of that run carried out
+    pods (Aborting, Failed, ...: `run_over`). A pod create of that run carried out
     again after a crash (the actuator repeats what it had not committed) then finds the
     Job past it (`actuator.core.staleness`), instead of making anew a pod whose kill,
     already done, named the uid before.
@@ -264,7 +264,7 @@ def _kills_after_the_run_ends(step: Step) -> None:
     step also makes pods (then the kill stays) or plugin objects (then the removal stays).
     """
     state, version = step.state, step.before.version
-    if state.version == version and state.phase not in RUN_OVER_PHASES:
+    if not run_over(state.version, state.phase, version):
         return  # the run goes on: its status makes no pod of it stale
     decisions = step.decisions
     first = next(
@@ -272,9 +272,7 @@ def _kills_after_the_run_ends(step: Step) -> None:
             at
             for at, decision in enumerate(decisions)
             if isinstance(decision, StatusWrite)
-            and (
-                decision.status.version > version or decision.status.state.phase in RUN_OVER_PHASES
-            )
+            and run_over(decision.status.version, decision.status.state.phase, version)
         ),
         None,
     )

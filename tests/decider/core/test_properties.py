@@ -34,7 +34,7 @@ from lavalog.events.decisions import (
     StatusWrite,
 )
 from lavalog.events.observations import JobObserved, PodObserved
-from lavalog.events.volcano.api import FINISHED_PHASES, RUN_OVER_PHASES
+from lavalog.events.volcano.api import FINISHED_PHASES, run_over
 from tests.decider.core.test_routine import encoded, routine_step
 from tests.scenarios import JobScript
 
@@ -136,7 +136,7 @@ def test_lifecycle_invariants(moves):
 def _ends_the_run(decision: AnyDecision, version: int) -> bool:
     """A status write after which the actuator makes no pod of `version`."""
     return isinstance(decision, StatusWrite) and (
-        decision.status.version > version or decision.status.state.phase in RUN_OVER_PHASES
+        run_over(decision.status.version, decision.status.state.phase, version)
     )
 
 

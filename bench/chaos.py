@@ -192,7 +192,7 @@ async def run(
                 for p in jobs
             },
             created=created,
-            left_running=view.left_for_finished_jobs(),
+            left_running=await view.left_for_finished_jobs(),
             settle_seconds=settle_seconds,
             settled=settled,
             stuck={
@@ -224,7 +224,7 @@ async def settle(view: View, kafka: KafkaSettings, names: list[str], within: flo
     `lavalog.observed`; False if that does not happen `within` seconds."""
 
     def finished() -> bool:
-        return all(view.phase(n) in FINISHED for n in names) and not view.left_for_finished_jobs()
+        return all(view.phase(n) in FINISHED for n in names) and not view.pods_left()
 
     try:
         async with asyncio.timeout(within):
@@ -232,7 +232,7 @@ async def settle(view: View, kafka: KafkaSettings, names: list[str], within: flo
                 await view.until(finished)
                 if await decider_caught_up(kafka):
                     await view.refresh()
-                    if finished():
+                    if finished() and not await view.left_for_finished_jobs():
                         return True
                 await asyncio.sleep(0.5)
     except TimeoutError:

@@ -170,16 +170,13 @@ class View:
     kube: Kube
     jobs: dict[str, Obj] = field(default_factory=dict)
     pods: list[Obj] = field(default_factory=list)
-    podgroups: list[Obj] = field(default_factory=list)
     refreshed: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def refresh(self) -> None:
         jobs = msgspec.json.decode(await call(self.kube, "GET", JOBS))["items"]
         pods = msgspec.json.decode(await call(self.kube, "GET", PODS))["items"]
-        podgroups = msgspec.json.decode(await call(self.kube, "GET", PODGROUPS))["items"]
         self.jobs = {j["metadata"]["name"]: j for j in jobs}
         self.pods = pods
-        self.podgroups = podgroups
         self.refreshed.set()
         self.refreshed.clear()
 
@@ -195,20 +192,25 @@ class View:
     def phase(self, name: str) -> str:
         return phase_of(self.jobs.get(name))
 
-    def left_for_finished_jobs(self) -> list[str]:
-        """Pods pending or running for a finished job, and its PodGroup if still there (the
-        PodGroup holds a share of its queue: the gang scheduler admits others less)."""
-        pods = [
+    def pods_left(self) -> list[str]:
+        """Pods pending or running for a finished job, as last listed."""
+        return [
             f"pod {p['metadata']['name']}"
             for p in self.pods
             if pod_phase(p) in LIVE and self.phase(job_of(p)) in FINISHED
         ]
+
+    async def left_for_finished_jobs(self) -> list[str]:
+        """`pods_left`, and the PodGroups of finished jobs, listed now (a PodGroup left holds
+        a share of its queue: the gang scheduler admits others less). Listed only here,
+        not at every refresh of the run."""
+        groups = msgspec.json.decode(await call(self.kube, "GET", PODGROUPS))["items"]
         podgroups = [
             f"PodGroup {g['metadata']['name']}"
-            for g in self.podgroups
+            for g in groups
             if self.phase(owner_of(g)) in FINISHED
         ]
-        return sorted(pods + podgroups)
+        return sorted(self.pods_left() + podgroups)
 
 
 def phase_of(job: Obj | None) -> str:

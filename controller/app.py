@@ -28,6 +28,7 @@ from lavalog.controller.decider.service.runner import DeciderService
 from lavalog.controller.event_loop import running_loop
 from lavalog.controller.health import Component, Health, health_app
 from lavalog.controller.kafka import KafkaSettings, ensure_topics
+from lavalog.controller.kafka.local_delivery import LocalDelivery
 from lavalog.controller.kafka.probe import check_connection
 from lavalog.controller.kube import CONTROLLER, Kube, connect
 from lavalog.controller.watchers.core.lease import LeaseTiming
@@ -100,8 +101,9 @@ async def run_controller(
         await check_connection(config.kafka)
         await ensure_topics(config.kafka)
         health = Health()
+        local = LocalDelivery.for_settings(config.kafka)
         for name in config.components:
-            component = _build(name, kube, config)
+            component = _build(name, kube, config, local)
             health.components[name] = component
             health.tasks[name] = asyncio.create_task(component.run(), name=name)
         runner, port = await _serve_health(health, config, kube)
@@ -128,7 +130,9 @@ class Service(Component, Protocol):
     async def run(self) -> None: ...
 
 
-def _build(name: str, kube: Kube, config: ControllerConfig) -> Service:
+def _build(name: str, kube: Kube, config: ControllerConfig, local: LocalDelivery | None) -> Service:
+    """`local`: shared by the components of this process, so that what one delivers the
+    next takes at once (`local_delivery`)."""
     # group members named after the identity: a restart takes its predecessor's place
     kafka = dataclasses.replace(config.kafka, group_instance_id=config.identity)
     if name == "watchers":
@@ -139,9 +143,10 @@ def _build(name: str, kube: Kube, config: ControllerConfig) -> Service:
             identity=config.identity,
             lease_namespace=config.lease_namespace,
             lease=config.lease,
+            local=local,
         )
     if name == "decider":
-        return DeciderService(kafka=kafka)
+        return DeciderService(kafka=kafka, local=local)
     return ActuatorService(
         kube=kube,
         kafka=kafka,
@@ -150,6 +155,7 @@ def _build(name: str, kube: Kube, config: ControllerConfig) -> Service:
         namespace=config.namespace,
         max_requeues=config.max_requeues,
         phase_events=config.phase_events,
+        local=local,
     )
 
 

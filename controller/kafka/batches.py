@@ -7,6 +7,9 @@ records are appended to one `BatchBuilder` per partition in the order given (so 
 partition's records keep their order), and each batch is handed to the producer whole,
 with one future for all its records.
 
+With a `LocalDelivery`, each batch's records are handed to this process's consumers of
+the topic once the batch is acknowledged (`local_delivery`).
+
 The partition is the one `send` would choose (`partitioner.KeyHashPartitioner`, which
 keeps each key's hash: aiokafka's default over the topic's partitions), so a job's
 decisions land where its other records do.
@@ -15,12 +18,17 @@ decisions land where its other records do.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
 
+from lavalog.controller.kafka.local_delivery import LocalDelivery
 from lavalog.controller.kafka.partitioner import KeyHashPartitioner
+
+#: a batch being filled: aiokafka's `BatchBuilder` and its records (key, value), in order
+_Open = tuple[Any, list[tuple[bytes, bytes]]]
 
 
 class PartitionBatches:
@@ -31,14 +39,17 @@ class PartitionBatches:
     `flush`) before counting the records as delivered.
     """
 
-    def __init__(self, producer: AIOKafkaProducer, topic: str) -> None:
+    def __init__(
+        self, producer: AIOKafkaProducer, topic: str, *, local: LocalDelivery | None = None
+    ) -> None:
         self._producer = producer
         self._topic = topic
+        self._local = local
         self._partitioner = KeyHashPartitioner()
         self._partitions: list[int] = []
-        self._open: dict[int, Any] = {}  # partition -> BatchBuilder
+        self._open: dict[int, _Open] = {}
         #: batches that filled up, in the order they did, not sent yet
-        self._full: list[tuple[int, Any]] = []
+        self._full: list[tuple[int, _Open]] = []
 
     async def prepare(self) -> None:
         """Learn the topic's partitions, once: `add` places records by them."""
@@ -53,14 +64,15 @@ class PartitionBatches:
         partition = self._partitioner(key, self._partitions, self._partitions)
         batch = self._open.get(partition)
         if batch is None:
-            batch = self._open[partition] = self._producer.create_batch()
-        if batch.append(key=key, value=value, timestamp=None) is not None:
+            batch = self._open[partition] = (self._producer.create_batch(), [])
+        if batch[0].append(key=key, value=value, timestamp=None) is not None:
+            batch[1].append((key, value))
             return False
         # Full: it goes before any later record of its partition, which starts the next
         # (a record larger than an empty batch is refused as `send` would refuse it).
         self._full.append((partition, batch))
-        batch = self._open[partition] = self._producer.create_batch()
-        if batch.append(key=key, value=value, timestamp=None) is None:
+        batch = self._open[partition] = (self._producer.create_batch(), [(key, value)])
+        if batch[0].append(key=key, value=value, timestamp=None) is None:
             raise ValueError(f"a record of {len(value)} bytes does not fit in a batch")
         return True
 
@@ -75,9 +87,18 @@ class PartitionBatches:
         batches, self._open = self._open, {}
         return sent + [await self._send(partition, batch) for partition, batch in batches.items()]
 
-    async def _send(self, partition: int, batch: Any) -> Awaitable[Any]:
-        batch.close()
+    async def _send(self, partition: int, batch: _Open) -> Awaitable[Any]:
+        builder, records = batch
+        builder.close()
         future: asyncio.Future[Any] = await self._producer.send_batch(
-            batch, self._topic, partition=partition
+            builder, self._topic, partition=partition
         )
+        if self._local is not None:
+            future.add_done_callback(functools.partial(self._delivered, partition, records))
         return future
+
+    def _delivered(
+        self, partition: int, records: list[tuple[bytes, bytes]], sent: asyncio.Future[Any]
+    ) -> None:
+        if self._local is not None and not sent.cancelled() and sent.exception() is None:
+            self._local.delivered(self._topic, partition, sent.result().offset, records)

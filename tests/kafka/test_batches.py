@@ -10,6 +10,7 @@ from aiokafka import TopicPartition
 
 from lavalog.controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
 from lavalog.controller.kafka.batches import PartitionBatches
+from lavalog.controller.kafka.local_delivery import LocalDelivery
 from lavalog.events.topics import DECISIONS
 
 pytestmark = pytest.mark.integration
@@ -62,3 +63,35 @@ async def test_batched_records_land_on_the_partition_send_chooses_in_the_order_a
     for key in keys:
         values = [record.value for record in batched if record.key == key]
         assert values == [b"%s:%d" % (key, sequence) for sequence in range(10)]
+
+
+async def test_batches_hand_each_record_over_at_the_offset_a_fetch_reads_it_at(
+    kafka_settings: KafkaSettings,
+) -> None:
+    """The offset acknowledged for a batch is its first record's: the records handed over
+    in this process are exactly what consumers read, place for place."""
+    topic = topic_name(kafka_settings, DECISIONS)
+    keys = [f"ns/job-{n}".encode() for n in range(12)]
+    local = LocalDelivery()
+    feed = local.subscribe(topic, lambda _: True)
+    producer = create_producer(kafka_settings, max_batch_size=512)
+    async with producer:
+        batches = PartitionBatches(producer, topic, local=local)
+        await batches.prepare()
+        deliveries = []
+        for sequence in range(6):
+            for key in keys:
+                if batches.add(key, b"%s:%d" % (key, sequence)):
+                    deliveries += await batches.send_full()
+        deliveries += await batches.flush()
+        await asyncio.gather(*deliveries)
+        await asyncio.sleep(0)  # the deliveries' callbacks
+
+    records = await _read_all(kafka_settings, topic, 6 * len(keys))
+    handed_over = [record for number in feed.partitions() for record in feed.take(number, 0)]
+    assert len(deliveries) > len(feed.partitions()), "one batch a partition: nothing shown"
+    assert sorted(map(_place, handed_over)) == sorted(map(_place, records))
+
+
+def _place(record: Any) -> tuple[int, int, bytes, bytes]:
+    return (record.partition, record.offset, record.key, record.value)

@@ -8,7 +8,9 @@ that were in flight, never skips one, and idempotent writes (`apply`) make the
 repetition harmless. One job's slow decision holds back nobody else's progress.
 Before a partition moves to another member (rebalance) or the service stops, the
 decisions under way are finished and committed, so that two members never work on one
-job at once; those still waiting in its lanes are left to the next owner.
+job at once; those still waiting in its lanes are left to the next owner. Decisions
+this process's decider delivered are received as soon as they are, in the same order
+(`local_delivery`).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from lavalog.controller.actuator.service.refusals import RefusalPublisher
 from lavalog.controller.actuator.service.timing import Timing, log_fields, timing
 from lavalog.controller.decision_logs import carried_out, decision_fields, lag
 from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
+from lavalog.controller.kafka.local_delivery import Arrivals, LocalDelivery
 from lavalog.controller.kube import Kube
 from lavalog.events.codec import DecodeError, decode_decision
 from lavalog.events.decisions import AnyDecision, StatusWrite
@@ -110,7 +113,9 @@ class ActuatorService:
         phase_events: bool = False,
         status_hold: float = HOLD_SECONDS,
         initiated_hold: float = INITIATED_HOLD_SECONDS,
+        local: LocalDelivery | None = None,
     ) -> None:
+        """`local`: where this process's decider hands over the decisions it delivered."""
         self.counters = Counters()
         #: the namespace the controller watches (None: all), whose Jobs a takeover lists
         self._namespace = namespace
@@ -159,6 +164,18 @@ class ActuatorService:
         #: status writes carried out in the place of an earlier one (`_write_status`),
         #: done once their lane reaches them
         self._written_ahead: set[tuple[TopicPartition, int]] = set()
+        self._topic = topic_name(kafka, DECISIONS)
+        #: the decisions' consumer, while the service runs
+        self.consumer: AIOKafkaConsumer | None = None
+        #: fetching paused while too much is in flight (`_throttle`)
+        self._throttled = False
+        self._feed = (
+            None
+            if local is None
+            else local.subscribe(
+                self._topic, lambda number: TopicPartition(self._topic, number) in self._taken_over
+            )
+        )
 
     @property
     def ready(self) -> bool:
@@ -188,10 +205,10 @@ class ActuatorService:
         }
 
     async def run(self) -> None:
-        consumer = create_consumer(self._kafka, group_id=self._group_id)
+        consumer = self.consumer = create_consumer(self._kafka, group_id=self._group_id)
         progress_log = ProgressLog(self._kafka, self._group_id)
         consumer.subscribe(
-            [topic_name(self._kafka, DECISIONS)],
+            [self._topic],
             listener=_Handover(
                 functools.partial(self._hand_over, consumer, progress_log),
                 functools.partial(self._take_over, consumer, progress_log),
@@ -206,17 +223,20 @@ class ActuatorService:
             await progress_log.stop()
             raise
         writer = asyncio.create_task(self._events.run(), name="actuator events")
+        arrivals = Arrivals(consumer, self._feed, timeout_ms=_POLL_MS)
         try:
             next_commit = time.monotonic()
             while True:
                 self._throttle(consumer)
-                batches = await consumer.getmany(timeout_ms=_POLL_MS)
+                batches = await arrivals.next()
                 for partition, messages in batches.items():
                     self._receive_all(consumer, partition, messages)
+                self._receive_delivered_here()
                 if time.monotonic() >= next_commit:
                     await self._commit(consumer, progress_log)
                     next_commit = time.monotonic() + COMMIT_SECONDS
         finally:
+            await arrivals.close()
             self._ready = False
             if self._informer is not None:
                 self._informer.cancel()
@@ -235,11 +255,14 @@ class ActuatorService:
             await progress_log.stop()
 
     def _throttle(self, consumer: AIOKafkaConsumer) -> None:
-        """Pause fetching while too much is in flight (still polling, so the group sees us)."""
+        """Pause fetching while too much is in flight (still polling, so the group sees us);
+        resume once it is not, what this paused only."""
         if self._offsets.in_flight() >= MAX_IN_FLIGHT:
             consumer.pause(*consumer.assignment())
-        elif consumer.paused():
+            self._throttled = True
+        elif self._throttled:
             consumer.resume(*consumer.paused())
+            self._throttled = False
 
     def _receive_all(
         self, consumer: AIOKafkaConsumer, partition: TopicPartition, messages: list[Any]
@@ -264,6 +287,19 @@ class ActuatorService:
                 consumer.seek(partition, missing)
                 return
             self._receive(partition, message.offset, message.value)
+
+    def _receive_delivered_here(self) -> None:
+        """The decisions delivered in this process that come next in their partitions
+        (not while too much is in flight: they wait, or the fetch brings them)."""
+        if self._feed is None or self._offsets.in_flight() >= MAX_IN_FLIGHT:
+            return
+        for number in self._feed.partitions():
+            partition = TopicPartition(self._topic, number)
+            expected = self._offsets.expected(partition)
+            if partition not in self._taken_over or expected is None:
+                continue
+            for record in self._feed.take(number, expected):
+                self._receive(partition, record.offset, record.value)
 
     def _receive(self, partition: TopicPartition, offset: int, value: bytes | None) -> None:
         if not self._offsets.received(partition, offset):

@@ -9,7 +9,9 @@ Policy timeouts are durable: a due timer is published as a TimerFired observatio
 decided like any other fact. A message that cannot be decoded or decided goes to
 `lavalog.deadletter` and the partition goes on. A partition's observations are decided
 one after the other from where it was resumed: one handed out again is not decided
-twice, and a fetch that skipped some is sent back to them (`_in_order`).
+twice, and a fetch that skipped some is sent back to them (`_in_order`). Observations
+this process's watchers delivered are decided as soon as they are, in the same order,
+and so are the timers it fires (`local_delivery`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from lavalog.controller.decider.core.volcano_metrics import VolcanoMetrics
 from lavalog.controller.decision_logs import decision_fields
 from lavalog.controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
 from lavalog.controller.kafka.batches import PartitionBatches
+from lavalog.controller.kafka.local_delivery import Arrivals, LocalDelivery
 from lavalog.controller.kafka.reading import keyed, read_to_end
 from lavalog.controller.logs import writes
 from lavalog.events import topics
@@ -56,8 +59,12 @@ class DeciderService:
         snapshot_every: int = 5_000,
         snapshot_interval: float = 10.0,
         max_batch: int = 2_000,
+        local: LocalDelivery | None = None,
     ) -> None:
+        """`local`: where this process's producers hand over what they delivered (its
+        watchers' observations; this service's decisions, to its actuator)."""
         self.kafka = kafka
+        self._local = local
         self.group_id = group_id
         self.snapshot_every = snapshot_every
         self.snapshot_interval = snapshot_interval
@@ -68,6 +75,11 @@ class DeciderService:
         self._deadletter = topic_name(kafka, topics.DEADLETTER)
         self._partitions: dict[int, PartitionDecider] = {}
         self._positions: dict[int, int] = {}
+        self._feed = (
+            None
+            if local is None
+            else local.subscribe(self._observed, self._partitions.__contains__)
+        )
         self._snapshot_at: dict[int, float] = {}
         self._timers = TimerQueue()
         self._timers_changed = asyncio.Event()
@@ -89,7 +101,7 @@ class DeciderService:
         producer = create_producer(self.kafka)
         consumer = create_consumer(self.kafka, group_id=self.group_id)
         self._producer, self._consumer = producer, consumer
-        self._outgoing = PartitionBatches(producer, self._decisions)
+        self._outgoing = PartitionBatches(producer, self._decisions, local=self._local)
         await producer.start()
         try:
             await consumer.start()
@@ -107,17 +119,35 @@ class DeciderService:
             await producer.stop()
 
     async def _consume(self, consumer: AIOKafkaConsumer) -> None:
-        while True:
-            batches = await consumer.getmany(timeout_ms=200, max_records=self.max_batch)
-            self.ready = True
-            owned = [
-                (tp, self._partitions[tp.partition], in_order)
-                for tp, messages in batches.items()
-                if tp.partition in self._partitions
-                and (in_order := self._in_order(consumer, tp, messages))
-            ]
-            if owned:
-                await self._decide_batches(owned)
+        arrivals = Arrivals(consumer, self._feed, timeout_ms=200, max_records=self.max_batch)
+        try:
+            while True:
+                batches = await arrivals.next()
+                self.ready = True
+                owned = [
+                    (tp, self._partitions[tp.partition], in_order)
+                    for tp, messages in batches.items()
+                    if tp.partition in self._partitions
+                    and (in_order := self._in_order(consumer, tp, messages))
+                ]
+                if owned:
+                    await self._decide_batches(owned)
+                delivered_here = self._delivered_here()
+                if delivered_here:
+                    await self._decide_batches(delivered_here)
+        finally:
+            await arrivals.close()
+
+    def _delivered_here(self) -> list[tuple[TopicPartition, PartitionDecider, list[Any]]]:
+        """The observations delivered in this process that come next in their partitions."""
+        if self._feed is None:
+            return []
+        return [
+            (TopicPartition(self._observed, number), self._partitions[number], records)
+            for number in self._feed.partitions()
+            if number in self._partitions
+            and (records := self._feed.take(number, self._positions[number]))
+        ]
 
     def _in_order(
         self, consumer: AIOKafkaConsumer, tp: TopicPartition, messages: list[Any]
@@ -399,7 +429,12 @@ class DeciderService:
                     time=timer.fire_at,
                     timer_id=timer.timer_id,
                 )
-                await producer.send_and_wait(self._observed, encode(fired), key=timer.key.encode())
+                key, value = timer.key.encode(), encode(fired)
+                sent = await producer.send_and_wait(self._observed, value, key=key)
+                if self._local is not None:
+                    self._local.delivered(
+                        self._observed, sent.partition, sent.offset, ((key, value),)
+                    )
                 self.counters["timers_fired"] += 1
                 log.info("timer fired", job=timer.key, timer=timer.timer_id)
 

@@ -5,6 +5,7 @@
 and so moves its position, only after that. A message that fails is sent again, with
 every later message of the same job after it, so that one job's facts stay in order; a
 message that had gone through is then sent twice, with its id, which consumers drop.
+Each message delivered is handed to this process's decider at once (`local_delivery`).
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from typing import Any
 
 import structlog
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError
 
 from lavalog.controller.kafka import KafkaSettings, create_producer, topic_name
+from lavalog.controller.kafka.local_delivery import LocalDelivery
 from lavalog.controller.retry import KAFKA, Backoff, RetryDelays, retry
 from lavalog.controller.watchers.core.resend import to_resend
 from lavalog.events import topics
@@ -31,11 +34,17 @@ class Publisher:
     """Sends batches of observations and waits for their delivery, retrying failures."""
 
     def __init__(
-        self, producer: AIOKafkaProducer, topic: str, *, delays: RetryDelays = KAFKA
+        self,
+        producer: AIOKafkaProducer,
+        topic: str,
+        *,
+        delays: RetryDelays = KAFKA,
+        local: LocalDelivery | None = None,
     ) -> None:
         self._producer = producer
         self._topic = topic
         self._delays = delays
+        self._local = local
 
     async def publish(self, batch: Sequence[AnyObservation]) -> None:
         """Return when every observation of `batch` is on the broker."""
@@ -57,33 +66,34 @@ class Publisher:
 
     async def _send(self, batch: Sequence[AnyObservation]) -> list[KafkaError | None]:
         """Queue every message (the producer batches them), then await each delivery."""
-        deliveries: list[asyncio.Future[object] | KafkaError] = []
+        deliveries: list[tuple[asyncio.Future[Any] | KafkaError, bytes, bytes]] = []
         for observation in batch:
+            key, value = observation.key.encode(), encode(observation)
             try:
                 deliveries.append(
-                    await self._producer.send(
-                        self._topic, encode(observation), key=observation.key.encode()
-                    )
+                    (await self._producer.send(self._topic, value, key=key), key, value)
                 )
             except KafkaError as exc:  # not queued: e.g. no metadata for the topic yet
-                deliveries.append(exc)
+                deliveries.append((exc, key, value))
         failures: list[KafkaError | None] = []
-        for delivery in deliveries:
+        for delivery, key, value in deliveries:
             if isinstance(delivery, KafkaError):
                 failures.append(delivery)
                 continue
             try:
-                await delivery
+                sent = await delivery
             except KafkaError as exc:
                 failures.append(exc)
-            else:
-                failures.append(None)
+                continue
+            failures.append(None)
+            if self._local is not None:
+                self._local.delivered(self._topic, sent.partition, sent.offset, ((key, value),))
         return failures
 
 
 @asynccontextmanager
 async def open_publisher(
-    settings: KafkaSettings, *, delays: RetryDelays = KAFKA
+    settings: KafkaSettings, *, delays: RetryDelays = KAFKA, local: LocalDelivery | None = None
 ) -> AsyncIterator[Publisher]:
     """A started producer for `lavalog.observed`, stopped (and flushed) on exit; retried
     until the broker is reachable."""
@@ -109,6 +119,6 @@ async def open_publisher(
         ),
     )
     try:
-        yield Publisher(producer, topic_name(settings, topics.OBSERVED), delays=delays)
+        yield Publisher(producer, topic_name(settings, topics.OBSERVED), delays=delays, local=local)
     finally:
         await producer.stop()

@@ -27,6 +27,7 @@ from aiokafka.errors import KafkaError
 
 from lavalog.controller.decider.core.state import JobState
 from lavalog.controller.kafka import KafkaSettings
+from lavalog.controller.kafka.local_delivery import LocalDelivery
 from lavalog.controller.kube import Kube, KubeError, is_transient
 from lavalog.controller.retry import retry
 from lavalog.controller.watchers.core import translate
@@ -76,9 +77,12 @@ class WatcherService:
         lease_name: str = "lavalog-watchers",
         lease: LeaseTiming | None = None,
         watch_settings: WatchSettings | None = None,
+        local: LocalDelivery | None = None,
     ) -> None:
+        """`local`: where to hand each observation delivered to this process's decider."""
         self._kube = kube
         self._kafka = kafka
+        self._local = local
         self._namespace = namespace
         self._watch_settings = watch_settings or WatchSettings()
         self._election = ElectionThread(
@@ -118,7 +122,10 @@ class WatcherService:
 
     async def run(self) -> None:
         """Lead and watch, stand by, lead again...: until cancelled."""
-        async with open_publisher(self._kafka) as publisher, self._election.running():
+        async with (
+            open_publisher(self._kafka, local=self._local) as publisher,
+            self._election.running(),
+        ):
             self._connected = True
             try:
                 while True:

@@ -25,6 +25,8 @@ from lavalog.controller.actuator.core.status_hold import HOLD_SECONDS
 from lavalog.controller.actuator.service.progress_log import ProgressLog
 from lavalog.controller.actuator.service.runner import ActuatorService
 from lavalog.controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
+from lavalog.controller.kafka.batches import PartitionBatches
+from lavalog.controller.kafka.local_delivery import LocalDelivery
 from lavalog.controller.kafka.settings import env_var
 from lavalog.controller.kube import Kube
 from lavalog.events.codec import encode
@@ -53,6 +55,7 @@ from tests.actuator.support import (
     submit,
     tf_pods,
 )
+from tests.kafka.fetched import until_fetched
 
 pytestmark = pytest.mark.integration
 
@@ -676,3 +679,49 @@ async def test_a_takeover_carries_out_nothing_before_the_jobs_are_listed(
         sim_cluster.faults.release(jobs)
         await until(lambda: handled(actuator) == len(stream))
     assert sim_cluster.api_calls["get jobs"] == 0
+
+
+async def test_decisions_delivered_in_this_process_are_carried_out_without_a_fetch(
+    kube: Kube, kafka_settings: KafkaSettings
+) -> None:
+    """The decider's decisions, delivered in the actuator's process, are carried out while
+    its consumer fetches nothing; the copies the fetch then brings are not done again."""
+    job = await submit(kube, name="tf-here")
+    first, *rest = lifecycle(job)
+    topic = topic_name(kafka_settings, DECISIONS)
+    local = LocalDelivery()
+    actuator = ActuatorService(
+        kube=kube,
+        kafka=kafka_settings,
+        group_id="actuator",
+        qps=1000,
+        burst=1000,
+        phase_events=True,
+        local=local,
+    )
+    async with running(actuator), create_producer(kafka_settings) as producer:
+        batches = PartitionBatches(producer, topic, local=local)
+        await batches.prepare()
+
+        async def deliver(decisions: list[AnyDecision]) -> None:
+            for made in decisions:
+                batches.add(made.key.encode(), encode(made))
+            await asyncio.gather(*await batches.flush())
+
+        # the first comes through the fetch: it tells the actuator where the partition is
+        await deliver([first])
+        await until(lambda: handled(actuator) == 1)
+        consumer = actuator.consumer
+        assert consumer is not None
+        consumer.pause(*consumer.assignment())
+        await deliver(rest)
+        await until(lambda: handled(actuator) == len(rest) + 1)
+        state = await cluster_state(kube, [job])
+
+        consumer.resume(*consumer.assignment())
+        await until_fetched(consumer)
+        await asyncio.sleep(0.5)  # anything carried out twice would be under way by now
+        assert handled(actuator) == len(rest) + 1
+    assert actuator.counters.failed == 0
+    assert state["pods"] == [f"tf-here-{t}" for t in ("ps-0", "worker-0", "worker-1")]
+    assert state["running"] == {"tf-here": 3}

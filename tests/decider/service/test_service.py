@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
+from typing import Any
 
 import pytest
 from aiokafka import TopicPartition
@@ -16,12 +17,15 @@ from lavalog.controller.decider.core.partition import PartitionDecider
 from lavalog.controller.decider.core.snapshots import Restored, encode_record
 from lavalog.controller.decider.service.runner import DeciderService
 from lavalog.controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
+from lavalog.controller.kafka.local_delivery import LocalDelivery
+from lavalog.controller.watchers.service.publisher import open_publisher
 from lavalog.events import topics
 from lavalog.events.codec import decode_decision, decode_observation, encode
 from lavalog.events.decisions import ActionDecided, AnyDecision, PhaseChanged
 from lavalog.events.observations import AnyObservation, TimerFired
 from lavalog.projections.core.audit import audit
 from tests.examples.scripts import max_retry_exhausted, tensorflow_restart_task
+from tests.kafka.fetched import until_fetched
 from tests.scenarios import INCARNATION_IDS, JobScript
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
@@ -29,7 +33,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 ONE_POD = {"tasks": [{"name": "w", "replicas": 1, "template": {}}]}
 
 
-def decider(settings: KafkaSettings, **options: int) -> DeciderService:
+def decider(settings: KafkaSettings, **options: Any) -> DeciderService:
     """A decider in a consumer group of this test's own."""
     return DeciderService(kafka=settings, group_id="decider", **options)
 
@@ -287,3 +291,39 @@ async def test_a_stop_that_comes_as_a_timer_is_added_stops_the_timers(
         timers.cancel()
         await asyncio.wait({timers}, timeout=10)
         assert timers.cancelled()
+
+
+async def test_what_this_process_delivers_is_decided_without_waiting_for_a_fetch(kafka_settings):
+    """The watchers' observations and the decider's own fired timers, in one process, are
+    decided while its consumer fetches nothing at all; the copies its fetch then brings
+    are not decided again."""
+    spec = {
+        "tasks": [{"name": "w", "replicas": 2, "template": {}}],
+        "policies": [{"event": "PodFailed", "action": "AbortJob", "timeout": "1s"}],
+    }
+    script = JobScript("here", spec, start=time.time()).submit().podgroup("Inqueue")
+    script.pods("w", 2, "Pending").pods("w", 2, "Running")
+    script.at(time.time()).pod("w", 0, "Failed", exit_code=1)  # due one second from now
+    local = LocalDelivery()
+
+    def acted(found: list[bytes]) -> bool:
+        return any(isinstance(decode_decision(v), ActionDecided) for v in found)
+
+    async with running(decider(kafka_settings, local=local)) as service:
+        async with asyncio.timeout(30):
+            while len(service.assigned) < kafka_settings.observed_partitions:  # noqa: ASYNC110
+                await asyncio.sleep(0.05)
+        consumer = service._require_consumer()
+        consumer.pause(*consumer.assignment())
+        async with open_publisher(kafka_settings, local=local) as publisher:
+            await publisher.publish(script.events)
+        decided = await read(kafka_settings, topics.DECISIONS, acted)
+
+        consumer.resume(*consumer.assignment())
+        await until_fetched(consumer)
+        await asyncio.sleep(0.5)  # anything decided twice would have been produced by now
+        again = await read(kafka_settings, topics.DECISIONS, at_least(len(decided)))
+
+    assert service.counters["timers_fired"] == 1
+    ids = [decode_decision(v).id for v in again]
+    assert len(ids) == len(set(ids)) == len(decided)

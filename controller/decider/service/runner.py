@@ -86,8 +86,12 @@ class DeciderService:
         self._consumer: AIOKafkaConsumer | None = None
         self._producer: AIOKafkaProducer | None = None
         self._outgoing: PartitionBatches | None = None
-        #: the commit and snapshots of the last fetch decided, being written
+        #: writing the commits and snapshots of the fetches decided (`_queue_checkpoint`)
         self._checkpoint: asyncio.Task[None] | None = None
+        self._pending_commit: dict[TopicPartition, int] = {}
+        self._pending_snapshots: list[
+            tuple[int, PartitionDecider, list[tuple[str, SnapshotRecord | None]]]
+        ] = []
         self.ready = False
         self.counters = {"observations": 0, "decisions": 0, "deadletters": 0, "timers_fired": 0}
         #: Volcano's job-controller metrics, served beside lavalog's on `/metrics`
@@ -195,13 +199,37 @@ class DeciderService:
             if partition.dirty >= self.snapshot_every
             or time.monotonic() - self._snapshot_at.get(tp.partition, 0.0) >= self.snapshot_interval
         ]
-        await self._checkpointed()  # one checkpoint in flight at most: commits stay in order
-        self._checkpoint = asyncio.create_task(
-            self._commit_then_snapshot(ahead, snapshots), name="decider-checkpoint"
-        )
+        self._queue_checkpoint(ahead, snapshots)
+
+    def _queue_checkpoint(
+        self,
+        ahead: dict[TopicPartition, int],
+        snapshots: list[tuple[int, PartitionDecider, list[tuple[str, SnapshotRecord | None]]]],
+    ) -> None:
+        """Have the commit and snapshots written after those queued before, by one writer:
+        commits stay in order, and a fetch decided while one is written joins the next
+        instead of waiting for it (with observations taken one by one as they are
+        delivered here, each would otherwise wait for the last one's round trips). A
+        failure of the last one is raised here."""
+        writer = self._checkpoint
+        if writer is not None and writer.done():
+            self._checkpoint = None
+            writer.result()
+        self._pending_commit.update(ahead)  # a later offset of a partition replaces its earlier
+        self._pending_snapshots += snapshots
+        if self._checkpoint is None:
+            self._checkpoint = asyncio.create_task(
+                self._write_checkpoints(), name="decider-checkpoint"
+            )
+
+    async def _write_checkpoints(self) -> None:
+        while self._pending_commit or self._pending_snapshots:
+            ahead, self._pending_commit = self._pending_commit, {}
+            snapshots, self._pending_snapshots = self._pending_snapshots, []
+            await self._commit_then_snapshot(ahead, snapshots)
 
     async def _checkpointed(self) -> None:
-        """Until the last checkpoint is written (its failure raised here). Shielded: one
+        """Until every checkpoint queued is written (a failure raised here). Shielded: one
         cut short would leave a snapshot's records unwritten that are no longer dirty."""
         checkpoint = self._checkpoint
         if checkpoint is None:

@@ -89,3 +89,34 @@ async def test_a_fetch_is_decided_while_the_one_before_is_committed_and_snapshot
     assert isinstance(records[1], Checkpoint) and records[1].replay_from == len(first.events)
     assert isinstance(records[0], JobSnapshot) and records[0].offset == len(first.events)
     assert records[0].state.key == first.key  # the state after the first fetch only
+
+
+async def test_fetches_decided_while_a_commit_is_written_join_the_next_one(
+    kafka_settings: KafkaSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """However many fetches come while one commit is held, each is decided at once, and
+    their commits become one, written after it."""
+    settings = dataclasses.replace(
+        kafka_settings,
+        topic_prefix=kafka_settings.topic_prefix + "one.",
+        observed_partitions=1,
+        decisions_partitions=1,
+        state_partitions=1,
+    )
+    await ensure_topics(settings)
+    held = HeldCommits()
+    monkeypatch.setattr(runner, "create_consumer", held.creating(create_consumer))
+    scripts = [JobScript(f"job-{n}", ONE_POD).submit() for n in range(4)]
+
+    async with running(decider(settings)):
+        decided: list[bytes] = []
+        for script in scripts:  # one fetch each
+            await publish(settings, script.events)
+            decided = await read(settings, topics.DECISIONS, at_least(len(decided) + 3))
+        assert len(held.asked) == 1  # the first fetch's commit, still held
+        held.release.set()
+        end = sum(len(script.events) for script in scripts)
+        async with asyncio.timeout(30):
+            while not held.asked or max(held.asked[-1].values()) < end:  # noqa: ASYNC110
+                await asyncio.sleep(0.05)
+    assert len(held.asked) == 2  # the three fetches decided meanwhile: one commit

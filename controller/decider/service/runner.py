@@ -46,6 +46,8 @@ from lavalog.events.observations import TimerFired
 log = structlog.get_logger("lavalog.decider")
 
 GROUP_ID = "lavalog-decider"
+#: the least time between two commits (and the snapshots written with them)
+CHECKPOINT_SECONDS = 0.2
 
 
 class DeciderService:
@@ -89,6 +91,9 @@ class DeciderService:
         #: writing the commits and snapshots of the fetches decided (`_queue_checkpoint`)
         self._checkpoint: asyncio.Task[None] | None = None
         self._pending_commit: dict[TopicPartition, int] = {}
+        self._checkpointed_at = 0.0
+        #: a handover or the stop waits for the checkpoints queued: they go at once
+        self._checkpoint_awaited = asyncio.Event()
         self._pending_snapshots: list[
             tuple[int, PartitionDecider, list[tuple[str, SnapshotRecord | None]]]
         ] = []
@@ -224,9 +229,22 @@ class DeciderService:
 
     async def _write_checkpoints(self) -> None:
         while self._pending_commit or self._pending_snapshots:
+            await self._until_checkpoint_due()
             ahead, self._pending_commit = self._pending_commit, {}
             snapshots, self._pending_snapshots = self._pending_snapshots, []
             await self._commit_then_snapshot(ahead, snapshots)
+            self._checkpointed_at = time.monotonic()
+
+    async def _until_checkpoint_due(self) -> None:
+        """At most one checkpoint each `CHECKPOINT_SECONDS`, unless one is awaited (a
+        handover, the stop): a crash decides that much again, whose decisions have the
+        same ids, and a commit each time a fetch or one delivered observation is decided
+        would cost a broker round trip each."""
+        wait = self._checkpointed_at + CHECKPOINT_SECONDS - time.monotonic()
+        if wait > 0 and not self._checkpoint_awaited.is_set():
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(wait):
+                    await self._checkpoint_awaited.wait()
 
     async def _checkpointed(self) -> None:
         """Until every checkpoint queued is written (a failure raised here). Shielded: one
@@ -234,11 +252,13 @@ class DeciderService:
         checkpoint = self._checkpoint
         if checkpoint is None:
             return
+        self._checkpoint_awaited.set()
         try:
             await asyncio.shield(checkpoint)
         finally:
             if checkpoint.done():
                 self._checkpoint = None
+                self._checkpoint_awaited.clear()
 
     async def _commit_then_snapshot(
         self,

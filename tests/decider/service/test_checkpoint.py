@@ -120,3 +120,32 @@ async def test_fetches_decided_while_a_commit_is_written_join_the_next_one(
             while not held.asked or max(held.asked[-1].values()) < end:  # noqa: ASYNC110
                 await asyncio.sleep(0.05)
     assert len(held.asked) == 2  # the three fetches decided meanwhile: one commit
+
+
+async def test_commits_are_spaced_and_the_stop_writes_what_waits(
+    kafka_settings: KafkaSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One commit per `CHECKPOINT_SECONDS` however many fetches are decided, and none lost
+    at the stop, which writes the last one at once."""
+    settings = dataclasses.replace(
+        kafka_settings,
+        topic_prefix=kafka_settings.topic_prefix + "one.",
+        observed_partitions=1,
+        decisions_partitions=1,
+        state_partitions=1,
+    )
+    await ensure_topics(settings)
+    held = HeldCommits()
+    held.release.set()
+    monkeypatch.setattr(runner, "create_consumer", held.creating(create_consumer))
+    monkeypatch.setattr(runner, "CHECKPOINT_SECONDS", 60.0)
+    scripts = [JobScript(f"job-{n}", ONE_POD).submit() for n in range(4)]
+
+    async with running(decider(settings)):
+        decided: list[bytes] = []
+        for script in scripts:  # one fetch each
+            await publish(settings, script.events)
+            decided = await read(settings, topics.DECISIONS, at_least(len(decided) + 3))
+        assert len(held.asked) == 1  # the first fetch's: the next is not due for a minute
+    assert len(held.asked) == 2
+    assert held.asked[-1] == {next(iter(held.asked[0])): sum(len(s.events) for s in scripts)}

@@ -31,7 +31,9 @@ from lavalog.controller.kafka.settings import KafkaSettings
 
 #: records held per partition for a consumer that is not at their offset yet (one behind
 #: its fetches, at a start): past this many they are dropped and its fetches bring them
-MAX_HELD = 10_000
+#: (a consumer that far behind gains nothing from them, and a burst of observations would
+#: otherwise hold megabytes)
+MAX_HELD = 1_000
 
 
 class LocalFeed:

@@ -89,10 +89,12 @@ async def test_lost_node_makes_the_gang_unknown(e2e_kafka: KafkaSettings) -> Non
 #: jobs that restart, fail and complete, so that pods keep changing while watches break.
 #: A pod that ends only when the controller kills it (never on its own: a ps that could
 #: succeed just as its failed job deletes it would change twice in one gap, and a list
-#: after 410 shows only its deletion, on a real API server too)
+#: after 410 shows only its deletion, on a real API server too). So one worker where a
+#: failure kills the others: two failing together, the first one's restart would delete
+#: the second, Failed a moment before, within the same gap
 WATCHED = {
-    "w-restart": (job("w-restart", task("ps", 1), task("worker", 2, "sleep 20; exit 1"), maxRetry=3, policies=[on("PodFailed", "RestartJob")]), "Failed", 3),
-    "w-task": (job("w-task", task("ps", 1), task("worker", 2, "sleep 20; exit 1", policies=[on("PodFailed", "RestartTask")]), maxRetry=2), "Failed", 2),
+    "w-restart": (job("w-restart", task("ps", 1), task("worker", 1, "sleep 20; exit 1"), maxRetry=3, policies=[on("PodFailed", "RestartJob")]), "Failed", 3),
+    "w-task": (job("w-task", task("ps", 1), task("worker", 1, "sleep 20; exit 1", policies=[on("PodFailed", "RestartTask")]), maxRetry=2), "Failed", 2),
     "w-complete": (job("w-complete", task("worker", 4, "sleep 30")), "Completed", 0),
     "w-abort": (job("w-abort", task("ps", 1), task("worker", 1, "sleep 40; exit 2"), policies=[on("PodFailed", "AbortJob")]), "Aborted", 0),
 }  # fmt: skip

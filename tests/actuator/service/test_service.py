@@ -145,7 +145,12 @@ def handled(service: ActuatorService) -> int:
 
 
 def service(
-    kube: Kube, settings: KafkaSettings, group: str, *, status_hold: float = HOLD_SECONDS
+    kube: Kube,
+    settings: KafkaSettings,
+    group: str,
+    *,
+    status_hold: float = HOLD_SECONDS,
+    local: LocalDelivery | None = None,
 ) -> ActuatorService:
     """With phase changes as Events (`--phase-events`): the Events these tests follow."""
     return ActuatorService(
@@ -156,6 +161,7 @@ def service(
         burst=1000,
         phase_events=True,
         status_hold=status_hold,
+        local=local,
     )
 
 
@@ -690,15 +696,7 @@ async def test_decisions_delivered_in_this_process_are_carried_out_without_a_fet
     first, *rest = lifecycle(job)
     topic = topic_name(kafka_settings, DECISIONS)
     local = LocalDelivery()
-    actuator = ActuatorService(
-        kube=kube,
-        kafka=kafka_settings,
-        group_id="actuator",
-        qps=1000,
-        burst=1000,
-        phase_events=True,
-        local=local,
-    )
+    actuator = service(kube, kafka_settings, "actuator", local=local)
     async with running(actuator), create_producer(kafka_settings) as producer:
         batches = PartitionBatches(producer, topic, local=local)
         await batches.prepare()

@@ -58,19 +58,31 @@ class HeldCommits:
         return create_holding
 
 
-async def test_a_fetch_is_decided_while_the_one_before_is_committed_and_snapshotted(
-    kafka_settings: KafkaSettings, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    settings = dataclasses.replace(
+@pytest.fixture
+async def settings(kafka_settings: KafkaSettings) -> KafkaSettings:
+    """Topics of one partition each: every fetch is one batch, every commit one offset."""
+    one = dataclasses.replace(
         kafka_settings,
         topic_prefix=kafka_settings.topic_prefix + "one.",
         observed_partitions=1,
         decisions_partitions=1,
         state_partitions=1,
     )
-    await ensure_topics(settings)
-    held = HeldCommits()
-    monkeypatch.setattr(runner, "create_consumer", held.creating(create_consumer))
+    await ensure_topics(one)
+    return one
+
+
+@pytest.fixture
+def held(monkeypatch: pytest.MonkeyPatch) -> HeldCommits:
+    """The decider's commits, held until released."""
+    commits = HeldCommits()
+    monkeypatch.setattr(runner, "create_consumer", commits.creating(create_consumer))
+    return commits
+
+
+async def test_a_fetch_is_decided_while_the_one_before_is_committed_and_snapshotted(
+    settings: KafkaSettings, held: HeldCommits
+) -> None:
     first = JobScript("first", ONE_POD).submit()
     second = JobScript("second", ONE_POD).submit()
 
@@ -92,20 +104,10 @@ async def test_a_fetch_is_decided_while_the_one_before_is_committed_and_snapshot
 
 
 async def test_fetches_decided_while_a_commit_is_written_join_the_next_one(
-    kafka_settings: KafkaSettings, monkeypatch: pytest.MonkeyPatch
+    settings: KafkaSettings, held: HeldCommits
 ) -> None:
     """However many fetches come while one commit is held, each is decided at once, and
     their commits become one, written after it."""
-    settings = dataclasses.replace(
-        kafka_settings,
-        topic_prefix=kafka_settings.topic_prefix + "one.",
-        observed_partitions=1,
-        decisions_partitions=1,
-        state_partitions=1,
-    )
-    await ensure_topics(settings)
-    held = HeldCommits()
-    monkeypatch.setattr(runner, "create_consumer", held.creating(create_consumer))
     scripts = [JobScript(f"job-{n}", ONE_POD).submit() for n in range(4)]
 
     async with running(decider(settings)):
@@ -123,21 +125,11 @@ async def test_fetches_decided_while_a_commit_is_written_join_the_next_one(
 
 
 async def test_commits_are_spaced_and_the_stop_writes_what_waits(
-    kafka_settings: KafkaSettings, monkeypatch: pytest.MonkeyPatch
+    settings: KafkaSettings, held: HeldCommits, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """One commit per `CHECKPOINT_SECONDS` however many fetches are decided, and none lost
     at the stop, which writes the last one at once."""
-    settings = dataclasses.replace(
-        kafka_settings,
-        topic_prefix=kafka_settings.topic_prefix + "one.",
-        observed_partitions=1,
-        decisions_partitions=1,
-        state_partitions=1,
-    )
-    await ensure_topics(settings)
-    held = HeldCommits()
     held.release.set()
-    monkeypatch.setattr(runner, "create_consumer", held.creating(create_consumer))
     monkeypatch.setattr(runner, "CHECKPOINT_SECONDS", 60.0)
     scripts = [JobScript(f"job-{n}", ONE_POD).submit() for n in range(4)]
 

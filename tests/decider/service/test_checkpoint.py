@@ -103,6 +103,15 @@ async def test_a_fetch_is_decided_while_the_one_before_is_committed_and_snapshot
     assert records[0].state.key == first.key  # the state after the first fetch only
 
 
+async def decided_one_fetch_each(settings: KafkaSettings, scripts: list[JobScript]) -> None:
+    """Each script's first facts published once the last script's are decided: a fetch
+    each (a one-pod Job's first facts lead to three decisions)."""
+    decided: list[bytes] = []
+    for script in scripts:
+        await publish(settings, script.events)
+        decided = await read(settings, topics.DECISIONS, at_least(len(decided) + 3))
+
+
 async def test_fetches_decided_while_a_commit_is_written_join_the_next_one(
     settings: KafkaSettings, held: HeldCommits
 ) -> None:
@@ -111,10 +120,7 @@ async def test_fetches_decided_while_a_commit_is_written_join_the_next_one(
     scripts = [JobScript(f"job-{n}", ONE_POD).submit() for n in range(4)]
 
     async with running(decider(settings)):
-        decided: list[bytes] = []
-        for script in scripts:  # one fetch each
-            await publish(settings, script.events)
-            decided = await read(settings, topics.DECISIONS, at_least(len(decided) + 3))
+        await decided_one_fetch_each(settings, scripts)
         assert len(held.asked) == 1  # the first fetch's commit, still held
         held.release.set()
         end = sum(len(script.events) for script in scripts)
@@ -134,10 +140,7 @@ async def test_commits_are_spaced_and_the_stop_writes_what_waits(
     scripts = [JobScript(f"job-{n}", ONE_POD).submit() for n in range(4)]
 
     async with running(decider(settings)):
-        decided: list[bytes] = []
-        for script in scripts:  # one fetch each
-            await publish(settings, script.events)
-            decided = await read(settings, topics.DECISIONS, at_least(len(decided) + 3))
+        await decided_one_fetch_each(settings, scripts)
         assert len(held.asked) == 1  # the first fetch's: the next is not due for a minute
     assert len(held.asked) == 2
     assert held.asked[-1] == {next(iter(held.asked[0])): sum(len(s.events) for s in scripts)}

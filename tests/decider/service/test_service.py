@@ -129,14 +129,19 @@ async def test_a_poison_message_goes_to_the_dead_letter_topic_and_the_partition_
     assert decode_decision(found[0]).key == script.key
 
 
-async def test_a_policy_timeout_fires_through_the_log(kafka_settings):
+def failing_with_a_timeout(name: str) -> JobScript:
+    """A running Job whose pod fails now, with an AbortJob policy due one second later."""
     spec = {
         "tasks": [{"name": "w", "replicas": 2, "template": {}}],
         "policies": [{"event": "PodFailed", "action": "AbortJob", "timeout": "1s"}],
     }
-    script = JobScript("timed", spec, start=time.time()).submit().podgroup("Inqueue")
+    script = JobScript(name, spec, start=time.time()).submit().podgroup("Inqueue")
     script.pods("w", 2, "Pending").pods("w", 2, "Running")
-    script.at(time.time()).pod("w", 0, "Failed", exit_code=1)  # due one second from now
+    return script.at(time.time()).pod("w", 0, "Failed", exit_code=1)
+
+
+async def test_a_policy_timeout_fires_through_the_log(kafka_settings):
+    script = failing_with_a_timeout("timed")
     await publish(kafka_settings, script.events)
 
     def acted(found: list[bytes]) -> bool:
@@ -297,13 +302,7 @@ async def test_what_this_process_delivers_is_decided_without_waiting_for_a_fetch
     """The watchers' observations and the decider's own fired timers, in one process, are
     decided while its consumer fetches nothing at all; the copies its fetch then brings
     are not decided again."""
-    spec = {
-        "tasks": [{"name": "w", "replicas": 2, "template": {}}],
-        "policies": [{"event": "PodFailed", "action": "AbortJob", "timeout": "1s"}],
-    }
-    script = JobScript("here", spec, start=time.time()).submit().podgroup("Inqueue")
-    script.pods("w", 2, "Pending").pods("w", 2, "Running")
-    script.at(time.time()).pod("w", 0, "Failed", exit_code=1)  # due one second from now
+    script = failing_with_a_timeout("here")
     local = LocalDelivery()
 
     def acted(found: list[bytes]) -> bool:

@@ -69,6 +69,10 @@ async def test_replicas_share_partitions_and_one_watches(e2e_kafka: KafkaSetting
         assert all(n > 0 for n in actuators), actuators
 
         leader, follower = (a, b) if a.is_leader else (b, a)
+        # the leader's decider takes what its own watchers deliver without a fetch; every
+        # observation the follower's decides comes from the other process, by a fetch
+        assert leader.component("decider").counters["delivered_here"] > 0
+        assert follower.component("decider").counters["delivered_here"] == 0
         await leader.halt()
         await poll_until(lambda: follower.is_leader, 10, "the follower leads")
         await poll_until(

@@ -31,6 +31,8 @@ class Counters:
     events_dropped: int = 0
     #: seconds API calls spent waiting for the rate limiter (its slots and tokens), added up
     limiter_wait_seconds: float = 0.0
+    #: decisions received from this process's decider without a fetch (`local_delivery`)
+    delivered_here: int = 0
 
     @property
     def handled(self) -> int:

@@ -299,6 +299,7 @@ class ActuatorService:
             if partition not in self._taken_over or expected is None:
                 continue
             for record in self._feed.take(number, expected):
+                self.counters.delivered_here += 1
                 self._receive(partition, record.offset, record.value)
 
     def _receive(self, partition: TopicPartition, offset: int, value: bytes | None) -> None:

@@ -98,7 +98,14 @@ class DeciderService:
             tuple[int, PartitionDecider, list[tuple[str, SnapshotRecord | None]]]
         ] = []
         self.ready = False
-        self.counters = {"observations": 0, "decisions": 0, "deadletters": 0, "timers_fired": 0}
+        #: `delivered_here`: observations decided without a fetch (`local_delivery`)
+        self.counters = {
+            "observations": 0,
+            "decisions": 0,
+            "deadletters": 0,
+            "timers_fired": 0,
+            "delivered_here": 0,
+        }
         #: Volcano's job-controller metrics, served beside lavalog's on `/metrics`
         self.volcano_metrics = VolcanoMetrics()
 
@@ -143,6 +150,7 @@ class DeciderService:
                     await self._decide_batches(owned)
                 delivered_here = self._delivered_here()
                 if delivered_here:
+                    self.counters["delivered_here"] += sum(len(r) for _, _, r in delivered_here)
                     await self._decide_batches(delivered_here)
         finally:
             await arrivals.close()

@@ -720,6 +720,6 @@ async def test_decisions_delivered_in_this_process_are_carried_out_without_a_fet
         await until_fetched(consumer)
         await asyncio.sleep(0.5)  # anything carried out twice would be under way by now
         assert handled(actuator) == len(rest) + 1
-    assert actuator.counters.failed == 0
+    assert (actuator.counters.failed, actuator.counters.delivered_here) == (0, len(rest))
     assert state["pods"] == [f"tf-here-{t}" for t in ("ps-0", "worker-0", "worker-1")]
     assert state["running"] == {"tf-here": 3}

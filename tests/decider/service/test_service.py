@@ -324,5 +324,6 @@ async def test_what_this_process_delivers_is_decided_without_waiting_for_a_fetch
         again = await read(kafka_settings, topics.DECISIONS, at_least(len(decided)))
 
     assert service.counters["timers_fired"] == 1
+    assert service.counters["delivered_here"] == len(script.events) + 1  # and the timer
     ids = [decode_decision(v).id for v in again]
     assert len(ids) == len(set(ids)) == len(decided)

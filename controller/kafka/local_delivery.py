@@ -49,9 +49,12 @@ class LocalFeed:
         self._new = False
         self._waiter: asyncio.Future[None] | None = None
 
+    def owns(self, partition: int) -> bool:
+        """Whether the consumer owns `partition`: only its records are held."""
+        return self._owns(partition)
+
     def put(self, record: ConsumerRecord[bytes, bytes]) -> None:
-        if not self._owns(record.partition):
-            return
+        """Hold a record of a partition the consumer `owns`."""
         held = self._held.setdefault(record.partition, {})
         if len(held) >= self._limit:
             held.clear()  # the consumer is far behind: its fetches bring these
@@ -115,7 +118,9 @@ class LocalDelivery:
         self, topic: str, partition: int, offset: int, records: Iterable[tuple[bytes | None, bytes]]
     ) -> None:
         """`records` (key, value) were acknowledged at `offset` on and after, in order."""
-        feeds = self._feeds.get(topic)
+        # Not one record made for a partition no consumer here owns: with several
+        # replicas, most of the leader's observations are for another replica's decider.
+        feeds = [feed for feed in self._feeds.get(topic, ()) if feed.owns(partition)]
         if not feeds:
             return
         for number, (key, value) in enumerate(records, start=offset):

@@ -48,6 +48,13 @@ class LocalFeed:
         #: records arrived since the consumer last looked (`arrived`)
         self._new = False
         self._waiter: asyncio.Future[None] | None = None
+        #: records the consumer took here, all partitions (`FetchPace`: is it fed here?)
+        self.taken = 0
+        #: the last offset taken, by partition: a fetched record past it was not taken here
+        self._taken_through: dict[int, int] = {}
+        #: a record the consumer waits for is not held (another producer's, or dropped):
+        #: only a fetch brings it (`FetchPace` then fetches at the short wait again)
+        self.gap = False
 
     def owns(self, partition: int) -> bool:
         """Whether the consumer owns `partition`: only its records are held."""
@@ -58,6 +65,7 @@ class LocalFeed:
         held = self._held.setdefault(record.partition, {})
         if len(held) >= self._limit:
             held.clear()  # the consumer is far behind: its fetches bring these
+            self.gap = True
         held[record.offset] = record
         self._new = True
         if self._waiter is not None and not self._waiter.done():
@@ -89,7 +97,16 @@ class LocalFeed:
             offset += 1
         for stale in [number for number in held if number < offset]:
             del held[stale]
+        if taken:
+            self.taken += len(taken)
+            self._taken_through[partition] = offset - 1
+        if held:  # records past one that is not held: they wait for its fetch
+            self.gap = True
         return taken
+
+    def taken_through(self, partition: int) -> int:
+        """The last offset of `partition` the consumer took here; -1 before any."""
+        return self._taken_through.get(partition, -1)
 
 
 class LocalDelivery:
@@ -141,24 +158,110 @@ class LocalDelivery:
                 feed.put(record)
 
 
+class FetchPace:
+    """How long a consumer's fetches wait on the broker: `local_ms` while this process
+    hands it every record it takes, `short_ms` otherwise.
+
+    Why: a consumer fed here still fetches, for what only a fetch brings (another
+    producer's record, one dropped), and each of its fetches brings copies of what it took
+    here. On tansu every fetch is answered only when its wait runs out, and costs the
+    broker a walk over each partition's batches, so at the short wait the copies cost the
+    broker more CPU than anything else a controller asks of it. Fed here, a consumer
+    loses nothing by fetching less often: what it takes does not wait for a fetch.
+
+    Fed means: the consumer takes records here, its fetches bring none it did not take
+    here, and no record it waits for is missing from the feed (`gap`). A consumer that
+    takes nothing here (a follower, whose watchers do not lead) fetches at the short
+    wait; so does one that waits for a record only a fetch brings (another producer's, or
+    one the feed dropped), from its next fetch on, until its fetches bring only copies
+    again. An idle consumer fed here keeps the long wait: a Command (another producer's)
+    then reaches it within the long wait and one short one.
+    """
+
+    def __init__(
+        self, consumer: AIOKafkaConsumer, feed: LocalFeed, *, short_ms: int, local_ms: int
+    ) -> None:
+        self._fetcher = _fetcher_of(consumer)
+        self._feed = feed
+        self._short_ms = short_ms
+        self._local_ms = local_ms
+        self.wait_ms = short_ms
+        self._set(short_ms)
+
+    def fetched(self, batches: dict[TopicPartition, list[Any]]) -> None:
+        """Set the next fetch's wait, by what this one brought. Called as the records are
+        handed out, before the consumer's task yields: aiokafka's fetcher builds its next
+        request when it runs next, and reads the wait then."""
+        feed = self._feed
+        fed = (
+            feed.taken > 0
+            and not feed.gap
+            and all(
+                records[-1].offset <= feed.taken_through(tp.partition)
+                for tp, records in batches.items()
+                if records
+            )
+        )
+        feed.gap = False  # taken again from the feed, a gap still there sets it anew
+        self._set(self._local_ms if fed else self._short_ms)
+
+    def check_gap(self) -> None:
+        """The short wait from the next fetch on, if the consumer waits for a record only a
+        fetch brings."""
+        if self._feed.gap:
+            self._set(self._short_ms)
+
+    def _set(self, wait_ms: int) -> None:
+        self.wait_ms = self._fetcher._fetch_max_wait_ms = wait_ms
+
+
+def _fetcher_of(consumer: AIOKafkaConsumer) -> Any:
+    """The started consumer's fetcher, whose wait `FetchPace` sets (aiokafka has no public
+    way to change it on a running consumer; it reads the attribute for each request)."""
+    fetcher = getattr(consumer, "_fetcher", None)
+    if fetcher is None or not hasattr(fetcher, "_fetch_max_wait_ms"):
+        raise RuntimeError(
+            "this aiokafka's consumer keeps its fetch wait elsewhere than "
+            "`_fetcher._fetch_max_wait_ms` (or it was not started): FetchPace cannot set it"
+        )
+    return fetcher
+
+
 class Arrivals:
     """A consumer's next records: what its fetch brings, or, when records delivered in
     this process arrive first, nothing yet (the consumer then takes them from `feed`).
-    A fetch still under way is kept for the next call, not cut short."""
+    A fetch still under way is kept for the next call, not cut short. With a feed, the
+    wait of the consumer's fetches follows where its records come from (`FetchPace`)."""
 
-    def __init__(self, consumer: AIOKafkaConsumer, feed: LocalFeed | None, **fetch: Any) -> None:
+    def __init__(
+        self,
+        consumer: AIOKafkaConsumer,
+        feed: LocalFeed | None,
+        *,
+        waits: tuple[int, int] | None = None,
+        **fetch: Any,
+    ) -> None:
+        """`waits`: the short and the local fetch wait, in ms (`FetchPace`); None: the
+        consumer's own, whatever its records' source."""
         self._consumer = consumer
         self._feed = feed
         self._options = fetch
         self._fetch: asyncio.Task[dict[TopicPartition, list[Any]]] | None = None
+        self.pace = (
+            None
+            if feed is None or waits is None
+            else FetchPace(consumer, feed, short_ms=waits[0], local_ms=waits[1])
+        )
 
     async def next(self) -> dict[TopicPartition, list[Any]]:
         """What the fetch brought; {} when it found nothing or the feed's records came first."""
         if self._feed is None:
             fetched: dict[TopicPartition, list[Any]] = await self._consumer.getmany(**self._options)
             return fetched
+        if self.pace is not None:
+            self.pace.check_gap()
         if self._fetch is None:
-            self._fetch = asyncio.ensure_future(self._consumer.getmany(**self._options))
+            self._fetch = asyncio.ensure_future(self._fetched())
         await asyncio.wait((self._fetch, self._feed.arrived()), return_when=asyncio.FIRST_COMPLETED)
         fetch = self._fetch
         if not fetch.done():
@@ -166,9 +269,22 @@ class Arrivals:
         self._fetch = None
         return fetch.result()
 
+    async def _fetched(self) -> dict[TopicPartition, list[Any]]:
+        batches: dict[TopicPartition, list[Any]] = await self._consumer.getmany(**self._options)
+        if self.pace is not None:
+            self.pace.fetched(batches)
+        return batches
+
     async def close(self) -> None:
         """Stop the fetch under way, if any (before the consumer stops)."""
         fetch, self._fetch = self._fetch, None
         if fetch is not None:
             fetch.cancel()
             await asyncio.gather(fetch, return_exceptions=True)
+
+
+def fetch_wait_seconds(arrivals: Arrivals | None, settings: KafkaSettings) -> float:
+    """How long a consumer's fetches wait on the broker now: its pace's wait, or the
+    settings' when it has none (`/metrics`)."""
+    pace = None if arrivals is None else arrivals.pace
+    return (settings.fetch_max_wait_ms if pace is None else pace.wait_ms) / 1000

@@ -89,6 +89,11 @@ class KafkaSettings:
     #: only when this runs out (new records do not wake it), so it bounds every hop's
     #: latency there; Apache Kafka answers as soon as records arrive (500 is fine there)
     fetch_max_wait_ms: int = 20
+    #: the same while this process's producers hand a consumer every record it takes
+    #: (local delivery): its fetches then bring only copies, and a tansu fetch costs the
+    #: broker a walk over each partition's batches, so they go out less often; a record
+    #: from another producer (a Command) waits up to this much longer there
+    fetch_max_wait_local_ms: int = 200
     #: this process's stable name in consumer groups (`lavalog run` sets its identity, the
     #: pod name): a restarted process of the same name takes its predecessor's place at
     #: once instead of waiting for that member's session to time out (controller/kafka/groups.py)
@@ -111,7 +116,7 @@ class KafkaSettings:
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, not {getattr(self, name)}")
-        for name in ("linger_ms", "fetch_max_wait_ms"):
+        for name in ("linger_ms", "fetch_max_wait_ms", "fetch_max_wait_local_ms"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must not be negative, not {getattr(self, name)}")
         if self.acks not in (0, 1, "all"):
@@ -126,6 +131,11 @@ class KafkaSettings:
         if self.enable_idempotence and self.acks != "all":
             raise ValueError("an idempotent producer needs acks='all'")
         self._check_security()
+
+    @property
+    def fetch_waits(self) -> tuple[int, int]:
+        """A consumer's fetch waits in ms: fed by its fetches, fed here (`FetchPace`)."""
+        return self.fetch_max_wait_ms, self.fetch_max_wait_local_ms
 
     @property
     def uses_tls(self) -> bool:

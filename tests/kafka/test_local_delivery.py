@@ -1,14 +1,19 @@
 """Records delivered in this process reach its consumer only from the offset it expects
 next, one after the other, for the partitions it owns; everything else is left to its
-fetches. Pure: no broker."""
+fetches; the consumer's fetches wait longer while the feed brings it everything. Pure:
+no broker (the fetch wait is set on a stand-in for aiokafka's fetcher; the services'
+tests show it on a real consumer)."""
 
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
+from aiokafka.structs import TopicPartition
 
-from lavalog.controller.kafka.local_delivery import LocalDelivery, LocalFeed
+from lavalog.controller.kafka.local_delivery import FetchPace, LocalDelivery, LocalFeed
 from lavalog.controller.kafka.settings import KafkaSettings
 
 TOPIC = "t.lavalog.observed"
@@ -112,3 +117,88 @@ def test_only_records_every_replica_acknowledged_are_handed_over(
     """A record the leader alone acknowledged may not be readable yet, or be lost with it."""
     settings = KafkaSettings(acks=acks)  # type: ignore[arg-type]
     assert (LocalDelivery.for_settings(settings) is not None) is handed_over
+
+
+def test_the_feed_says_what_the_consumer_took_and_when_it_waits_for_a_fetch() -> None:
+    local = LocalDelivery()
+    feed = local.subscribe(TOPIC, lambda _: True)
+    deliver(local, 0, 5, b"a", b"b")
+    assert (feed.taken, feed.taken_through(0), feed.gap) == (0, -1, False)
+
+    feed.take(0, 5)
+    assert (feed.taken, feed.taken_through(0), feed.gap) == (2, 6, False)
+
+    deliver(local, 0, 8, b"d")  # 7 is another producer's
+    assert feed.take(0, 7) == []
+    assert feed.gap  # 8 waits for the fetch of 7
+
+
+def test_records_dropped_past_the_limit_leave_the_consumer_to_its_fetches() -> None:
+    local = LocalDelivery()
+    feed = local.subscribe(TOPIC, lambda _: True, limit=2)
+    deliver(local, 0, 0, b"a", b"b", b"c")
+    assert feed.gap
+
+
+SHORT, LONG = 20, 200
+
+
+def paced(feed: LocalFeed) -> tuple[FetchPace, Any]:
+    """A pace over a stand-in consumer whose fetcher holds the wait, as aiokafka's does."""
+    consumer = SimpleNamespace(_fetcher=SimpleNamespace(_fetch_max_wait_ms=500))
+    return FetchPace(consumer, feed, short_ms=SHORT, local_ms=LONG), consumer._fetcher
+
+
+def fetched(partition: int, *offsets: int) -> dict[TopicPartition, list[Any]]:
+    return {TopicPartition(TOPIC, partition): [SimpleNamespace(offset=o) for o in offsets]}
+
+
+def test_fetches_wait_longer_once_they_bring_only_what_was_taken_here() -> None:
+    local = LocalDelivery()
+    feed = local.subscribe(TOPIC, lambda _: True)
+    pace, fetcher = paced(feed)
+    assert fetcher._fetch_max_wait_ms == SHORT  # nothing taken here yet
+
+    deliver(local, 3, 0, b"a", b"b")
+    feed.take(3, 0)
+    pace.fetched(fetched(3, 0, 1))  # the copies
+    assert fetcher._fetch_max_wait_ms == pace.wait_ms == LONG
+
+    pace.fetched({})  # idle: a Command still comes by a fetch
+    assert fetcher._fetch_max_wait_ms == LONG
+
+
+def test_a_fetch_bringing_a_record_not_taken_here_sets_the_short_wait() -> None:
+    """Another producer's record past those taken (a Command), or a follower's whole log."""
+    local = LocalDelivery()
+    feed = local.subscribe(TOPIC, lambda _: True)
+    pace, fetcher = paced(feed)
+    deliver(local, 3, 0, b"a")
+    feed.take(3, 0)
+    pace.fetched(fetched(3, 0))
+    assert fetcher._fetch_max_wait_ms == LONG
+
+    pace.fetched(fetched(3, 0, 1))
+    assert fetcher._fetch_max_wait_ms == SHORT
+    pace.fetched(fetched(4, 0))  # a partition nothing was taken of
+    assert fetcher._fetch_max_wait_ms == SHORT
+
+
+def test_a_record_waiting_for_a_fetch_sets_the_short_wait_at_once() -> None:
+    local = LocalDelivery()
+    feed = local.subscribe(TOPIC, lambda _: True)
+    pace, fetcher = paced(feed)
+    deliver(local, 3, 0, b"a")
+    feed.take(3, 0)
+    pace.fetched({})
+    assert fetcher._fetch_max_wait_ms == LONG
+
+    deliver(local, 3, 2, b"c")  # 1 is another producer's
+    feed.take(3, 1)
+    pace.check_gap()
+    assert fetcher._fetch_max_wait_ms == SHORT
+    pace.fetched(fetched(3, 1))  # the fetch brings 1: taken by the consumer, not here
+    assert fetcher._fetch_max_wait_ms == SHORT
+    feed.take(3, 2)  # then 2 from the feed, whose fetch brings a copy
+    pace.fetched(fetched(3, 2))
+    assert fetcher._fetch_max_wait_ms == LONG

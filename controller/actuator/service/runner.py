@@ -54,7 +54,7 @@ from lavalog.controller.actuator.service.refusals import RefusalPublisher
 from lavalog.controller.actuator.service.timing import Timing, log_fields, timing
 from lavalog.controller.decision_logs import carried_out, decision_fields, lag
 from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
-from lavalog.controller.kafka.local_delivery import Arrivals, LocalDelivery
+from lavalog.controller.kafka.local_delivery import Arrivals, LocalDelivery, fetch_wait_seconds
 from lavalog.controller.kube import Kube
 from lavalog.events.codec import DecodeError, decode_decision
 from lavalog.events.decisions import AnyDecision, StatusWrite
@@ -125,7 +125,7 @@ class ActuatorService:
         )
         # a call waiting to be retried leaves its lane's turn to another job meanwhile
         self._api = Api(kube, limiter, self.counters, sleep=step_aside)
-        self._refusals = RefusalPublisher(kafka)
+        self._refusals = RefusalPublisher(kafka, local=local)
         self._applier = Applier(
             self._api,
             self.counters,
@@ -169,6 +169,7 @@ class ActuatorService:
         self.consumer: AIOKafkaConsumer | None = None
         #: fetching paused while too much is in flight (`_throttle`)
         self._throttled = False
+        self._arrivals: Arrivals | None = None
         self._feed = (
             None
             if local is None
@@ -194,9 +195,11 @@ class ActuatorService:
     def gauges(self) -> dict[str, float]:
         """How much is waiting, for `/metrics`: jobs with decisions queued (`lanes`),
         decisions queued in them (`queued`), the longest lane (`deepest_lane`), decisions
-        received and not carried out (`in_flight`), and decisions whose Events are not
-        written yet (`events_waiting`)."""
+        received and not carried out (`in_flight`), decisions whose Events are not
+        written yet (`events_waiting`); and how long its fetches wait on the broker now
+        (longer while its decider hands it every decision: `FetchPace`)."""
         return {
+            "fetch_wait_seconds": fetch_wait_seconds(self._arrivals, self._kafka),
             "lanes": len(self._lanes),
             "queued": self._lanes.queued(),
             "deepest_lane": self._lanes.deepest(),
@@ -223,7 +226,9 @@ class ActuatorService:
             await progress_log.stop()
             raise
         writer = asyncio.create_task(self._events.run(), name="actuator events")
-        arrivals = Arrivals(consumer, self._feed, timeout_ms=_POLL_MS)
+        arrivals = self._arrivals = Arrivals(
+            consumer, self._feed, waits=self._kafka.fetch_waits, timeout_ms=_POLL_MS
+        )
         try:
             next_commit = time.monotonic()
             while True:

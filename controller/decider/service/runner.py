@@ -34,7 +34,7 @@ from lavalog.controller.decider.core.volcano_metrics import VolcanoMetrics
 from lavalog.controller.decision_logs import decision_fields
 from lavalog.controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
 from lavalog.controller.kafka.batches import PartitionBatches
-from lavalog.controller.kafka.local_delivery import Arrivals, LocalDelivery
+from lavalog.controller.kafka.local_delivery import Arrivals, LocalDelivery, fetch_wait_seconds
 from lavalog.controller.kafka.reading import keyed, read_to_end
 from lavalog.controller.logs import writes
 from lavalog.events import topics
@@ -87,6 +87,7 @@ class DeciderService:
         self._timers_changed = asyncio.Event()
         self._consumer: AIOKafkaConsumer | None = None
         self._producer: AIOKafkaProducer | None = None
+        self._arrivals: Arrivals | None = None
         self._outgoing: PartitionBatches | None = None
         #: writing the commits and snapshots of the fetches decided (`_queue_checkpoint`)
         self._checkpoint: asyncio.Task[None] | None = None
@@ -108,6 +109,11 @@ class DeciderService:
         }
         #: Volcano's job-controller metrics, served beside lavalog's on `/metrics`
         self.volcano_metrics = VolcanoMetrics()
+
+    def gauges(self) -> dict[str, float]:
+        """On /metrics as `lavalog_decider_<name>`: how long its fetches wait on the broker
+        now (longer while its watchers hand it every fact: `FetchPace`)."""
+        return {"fetch_wait_seconds": fetch_wait_seconds(self._arrivals, self.kafka)}
 
     @property
     def assigned(self) -> list[int]:
@@ -135,7 +141,13 @@ class DeciderService:
             await producer.stop()
 
     async def _consume(self, consumer: AIOKafkaConsumer) -> None:
-        arrivals = Arrivals(consumer, self._feed, timeout_ms=200, max_records=self.max_batch)
+        arrivals = self._arrivals = Arrivals(
+            consumer,
+            self._feed,
+            waits=self.kafka.fetch_waits,
+            timeout_ms=200,
+            max_records=self.max_batch,
+        )
         try:
             while True:
                 batches = await arrivals.next()

@@ -691,7 +691,8 @@ async def test_decisions_delivered_in_this_process_are_carried_out_without_a_fet
     kube: Kube, kafka_settings: KafkaSettings
 ) -> None:
     """The decider's decisions, delivered in the actuator's process, are carried out while
-    its consumer fetches nothing; the copies the fetch then brings are not done again."""
+    its consumer fetches nothing; the copies the fetch then brings are not done again, and
+    its fetches then wait the longer wait of a consumer fed here."""
     job = await submit(kube, name="tf-here")
     first, *rest = lifecycle(job)
     topic = topic_name(kafka_settings, DECISIONS)
@@ -720,6 +721,9 @@ async def test_decisions_delivered_in_this_process_are_carried_out_without_a_fet
         await until_fetched(consumer)
         await asyncio.sleep(0.5)  # anything carried out twice would be under way by now
         assert handled(actuator) == len(rest) + 1
+        # fed here, its fetches bring copies only: they wait longer (`FetchPace`)
+        local_wait = kafka_settings.fetch_max_wait_local_ms / 1000
+        await until(lambda: actuator.gauges()["fetch_wait_seconds"] == local_wait)
     assert (actuator.counters.failed, actuator.counters.delivered_here) == (0, len(rest))
     assert state["pods"] == [f"tf-here-{t}" for t in ("ps-0", "worker-0", "worker-1")]
     assert state["running"] == {"tf-here": 3}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
@@ -127,6 +128,56 @@ async def test_a_poison_message_goes_to_the_dead_letter_topic_and_the_partition_
 
     assert b'"consumer":"decider"' in letters[0] and b"broken" in letters[0]
     assert decode_decision(found[0]).key == script.key
+
+
+def running_job(name: str) -> JobScript:
+    """A one-pod Job submitted and running."""
+    script = JobScript(name, ONE_POD, start=time.time()).submit().podgroup("Inqueue")
+    return script.pods("w", 1, "Pending").pods("w", 1, "Running")
+
+
+def decided_about(job: str) -> Callable[[list[bytes]], bool]:
+    return lambda found: any(decode_decision(v).key == f"default/{job}" for v in found)
+
+
+async def until_fetch_wait(service: DeciderService, seconds: float) -> None:
+    async with asyncio.timeout(30):
+        while service.gauges()["fetch_wait_seconds"] != seconds:  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
+
+
+async def test_fetches_wait_longer_while_this_process_hands_over_every_fact(kafka_settings):
+    """Fed by its watchers here, the decider's fetches bring only copies: they wait the
+    local wait (set on the real consumer's fetcher), and a fact from another producer
+    still comes by them and is decided."""
+    settings = dataclasses.replace(kafka_settings, fetch_max_wait_local_ms=300)
+    local = LocalDelivery()
+    async with running(decider(settings, local=local)) as service:
+        async with asyncio.timeout(30):
+            while len(service.assigned) < settings.observed_partitions:  # noqa: ASYNC110
+                await asyncio.sleep(0.05)
+        assert service.gauges()["fetch_wait_seconds"] == settings.fetch_max_wait_ms / 1000
+        consumer = service._require_consumer()
+        consumer.pause(*consumer.assignment())  # so that every fact is taken here
+        async with open_publisher(settings, local=local) as publisher:
+            await publisher.publish(running_job("here").events)
+        await read(settings, topics.DECISIONS, decided_about("here"))
+        consumer.resume(*consumer.assignment())
+
+        await until_fetch_wait(service, 0.3)
+        assert consumer._fetcher._fetch_max_wait_ms == 300
+        await publish(settings, running_job("elsewhere").events)
+        await read(settings, topics.DECISIONS, decided_about("elsewhere"))
+
+
+async def test_a_decider_fed_by_its_fetches_alone_keeps_the_short_wait(kafka_settings):
+    """A follower's decider: its watchers do not lead, so every fact comes by a fetch."""
+    settings = dataclasses.replace(kafka_settings, fetch_max_wait_local_ms=300)
+    async with running(decider(settings, local=LocalDelivery())) as service:
+        await publish(settings, running_job("there").events)
+        await read(settings, topics.DECISIONS, decided_about("there"))
+        await until_fetched(service._require_consumer())
+        assert service.gauges()["fetch_wait_seconds"] == settings.fetch_max_wait_ms / 1000
 
 
 def failing_with_a_timeout(name: str) -> JobScript:

@@ -163,11 +163,12 @@ class FetchPace:
     hands it every record it takes, `short_ms` otherwise.
 
     Why: a consumer fed here still fetches, for what only a fetch brings (another
-    producer's record, one dropped), and each of its fetches brings copies of what it took
-    here. On tansu every fetch is answered only when its wait runs out, and costs the
-    broker a walk over each partition's batches, so at the short wait the copies cost the
-    broker more CPU than anything else a controller asks of it. Fed here, a consumer
-    loses nothing by fetching less often: what it takes does not wait for a fetch.
+    producer's record, one dropped), and its fetches bring copies of what it took here,
+    or nothing. tansu answers a fetch that finds nothing once its wait runs out, and each
+    fetch costs it a walk over every partition's batches, so at the short wait a busy
+    consumer's copies cost the broker more CPU than anything else a controller asks of
+    it. Fed here, a consumer loses nothing by fetching less often: what it takes does
+    not wait for a fetch.
 
     Fed means: the consumer takes records here, its fetches bring none it did not take
     here, and no record it waits for is missing from the feed (`gap`). A consumer that
@@ -175,7 +176,8 @@ class FetchPace:
     wait; so does one that waits for a record only a fetch brings (another producer's, or
     one the feed dropped), from its next fetch on, until its fetches bring only copies
     again. An idle consumer fed here keeps the long wait: a Command (another producer's)
-    then reaches it within the long wait and one short one.
+    then reaches it within the long wait (tansu reads the partitions again as the wait
+    runs out; Apache Kafka answers a waiting fetch as soon as records arrive).
     """
 
     def __init__(

@@ -73,6 +73,14 @@ async def test_replicas_share_partitions_and_one_watches(e2e_kafka: KafkaSetting
         # observation the follower's decides comes from the other process, by a fetch
         assert leader.component("decider").counters["delivered_here"] > 0
         assert follower.component("decider").counters["delivered_here"] == 0
+        # the decider's and the actuator's groups assign alike (members are ordered by
+        # their ids, which begin with the replica's identity), so on either replica its
+        # decider's decisions go to its own actuator without a fetch
+        for replica in (a, b):
+            actuator = replica.component("actuator")
+            owned = sorted(p.partition for p in actuator.consumer.assignment())
+            assert owned == replica.component("decider").assigned
+            assert actuator.counters.delivered_here > 0
         await leader.halt()
         await poll_until(lambda: follower.is_leader, 10, "the follower leads")
         await poll_until(

@@ -168,13 +168,19 @@ def test_fetches_wait_longer_once_they_bring_only_what_was_taken_here() -> None:
     assert fetcher._fetch_max_wait_ms == LONG
 
 
-def test_a_fetch_bringing_a_record_not_taken_here_sets_the_short_wait() -> None:
-    """Another producer's record past those taken (a Command), or a follower's whole log."""
+def took_one_here() -> tuple[LocalDelivery, LocalFeed, FetchPace, Any]:
+    """A pace whose consumer took offset 0 of partition 3 from the feed."""
     local = LocalDelivery()
     feed = local.subscribe(TOPIC, lambda _: True)
     pace, fetcher = paced(feed)
     deliver(local, 3, 0, b"a")
     feed.take(3, 0)
+    return local, feed, pace, fetcher
+
+
+def test_a_fetch_bringing_a_record_not_taken_here_sets_the_short_wait() -> None:
+    """Another producer's record past those taken (a Command), or a follower's whole log."""
+    _, _, pace, fetcher = took_one_here()
     pace.fetched(fetched(3, 0))
     assert fetcher._fetch_max_wait_ms == LONG
 
@@ -185,11 +191,7 @@ def test_a_fetch_bringing_a_record_not_taken_here_sets_the_short_wait() -> None:
 
 
 def test_a_record_waiting_for_a_fetch_sets_the_short_wait_at_once() -> None:
-    local = LocalDelivery()
-    feed = local.subscribe(TOPIC, lambda _: True)
-    pace, fetcher = paced(feed)
-    deliver(local, 3, 0, b"a")
-    feed.take(3, 0)
+    local, feed, pace, fetcher = took_one_here()
     pace.fetched({})
     assert fetcher._fetch_max_wait_ms == LONG
 

@@ -29,6 +29,11 @@ from aiokafka.structs import ConsumerRecord, TopicPartition
 
 from lavalog.controller.kafka.settings import KafkaSettings
 
+#: the bytes a fed consumer's fetch waits for (`FetchPace`): more than its wait brings at
+#: the rates a controller sees, so that the broker answers it when the wait runs out
+#: rather than as soon as it finds a copy (tansu and Apache Kafka alike)
+FED_MIN_BYTES = 1024 * 1024
+
 #: records held per partition for a consumer that is not at their offset yet (one behind
 #: its fetches, at a start): past this many they are dropped and its fetches bring them
 #: (a consumer that far behind gains nothing from them, and a burst of observations would
@@ -164,11 +169,12 @@ class FetchPace:
 
     Why: a consumer fed here still fetches, for what only a fetch brings (another
     producer's record, one dropped), and its fetches bring copies of what it took here,
-    or nothing. tansu answers a fetch that finds nothing once its wait runs out, and each
-    fetch costs it a walk over every partition's batches, so at the short wait a busy
+    or nothing. The broker answers a fetch as soon as it finds a record (or when the wait
+    runs out), and on tansu each fetch walks every partition's batches, so a busy
     consumer's copies cost the broker more CPU than anything else a controller asks of
     it. Fed here, a consumer loses nothing by fetching less often: what it takes does
-    not wait for a fetch.
+    not wait for a fetch. So its fetches also ask for `FED_MIN_BYTES`, which makes the
+    broker hold each one for the whole wait: one fetch per wait, whatever the rate.
 
     Fed means: the consumer takes records here, its fetches bring none it did not take
     here, and no record it waits for is missing from the feed (`gap`). A consumer that
@@ -187,8 +193,9 @@ class FetchPace:
         self._feed = feed
         self._short_ms = short_ms
         self._local_ms = local_ms
+        self._min_bytes: int = self._fetcher._fetch_min_bytes
         self.wait_ms = short_ms
-        self._set(short_ms)
+        self._set(fed=False)
 
     def fetched(self, batches: dict[TopicPartition, list[Any]]) -> None:
         """Set the next fetch's wait, by what this one brought. Called as the records are
@@ -205,26 +212,31 @@ class FetchPace:
             )
         )
         feed.gap = False  # taken again from the feed, a gap still there sets it anew
-        self._set(self._local_ms if fed else self._short_ms)
+        self._set(fed=fed)
 
     def check_gap(self) -> None:
         """The short wait from the next fetch on, if the consumer waits for a record only a
         fetch brings."""
         if self._feed.gap:
-            self._set(self._short_ms)
+            self._set(fed=False)
 
-    def _set(self, wait_ms: int) -> None:
-        self.wait_ms = self._fetcher._fetch_max_wait_ms = wait_ms
+    def _set(self, *, fed: bool) -> None:
+        fetcher = self._fetcher
+        self.wait_ms = fetcher._fetch_max_wait_ms = self._local_ms if fed else self._short_ms
+        fetcher._fetch_min_bytes = FED_MIN_BYTES if fed else self._min_bytes
 
 
 def _fetcher_of(consumer: AIOKafkaConsumer) -> Any:
-    """The started consumer's fetcher, whose wait `FetchPace` sets (aiokafka has no public
-    way to change it on a running consumer; it reads the attribute for each request)."""
+    """The started consumer's fetcher, whose wait and least bytes `FetchPace` sets
+    (aiokafka has no public way to change them on a running consumer; it reads the
+    attributes for each request)."""
     fetcher = getattr(consumer, "_fetcher", None)
-    if fetcher is None or not hasattr(fetcher, "_fetch_max_wait_ms"):
+    wanted = ("_fetch_max_wait_ms", "_fetch_min_bytes")
+    if fetcher is None or not all(hasattr(fetcher, name) for name in wanted):
         raise RuntimeError(
-            "this aiokafka's consumer keeps its fetch wait elsewhere than "
-            "`_fetcher._fetch_max_wait_ms` (or it was not started): FetchPace cannot set it"
+            "this aiokafka's consumer keeps its fetch wait elsewhere than `_fetcher."
+            "_fetch_max_wait_ms`/`_fetch_min_bytes` (or it was not started): FetchPace "
+            "cannot set it"
         )
     return fetcher
 

@@ -13,7 +13,12 @@ from typing import Any
 import pytest
 from aiokafka.structs import TopicPartition
 
-from lavalog.controller.kafka.local_delivery import FetchPace, LocalDelivery, LocalFeed
+from lavalog.controller.kafka.local_delivery import (
+    FED_MIN_BYTES,
+    FetchPace,
+    LocalDelivery,
+    LocalFeed,
+)
 from lavalog.controller.kafka.settings import KafkaSettings
 
 TOPIC = "t.lavalog.observed"
@@ -145,7 +150,7 @@ SHORT, LONG = 20, 200
 
 def paced(feed: LocalFeed) -> tuple[FetchPace, Any]:
     """A pace over a stand-in consumer whose fetcher holds the wait, as aiokafka's does."""
-    consumer = SimpleNamespace(_fetcher=SimpleNamespace(_fetch_max_wait_ms=500))
+    consumer = SimpleNamespace(_fetcher=SimpleNamespace(_fetch_max_wait_ms=500, _fetch_min_bytes=1))
     return FetchPace(consumer, feed, short_ms=SHORT, local_ms=LONG), consumer._fetcher
 
 
@@ -163,6 +168,7 @@ def test_fetches_wait_longer_once_they_bring_only_what_was_taken_here() -> None:
     feed.take(3, 0)
     pace.fetched(fetched(3, 0, 1))  # the copies
     assert fetcher._fetch_max_wait_ms == pace.wait_ms == LONG
+    assert fetcher._fetch_min_bytes == FED_MIN_BYTES  # held for the whole wait
 
     pace.fetched({})  # idle: a Command still comes by a fetch
     assert fetcher._fetch_max_wait_ms == LONG
@@ -185,7 +191,7 @@ def test_a_fetch_bringing_a_record_not_taken_here_sets_the_short_wait() -> None:
     assert fetcher._fetch_max_wait_ms == LONG
 
     pace.fetched(fetched(3, 0, 1))
-    assert fetcher._fetch_max_wait_ms == SHORT
+    assert (fetcher._fetch_max_wait_ms, fetcher._fetch_min_bytes) == (SHORT, 1)
     pace.fetched(fetched(4, 0))  # a partition nothing was taken of
     assert fetcher._fetch_max_wait_ms == SHORT
 

@@ -18,7 +18,7 @@ from lavalog.controller.decider.core.partition import PartitionDecider
 from lavalog.controller.decider.core.snapshots import Restored, encode_record
 from lavalog.controller.decider.service.runner import DeciderService
 from lavalog.controller.kafka import KafkaSettings, create_consumer, create_producer, topic_name
-from lavalog.controller.kafka.local_delivery import LocalDelivery
+from lavalog.controller.kafka.local_delivery import FED_MIN_BYTES, LocalDelivery
 from lavalog.controller.watchers.service.publisher import open_publisher
 from lavalog.events import topics
 from lavalog.events.codec import decode_decision, decode_observation, encode
@@ -166,6 +166,7 @@ async def test_fetches_wait_longer_while_this_process_hands_over_every_fact(kafk
 
         await until_fetch_wait(service, 0.3)
         assert consumer._fetcher._fetch_max_wait_ms == 300
+        assert consumer._fetcher._fetch_min_bytes == FED_MIN_BYTES
         await publish(settings, running_job("elsewhere").events)
         await read(settings, topics.DECISIONS, decided_about("elsewhere"))
 

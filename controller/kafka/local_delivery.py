@@ -194,8 +194,13 @@ class FetchPace:
         self._short_ms = short_ms
         self._local_ms = local_ms
         self._min_bytes: int = self._fetcher._fetch_min_bytes
-        self.wait_ms = short_ms
         self._set(fed=False)
+
+    @property
+    def wait_ms(self) -> int:
+        """The wait the consumer's next fetch asks for."""
+        wait: int = self._fetcher._fetch_max_wait_ms
+        return wait
 
     def fetched(self, batches: dict[TopicPartition, list[Any]]) -> None:
         """Set the next fetch's wait, by what this one brought. Called as the records are
@@ -222,7 +227,7 @@ class FetchPace:
 
     def _set(self, *, fed: bool) -> None:
         fetcher = self._fetcher
-        self.wait_ms = fetcher._fetch_max_wait_ms = self._local_ms if fed else self._short_ms
+        fetcher._fetch_max_wait_ms = self._local_ms if fed else self._short_ms
         fetcher._fetch_min_bytes = FED_MIN_BYTES if fed else self._min_bytes
 
 

@@ -123,11 +123,11 @@ async def test_success_threshold_counts_successes_in_a_row(kube_api: ApiClient) 
     assert 19 <= (condition(ready, "Ready").last_transition_time - started).total_seconds() <= 45
 
 
-async def ready_conditions(api: ApiClient, name: str, since: str) -> list[Any]:
-    """The pod's Ready condition in each of its versions after `since`, until it is True.
-    Watched, not polled: a state the kubelet holds for a fraction of a wall second (the
-    simulated clock runs 50 times as fast) can fall between two polls on a busy machine,
-    while a watch hands over every version."""
+async def versions_until_ready(api: ApiClient, name: str, since: str) -> list[Any]:
+    """The pod in each of its versions after `since`, until it is Ready. Watched, not
+    polled: a state the kubelet holds for a fraction of a wall second (the simulated
+    clock runs 50 times as fast) can fall between two polls on a busy machine, while a
+    watch hands over every version."""
     seen: list[Any] = []
     stream = watch.Watch()
     async with asyncio.timeout(20):
@@ -138,8 +138,8 @@ async def ready_conditions(api: ApiClient, name: str, since: str) -> list[Any]:
             resource_version=since,
             timeout_seconds=20,
         ):
-            seen.append(condition(event["object"], "Ready"))
-            if seen[-1].status == "True":
+            seen.append(event["object"])
+            if condition(seen[-1], "Ready").status == "True":
                 stream.stop()
     return seen
 
@@ -154,18 +154,19 @@ async def test_transition_time_moves_only_when_the_status_does(kube_api: ApiClie
     second["readinessProbe"] = exec_probe("true", initialDelaySeconds=40, periodSeconds=5)
     pod["spec"]["containers"] = [first, second]
     created = await core_api(kube_api).create_namespaced_pod("default", pod)
-    seen = await ready_conditions(kube_api, "pair", created.metadata.resource_version)
+    versions = await versions_until_ready(kube_api, "pair", created.metadata.resource_version)
+    ready = [condition(version, "Ready") for version in versions]
 
     def first_with(message: str) -> Any:
-        return next(ready for ready in seen if ready.message == message)
+        return next(each for each in ready if each.message == message)
 
     both = first_with("containers with unready status: [a b]")
     one = first_with("containers with unready status: [b]")
-    done = seen[-1]
+    done = ready[-1]
     assert one.last_transition_time == both.last_transition_time
     assert done.last_transition_time > one.last_transition_time
-    scheduled = await pod_until(kube_api, "pair", lambda p: condition(p, "Ready").status == "True")
-    assert condition(scheduled, "PodScheduled").last_transition_time <= both.last_transition_time
+    scheduled = condition(versions[-1], "PodScheduled")
+    assert scheduled.last_transition_time <= both.last_transition_time
 
 
 async def test_a_failed_liveness_probe_restarts_the_container(kube_api: ApiClient) -> None:

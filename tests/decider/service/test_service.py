@@ -140,6 +140,13 @@ def decided_about(job: str) -> Callable[[list[bytes]], bool]:
     return lambda found: any(decode_decision(v).key == f"default/{job}" for v in found)
 
 
+async def until_assigned_all(service: DeciderService) -> None:
+    """Until the service owns every partition of its topic (the group has formed)."""
+    async with asyncio.timeout(30):
+        while len(service.assigned) < service.kafka.observed_partitions:  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
+
+
 async def until_fetch_wait(service: DeciderService, seconds: float) -> None:
     async with asyncio.timeout(30):
         while service.gauges()["fetch_wait_seconds"] != seconds:  # noqa: ASYNC110
@@ -153,9 +160,7 @@ async def test_fetches_wait_longer_while_this_process_hands_over_every_fact(kafk
     settings = dataclasses.replace(kafka_settings, fetch_max_wait_local_ms=300)
     local = LocalDelivery()
     async with running(decider(settings, local=local)) as service:
-        async with asyncio.timeout(30):
-            while len(service.assigned) < settings.observed_partitions:  # noqa: ASYNC110
-                await asyncio.sleep(0.05)
+        await until_assigned_all(service)
         assert service.gauges()["fetch_wait_seconds"] == settings.fetch_max_wait_ms / 1000
         consumer = service._require_consumer()
         consumer.pause(*consumer.assignment())  # so that every fact is taken here
@@ -361,9 +366,7 @@ async def test_what_this_process_delivers_is_decided_without_waiting_for_a_fetch
         return any(isinstance(decode_decision(v), ActionDecided) for v in found)
 
     async with running(decider(kafka_settings, local=local)) as service:
-        async with asyncio.timeout(30):
-            while len(service.assigned) < kafka_settings.observed_partitions:  # noqa: ASYNC110
-                await asyncio.sleep(0.05)
+        await until_assigned_all(service)
         consumer = service._require_consumer()
         consumer.pause(*consumer.assignment())
         async with open_publisher(kafka_settings, local=local) as publisher:

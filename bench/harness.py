@@ -31,6 +31,8 @@ from lavalog.controller.kafka import KafkaSettings, create_consumer, topic_name
 
 ROOT = Path(__file__).resolve().parents[1]
 ALL_COMPONENTS = "watchers,decider,actuator"
+#: how the controller's components are laid out in processes: all in one, or one each
+LAYOUTS = {"one": (ALL_COMPONENTS,), "components": tuple(ALL_COMPONENTS.split(","))}
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 T = TypeVar("T")
 

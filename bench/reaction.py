@@ -66,6 +66,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.crash_pace import CrashPace
 from bench.harness import (
     ALL_COMPONENTS,
+    LAYOUTS,
     ROOT,
     ControllerChild,
     controller_processes,
@@ -420,9 +421,6 @@ class Arm:
                     f"processes={'|'.join(LAYOUTS)}, code=COMMIT or fetch-wait=MS"
                 )
         return arm
-
-
-LAYOUTS = {"one": (ALL_COMPONENTS,), "components": tuple(ALL_COMPONENTS.split(","))}
 
 
 @dataclass

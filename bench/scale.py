@@ -2,6 +2,7 @@
 Volcano's design scale of 100,000 pods); time until all their pods exist.
 
     python bench/scale.py [--jobs 10000] [--pods-per-job 1] [--qps 5000] [--burst 10000]
+                          [--processes one|components]
 
 The simulated cluster (`lavalog sim`), the development broker, the controller and the
 projections (`lavalog projections serve`) run as processes of their own, as in a
@@ -10,6 +11,9 @@ printing when every pod exists and when every Job is Running. The controller's a
 rate limit is raised (`ControllerConfig(qps=, burst=)`; at the default qps=50, 10,000
 pod creates alone take 200 s). Baseline from the same run: the same number of bare pods
 POSTed directly with the actuator's concurrency (32) after the controller has stopped.
+Each process's CPU time says what limits the run where: on these cores, all of theirs
+together; with a free core for each, the busiest one's (`--processes components` runs
+the controller's watchers, decider and actuator in a process each, to see which of them).
 Reference, not measured: Volcano's tuning guide reports ~180-250 s for 10,000 one-pod
 Jobs on a real cluster. Then, from the same run: the API calls the controller made per
 job and per pod until all were Running, by verb and resource, counted by the API server
@@ -31,7 +35,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -45,10 +49,11 @@ from aiokafka import TopicPartition
 
 from bench.harness import (
     ENV,
+    LAYOUTS,
     ROOT,
     ControllerChild,
     bounded,
-    controller_process,
+    controller_processes,
     cpu_seconds,
     kafka_settings,
     metric,
@@ -293,11 +298,12 @@ async def follow(
 
 async def backlog(metrics: Sequence[str]) -> dict[str, int]:
     """The controllers' backlog now: facts not decided yet (`lavalog_decider_lag`, every
-    partition) and decisions not carried out yet (`lavalog_actuator_in_flight`)."""
+    partition) and decisions not carried out yet (`lavalog_actuator_in_flight`), summed
+    over the processes that have them."""
     found = {"undecided": 0, "not carried out": 0}
     for url in metrics:
         found["undecided"] += int(sum(await metric_series(url, "lavalog_decider_lag")))
-        found["not carried out"] += int(await metric(url, "lavalog_actuator_in_flight"))
+        found["not carried out"] += int(sum(await metric_series(url, "lavalog_actuator_in_flight")))
     return found
 
 
@@ -463,16 +469,21 @@ async def decider_state(settings: KafkaSettings, partitions: int) -> tuple[int, 
 
 
 class Memory:
-    """The controller's resident memory: idle, when every Job is Running, at the end, peak."""
+    """The controller's resident memory: idle, when every Job is Running, at the end, peak
+    (with its components in processes of their own, the sum of theirs)."""
 
-    def __init__(self, controller: ControllerChild) -> None:
+    def __init__(self, controller: Sequence[ControllerChild]) -> None:
         self.controller = controller
-        self.idle = controller.memory()[0]
+        self.idle = self._now()[0]
         self.at: dict[str, int] = {}
         self.peak = 0
 
+    def _now(self) -> tuple[int, int]:
+        readings = [child.memory() for child in self.controller]
+        return sum(rss for rss, _ in readings), sum(peak for _, peak in readings)
+
     def sample(self, when: str) -> None:
-        self.at[when], self.peak = self.controller.memory()
+        self.at[when], self.peak = self._now()
 
 
 class Cpu:
@@ -481,10 +492,13 @@ class Cpu:
 
     On a machine with fewer free cores than processes, the wall-clock time can be no
     shorter than the sum of their CPU time over the cores: that, not any one process,
-    is then the limit."""
+    is then the limit. With a free core for each, it can be no shorter than the CPU time
+    of the busiest process (each runs one event loop): that one is the single limit.
+    `controller`: the names of the controller's processes among `processes`."""
 
-    def __init__(self, processes: dict[str, int]) -> None:
+    def __init__(self, processes: dict[str, int], controller: Sequence[str] = ()) -> None:
         self.processes = processes
+        self.controller = tuple(controller)
         self.cores = os.cpu_count() or 1
         self._start = self._now()
         self.at: dict[str, dict[str, float]] = {}
@@ -498,6 +512,20 @@ class Cpu:
     def sample(self, when: str) -> None:
         now = self._now()
         self.at[when] = {name: now[name] - self._start[name] for name in now}
+
+
+def controller_names(layout: Sequence[str]) -> tuple[str, ...]:
+    """How the report names the controller's processes: "controller" when it is one."""
+    if len(layout) == 1:
+        return ("controller",)
+    return tuple(f"controller ({components})" for components in layout)
+
+
+def busiest_process(seconds: dict[str, float], processes: Iterable[str]) -> tuple[str, float]:
+    """The one of `processes` that used the most CPU `seconds`, and how many: on enough
+    free cores, the run takes at least that long, however fast the others are."""
+    name = max(processes, key=lambda process: seconds[process])
+    return name, seconds[name]
 
 
 def _machine_busy() -> float:
@@ -527,32 +555,42 @@ async def main(args: argparse.Namespace) -> None:
                 await kube.request(
                     "POST", "/api/v1/namespaces", body={"metadata": {"name": NAMESPACE}}
                 )
-                async with controller_process(
+                layout = LAYOUTS[args.processes]
+                async with controller_processes(
                     bootstrap=broker.bootstrap_servers,
                     kubeconfig=cluster.kubeconfig,
                     partitions=args.partitions,
                     qps=args.qps,
                     burst=args.burst,
+                    layout=layout,
                     lease=LeaseTiming().duration,  # `lavalog run`'s
                 ) as controller:
-                    say(f"controller ready (qps={args.qps:g}, burst={args.burst}); submitting")
+                    say(
+                        f"controller ready ({' | '.join(layout)}; qps={args.qps:g}, "
+                        f"burst={args.burst}); submitting"
+                    )
                     memory = Memory(controller)
                     assert broker.pid is not None
+                    named = controller_names(layout)
                     cpu = Cpu(
                         {
-                            "controller": controller.pid,
+                            **{
+                                name: child.pid
+                                for name, child in zip(named, controller, strict=True)
+                            },
                             "simulated cluster": cluster.pid,
                             "broker": broker.pid,
                             "projections": projections_pid,
                             "this benchmark": os.getpid(),
-                        }
+                        },
+                        controller=named,
                     )
                     version_before = await resource_version(kube)
                     before, refused_before = await api_calls(kube)
                     own: Counter[str] = Counter()
                     progress = Progress(jobs, pods, on_goal=_sample_at(memory, cpu))
                     times, timeline = await submit_jobs(
-                        kube, args, own, progress, [controller.metrics], every=args.every
+                        kube, args, own, progress, [c.metrics for c in controller], every=args.every
                     )
                     memory.sample("end")
                     calls, refused = await api_calls(kube)
@@ -560,7 +598,9 @@ async def main(args: argparse.Namespace) -> None:
                     reasons = await job_event_reasons(kube)
                     writes = await resource_version(kube) - version_before
                     # each term after the first: the leader stepped down and listed anew
-                    step_downs = int(await metric(controller.metrics, "lavalog_watchers_terms")) - 1
+                    # the first process runs the watchers, in either layout
+                    terms = await metric(controller[0].metrics, "lavalog_watchers_terms")
+                    step_downs = int(terms) - 1
                     lag, catching_up = await caught_up(projections, within=300)
                 held, state_bytes = await decider_state(settings, args.partitions)
                 decided = await running_decided(settings, args.partitions)
@@ -789,7 +829,9 @@ def report_cpu(args: argparse.Namespace, cpu: Cpu, baseline: Cpu, step_downs: in
     pods = cpu.at["pods"]
     floor = sum(pods[p] for p in cpu.processes) / cpu.cores
     # what the rest of the rig alone asks of these cores: the time no controller beats here
-    rig = sum(pods[p] for p in cpu.processes if p != "controller") / cpu.cores
+    rig = sum(pods[p] for p in cpu.processes if p not in cpu.controller) / cpu.cores
+    busiest, alone = busiest_process(pods, cpu.processes)
+    controller, controller_alone = busiest_process(pods, cpu.controller)
     bare = baseline.at["pods"]
     say(
         f"\nall pods: {pods['(wall)']:.1f} s of wall time; the run's processes used "
@@ -798,6 +840,9 @@ def report_cpu(args: argparse.Namespace, cpu: Cpu, baseline: Cpu, step_downs: in
         f"core-seconds (the rest of the busy time is other work on the machine)"
         f"\nwithout the controller's own CPU, the rest of the run (simulated cluster, broker, "
         f"projections, this benchmark) would still take at least {rig:.1f} s on {cpu.cores} cores"
+        f"\nwith a free core for each process, at least {alone:.1f} s: the CPU of the busiest "
+        f"process, the {busiest} (the controller's busiest: the {controller}, "
+        f"{controller_alone:.1f} s)"
         f"\nbaseline: {bare['(wall)']:.1f} s, the simulated cluster "
         f"{bare['simulated cluster']:.1f} CPU s, this benchmark {bare['this benchmark']:.1f}"
         f"\nleader step-downs during the run (each followed by a full list): {step_downs}"
@@ -834,6 +879,12 @@ def parse() -> argparse.Namespace:
         "--every", type=float, default=10.0, metavar="S", help="seconds between timeline rows"
     )
     parser.add_argument("--pods-per-node", type=int, default=250)
+    parser.add_argument(
+        "--processes",
+        choices=tuple(LAYOUTS),
+        default="one",
+        help="the controller's components in one process (as `lavalog run`) or one each",
+    )
     parser.add_argument(
         "--time-scale", type=float, default=10.0, help="simulated s per real s (pod start: 1 s)"
     )

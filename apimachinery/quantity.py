@@ -56,18 +56,26 @@ class Quantity:
         return Quantity(self.value + other.value, notation)
 
     def __mul__(self, times: int) -> Quantity:
+        if times == 1:
+            return self  # most gangs take one pod of a task: no Fraction made for it
         return Quantity(self.value * times, self.notation)
 
     def __str__(self) -> str:
         """The canonical form `resource.Quantity.String()` prints."""
-        if self.value == 0:
-            return "0"
-        if self.notation is Notation.BINARY_SI and self.value.denominator == 1:
-            if abs(self.value) >= 1024:
-                return _binary(self.value.numerator)
-            return _decimal(self.value, Notation.DECIMAL_SI)
-        notation = Notation.DECIMAL_SI if self.notation is Notation.BINARY_SI else self.notation
-        return _decimal(self.value, notation)
+        return _canonical(self.value, self.notation)
+
+
+@functools.lru_cache(maxsize=4096)
+def _canonical(value: Fraction, notation: Notation) -> str:
+    """Cached, as `_parse`: a PodGroup's `minResources` prints the same few sums for every
+    Job of a shape, and the exact decimal form takes a Fraction division per digit."""
+    if value == 0:
+        return "0"
+    if notation is Notation.BINARY_SI and value.denominator == 1:
+        if abs(value) >= 1024:
+            return _binary(value.numerator)
+        return _decimal(value, Notation.DECIMAL_SI)
+    return _decimal(value, Notation.DECIMAL_SI if notation is Notation.BINARY_SI else notation)
 
 
 @functools.lru_cache(maxsize=4096)

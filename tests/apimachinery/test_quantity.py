@@ -98,7 +98,25 @@ def test_sum_keeps_kubernetes_notation(terms: list[str], total: str) -> None:
 
 @pytest.mark.parametrize(
     ("text", "count", "product"),
-    [("500m", 3, "1500m"), ("512Mi", 4, "2Gi"), ("1", 0, "0"), ("250m", 4, "1")],
+    [
+        ("500m", 3, "1500m"),
+        ("512Mi", 4, "2Gi"),
+        ("1", 0, "0"),
+        ("250m", 4, "1"),
+        ("1.5Gi", 1, "1536Mi"),
+    ],
 )
 def test_multiply(text: str, count: int, product: str) -> None:
     assert str(Quantity.parse(text) * count) == product
+
+
+def test_one_value_prints_by_its_notation_whichever_printed_first() -> None:
+    """The canonical text is cached: by value and notation, not by value alone."""
+    binary = Quantity(Fraction(2048), Notation.BINARY_SI)
+    decimal = Quantity(Fraction(2048), Notation.DECIMAL_SI)
+    exponent = Quantity(Fraction(2000), Notation.DECIMAL_EXPONENT)
+
+    assert [str(binary), str(decimal)] == ["2Ki", "2048"]
+    assert [str(decimal), str(binary)] == ["2048", "2Ki"]
+    assert str(Quantity(Fraction(2000), Notation.DECIMAL_SI)) == "2k"
+    assert str(exponent) == "2e3"

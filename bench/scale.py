@@ -831,7 +831,10 @@ def report_cpu(args: argparse.Namespace, cpu: Cpu, baseline: Cpu, step_downs: in
     # what the rest of the rig alone asks of these cores: the time no controller beats here
     rig = sum(pods[p] for p in cpu.processes if p not in cpu.controller) / cpu.cores
     busiest, alone = busiest_process(pods, cpu.processes)
-    controller, controller_alone = busiest_process(pods, cpu.controller)
+    split = ""
+    if len(cpu.controller) > 1:
+        controller, controller_alone = busiest_process(pods, cpu.controller)
+        split = f" (the controller's busiest: the {controller}, {controller_alone:.1f} s)"
     bare = baseline.at["pods"]
     say(
         f"\nall pods: {pods['(wall)']:.1f} s of wall time; the run's processes used "
@@ -841,8 +844,7 @@ def report_cpu(args: argparse.Namespace, cpu: Cpu, baseline: Cpu, step_downs: in
         f"\nwithout the controller's own CPU, the rest of the run (simulated cluster, broker, "
         f"projections, this benchmark) would still take at least {rig:.1f} s on {cpu.cores} cores"
         f"\nwith a free core for each process, at least {alone:.1f} s: the CPU of the busiest "
-        f"process, the {busiest} (the controller's busiest: the {controller}, "
-        f"{controller_alone:.1f} s)"
+        f"process, the {busiest}{split}"
         f"\nbaseline: {bare['(wall)']:.1f} s, the simulated cluster "
         f"{bare['simulated cluster']:.1f} CPU s, this benchmark {bare['this benchmark']:.1f}"
         f"\nleader step-downs during the run (each followed by a full list): {step_downs}"

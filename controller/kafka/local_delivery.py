@@ -257,18 +257,18 @@ class Arrivals:
         consumer: AIOKafkaConsumer,
         feed: LocalFeed | None,
         *,
-        waits: tuple[int, int] | None = None,
+        waits: tuple[int, int],
         **fetch: Any,
     ) -> None:
-        """`waits`: the short and the local fetch wait, in ms (`FetchPace`); None: the
-        consumer's own, whatever its records' source."""
+        """`waits`: the short and the local fetch wait, in ms (`FetchPace`, with a feed;
+        without one the consumer keeps its own)."""
         self._consumer = consumer
         self._feed = feed
         self._options = fetch
         self._fetch: asyncio.Task[dict[TopicPartition, list[Any]]] | None = None
         self.pace = (
             None
-            if feed is None or waits is None
+            if feed is None
             else FetchPace(consumer, feed, short_ms=waits[0], local_ms=waits[1])
         )
 

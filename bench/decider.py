@@ -1,12 +1,17 @@
 """Decider throughput: decode + decide + evolve over a generated log, beside decoding alone.
 
-    python bench/decider.py [--events 1000000] [--jobs 10000] [--workers 3] [--profile 20]
+    python bench/decider.py [--events 1000000] [--jobs 10000] [--workers 3] [--profile 20] [--paths]
 
 The log interleaves many jobs, each running a ps/worker lifecycle (one ps, `--workers`
 workers) whose workers fail and are restarted (RestartTask) until they succeed, as a busy
 cluster would report it. The
 baseline is msgspec decoding of the same messages: the ratio says how much the state
 machine costs on top of reading its input. Target (docs/benchmarks.md): >= 200,000 events/s.
+
+`--paths` then decides the log once more, timing each fact, and prints how many facts
+went each of `step`'s ways (no news, routine, every rule), what each costs, and the most
+the decider could reach if the slowest way cost nothing: how far a rule-by-rule tuning
+can go before the cost of the other ways bounds it.
 
 `--memory` measures what the decider holds instead: the bytes its job states take (traced
 allocations) once every job runs, and once every job has finished, per 1,000 jobs, beside
@@ -23,14 +28,20 @@ import pstats
 import sys
 import time
 import tracemalloc
-from collections.abc import Iterator, MutableMapping
+from collections import defaultdict
+from collections.abc import Iterator, Mapping, MutableMapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lavalog.controller.decider.core import JobState, initial_state, step
+from lavalog.controller.decider.core.evolve import evolve
+from lavalog.controller.decider.core.no_news import no_news
+from lavalog.controller.decider.core.routine import is_routine
 from lavalog.controller.decider.core.settled import JobStates
+from lavalog.controller.decider.core.step import Step
 from lavalog.events.codec import decode_observation, encode
 from lavalog.events.observations import AnyObservation
 from tests.scenarios import JobScript
@@ -122,6 +133,67 @@ def decide_all(messages: list[bytes]) -> tuple[float, int]:
     return time.perf_counter() - started, decisions
 
 
+#: the ways `flow.step` decides a fact, in the order it tries them
+NO_NEWS, ROUTINE, EVERY_RULE = "no news", "routine", "every rule"
+
+
+def path_of(state: JobState, observation: AnyObservation) -> str:
+    """The way `step` decides `observation` on `state`, by the tests it makes, in its order."""
+    observed = evolve(state, observation)
+    if no_news(state, observation, observed):
+        return NO_NEWS
+    return ROUTINE if is_routine(Step(state, observation, observed)) else EVERY_RULE
+
+
+@dataclass
+class PathCost:
+    """The facts one way decided, and the seconds they took: decoded, decided, stored."""
+
+    facts: int = 0
+    seconds: float = 0.0
+
+
+def decide_by_path(messages: list[bytes]) -> dict[tuple[str, str], PathCost]:
+    """`decide_all`, each fact timed and filed by the way it went and its kind (the way is
+    found apart, untimed)."""
+    states = JobStates()
+    costs: dict[tuple[str, str], PathCost] = defaultdict(PathCost)
+    clock = time.perf_counter
+    for message in messages:
+        started = clock()
+        observation = decode_observation(message)
+        before = states.get(observation.key) or initial_state(observation.key)
+        states[observation.key], _ = step(before, observation)
+        seconds = clock() - started
+        cost = costs[(path_of(before, observation), type(observation).__name__)]
+        cost.facts += 1
+        cost.seconds += seconds
+    return costs
+
+
+def rate_without(costs: Mapping[tuple[str, str], PathCost], free: frozenset[str]) -> float:
+    """Facts per second if the facts that went the ways `free` took no time, the others
+    theirs."""
+    facts = sum(cost.facts for cost in costs.values())
+    seconds = sum(cost.seconds for (way, _), cost in costs.items() if way not in free)
+    return facts / seconds
+
+
+def print_paths(costs: Mapping[tuple[str, str], PathCost]) -> None:
+    facts = sum(cost.facts for cost in costs.values())
+    seconds = sum(cost.seconds for cost in costs.values())
+    print(f"\n{'way':<12}{'fact':<18}{'facts':>9}{'share':>8}{'us each':>9}{'of the time':>13}")
+    for (way, kind), cost in sorted(costs.items(), key=lambda item: -item[1].seconds):
+        print(
+            f"{way:<12}{kind:<18}{cost.facts:>9,}{cost.facts / facts:>8.1%}"
+            f"{cost.seconds / cost.facts * 1e6:>9.1f}{cost.seconds / seconds:>13.1%}"
+        )
+    print(f"{'timed one by one':<36}: {facts / seconds:>12,.0f} events/s")
+    for free in ((EVERY_RULE,), (EVERY_RULE, ROUTINE)):
+        label = f"if {' and '.join(free)} took no time"
+        print(f"{label:<40}: {rate_without(costs, frozenset(free)):>12,.0f} events/s")
+
+
 def held_bytes(
     states: MutableMapping[str, JobState], logs: list[list[AnyObservation]], workers: int
 ) -> tuple[int, int]:
@@ -177,6 +249,13 @@ def main() -> None:
         "the most time of their own (cProfile slows call-heavy code: read it as shares)",
     )
     parser.add_argument(
+        "--paths",
+        action="store_true",
+        help="then decide the log once more, each fact timed, and print the facts and time of "
+        "each way `step` decides (no news, routine, every rule) and the rate if the slowest "
+        "ways took no time",
+    )
+    parser.add_argument(
         "--only",
         choices=("decode", "decide"),
         help="run one side only and print nothing else: for counting instructions with "
@@ -220,6 +299,8 @@ def main() -> None:
         profiler = cProfile.Profile()
         profiler.runcall(decide_all, messages)
         pstats.Stats(profiler).sort_stats("tottime").print_stats(args.profile)
+    if args.paths:
+        print_paths(decide_by_path(messages))
 
 
 if __name__ == "__main__":

@@ -10,8 +10,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Page, Route, expect
+from playwright.async_api import Locator, Page, Route, expect
 
+from lavalog.events.codec import LogEvent
+from lavalog.projections.service.live import LiveHub
 from lavalog.projections.service.sources.file import read_file
 from lavalog.projections.service.store.writer import Store, load
 from tests.projections.helpers import decided_examples, failing_job, write_events
@@ -173,3 +175,71 @@ async def test_a_first_page_that_arrives_late_does_not_land_under_the_next_pages
         await expect(page.locator("#jobs-shown")).to_have_text("101\N{EN DASH}150 of 150 jobs")
         assert await page.locator("tr.job-row").first.get_attribute("data-key") == "big/job-049"
         assert await page.locator("tr.job-row").count() == 50
+
+
+async def _a_live_refresh(
+    page: Page, store: Store, hub: LiveHub, events: list[LogEvent], log: Path
+) -> None:
+    """Store and stream `events` (written to `log` first), and return once the list has been
+    drawn again from the refresh they cause (the live stream's, half a second later)."""
+    async with page.expect_response(re.compile(r"/api/v1/jobs\?")) as refreshed:
+        hub.publish(store.apply(list(read_file(write_events(log, events)))))
+    await (await refreshed.value).finished()
+    # the response's continuation (parse, render) runs within a frame of its arrival
+    await page.evaluate(
+        "() => new Promise((done) => requestAnimationFrame(() => setTimeout(done)))"
+    )
+
+
+async def _press(page: Page, target: Locator) -> None:
+    """The mouse button held down over `target`, not released."""
+    await target.scroll_into_view_if_needed()
+    box = await target.bounding_box()
+    assert box is not None
+    await page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    await page.mouse.down()
+
+
+async def test_a_click_held_across_a_live_refresh_still_turns_the_page(
+    chromium: Path, tmp_path: Path
+) -> None:
+    """A refresh from the live stream lands between the press on "next page" and its
+    release (on a busy cluster the list is drawn again every half second): the click still
+    counts, since the pager's buttons stay the same elements."""
+    events = []
+    for n in range(150):
+        events += failing_job(key=f"big/job-{n:03}", uid=f"u-{n:03}", start=1_000.0 + n).log
+    store = Store(tmp_path / "s.sqlite")
+    load(store, read_file(write_events(tmp_path / "log.jsonl", events)))
+    hub = LiveHub()
+    async with serving(store, hub) as url, browser_page(chromium) as page:
+        await page.goto(url + "#/?namespace=big")
+        await expect(page.locator("#jobs-shown")).to_have_text("1\N{EN DASH}100 of 150 jobs")
+        await _press(page, page.get_by_role("button", name="next page"))
+        late = failing_job(key="big/job-late", uid="u-late", start=5_000.0).log
+        await _a_live_refresh(page, store, hub, late, tmp_path / "late.jsonl")
+        await expect(page.locator("#jobs-shown")).to_have_text("1\N{EN DASH}100 of 151 jobs")
+        await page.mouse.up()
+        await expect(page.locator("#jobs-shown")).to_have_text("101\N{EN DASH}151 of 151 jobs")
+
+
+async def test_a_click_held_on_a_job_across_a_live_refresh_still_opens_it(
+    chromium: Path, tmp_path: Path
+) -> None:
+    """A refresh that leaves the page's jobs as they were (another namespace's job moved)
+    lands between the press on a job's link and its release: the row is the same element,
+    so the click opens the job."""
+    events = []
+    for n in range(3):
+        events += failing_job(key=f"big/job-{n:03}", uid=f"u-{n:03}", start=1_000.0 + n).log
+    store = Store(tmp_path / "s.sqlite")
+    load(store, read_file(write_events(tmp_path / "log.jsonl", events)))
+    hub = LiveHub()
+    async with serving(store, hub) as url, browser_page(chromium) as page:
+        await page.goto(url + "#/?namespace=big")
+        await expect(page.locator("#jobs-shown")).to_have_text("1\N{EN DASH}3 of 3 jobs")
+        await _press(page, page.get_by_role("link", name="big/job-001"))
+        elsewhere = failing_job(key="other/job", uid="u-other", start=5_000.0).log
+        await _a_live_refresh(page, store, hub, elsewhere, tmp_path / "elsewhere.jsonl")
+        await page.mouse.up()
+        await expect(page).to_have_url(re.compile(r"#/jobs/big/job-001$"))

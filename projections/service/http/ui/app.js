@@ -144,6 +144,18 @@ const PHASES = ["Pending", "Running", "Restarting", "Completing", "Completed", "
 const PAGE = 100;
 const STATS_EVERY = 15_000;  // ms between two refreshes of the filters' counts
 
+// One job's line in the list.
+function jobRow(job) {
+  return el("tr", { class: "job-row", "data-key": job.key, "data-phase": job.phase },
+    el("td", {}, el("a", { href: `#/jobs/${job.key}`, text: job.key }),
+      job.incarnation > 1 ? el("span", { class: "muted", text: ` #${job.incarnation}` }) : ""),
+    el("td", { text: job.queue }), el("td", {}, badge(job.phase)),
+    el("td", { class: "reason", text: job.reason, title: job.reason || null }),
+    el("td", { text: when(job.submitted) }),
+    el("td", { text: seconds(job.queue_wait) }), el("td", { text: String(job.retry_count) }),
+    el("td", { text: String(job.pods) }), el("td", { text: String(job.restarts) }));
+}
+
 function jobList(params) {
   const chosen = new Set((params.get("phase") || "").split(",").filter((p) => PHASES.includes(p)));
   const search = el("input", { type: "search", id: "filter-q", placeholder: "namespace/name contains…", value: params.get("q") || "" });
@@ -203,7 +215,20 @@ function jobList(params) {
     for (const [phase, count] of phaseCounts) count.textContent = ` ${here.by_phase[phase] ?? 0}`;
   };
 
-  let after = null, pageNumber = 1, latest = 0;
+  let after = null, pageNumber = 1, latest = 0, next = null;
+  // The rows drawn, by job key, with the line each shows: a refresh keeps the row of a
+  // job whose line has not changed, and the rows stay in place while the page holds the
+  // same jobs in the same order, for the same reason as the pager's buttons below.
+  let drawn = new Map();
+  // The pager's count and buttons are made once and only updated by each render: a live
+  // refresh that drew new buttons between the press of one and its release would take
+  // the click away (the press and the release would land on different elements).
+  const shownCount = el("span", { class: "muted", id: "jobs-shown" });
+  const firstPage = el("button", { type: "button", class: "link", text: "first page", hidden: true,
+    onclick: () => { after = null; pageNumber = 1; render(); } });
+  const nextPage = el("button", { type: "button", class: "link", id: "next-page", text: "next page", hidden: true,
+    onclick: () => { after = next; pageNumber += 1; render(); } });
+  pager.append(shownCount, " ", firstPage, " ", nextPage);
   // Renders overlap (the live stream's, a click's): each shows the page it asked for, and
   // only the latest one started shows at all, so an earlier page's rows never land under
   // a later page's count.
@@ -215,25 +240,31 @@ function jobList(params) {
     if (after) query.set("after", after);
     const [page] = await Promise.all([getJSON(`/api/v1/jobs?${query}`), refreshStats(picked)]);
     if (started !== latest) return;
-    const rows = page.jobs.map((job) => el("tr", { class: "job-row", "data-key": job.key, "data-phase": job.phase },
-      el("td", {}, el("a", { href: `#/jobs/${job.key}`, text: job.key }),
-        job.incarnation > 1 ? el("span", { class: "muted", text: ` #${job.incarnation}` }) : ""),
-      el("td", { text: job.queue }), el("td", {}, badge(job.phase)),
-      el("td", { class: "reason", text: job.reason, title: job.reason || null }),
-      el("td", { text: when(job.submitted) }),
-      el("td", { text: seconds(job.queue_wait) }), el("td", { text: String(job.retry_count) }),
-      el("td", { text: String(job.pods) }), el("td", { text: String(job.restarts) })));
+    const kept = new Map();
+    const rows = page.jobs.map((job) => {
+      const shows = JSON.stringify(job), before = drawn.get(job.key);
+      const row = before?.shows === shows ? before.row : jobRow(job);
+      kept.set(job.key, { shows, row });
+      return row;
+    });
+    drawn = kept;
     if (!rows.length) {
       rows.push(el("tr", {}, el("td", { class: "muted empty", colspan: "9", text: picked.toString()
         ? "No job matches these filters."
         : "No jobs yet: they appear here as soon as the controller observes them." })));
     }
-    body.replaceChildren(...rows);
+    const present = [...body.children];
+    if (rows.length === present.length && rows.every((row, i) => row.dataset.key === present[i].dataset.key)) {
+      rows.forEach((row, i) => { if (row !== present[i]) present[i].replaceWith(row); });
+    } else {
+      body.replaceChildren(...rows);
+    }
     const first = (number - 1) * PAGE;
     const shown = page.jobs.length ? `${first + 1}–${first + page.jobs.length} of ${page.total} jobs` : `0 of ${page.total} jobs`;
-    pager.replaceChildren(el("span", { class: "muted", id: "jobs-shown", text: shown }));
-    if (after) pager.append(" ", el("button", { type: "button", class: "link", text: "first page", onclick: () => { after = null; pageNumber = 1; render(); } }));
-    if (page.next) pager.append(" ", el("button", { type: "button", class: "link", id: "next-page", text: "next page", onclick: () => { after = page.next; pageNumber += 1; render(); } }));
+    shownCount.textContent = shown;
+    firstPage.hidden = !after;
+    next = page.next;
+    nextPage.hidden = !next;
   };
   // A change of filter is written into the URL (a view can be shared) and starts again
   // from the first page.

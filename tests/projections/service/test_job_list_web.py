@@ -29,9 +29,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
 async def served(tmp_path: Path) -> AsyncIterator[str]:
     """many_jobs (25 jobs: team-a, team-b, team-c; queues research and batch; Aborted but
     tf-mnist) and the decided examples (ml/ and hpc/, queue default)."""
-    store = Store(tmp_path / "s.sqlite")
-    load(store, read_file(write_events(tmp_path / "log.jsonl", many_jobs() + decided_examples())))
-    async with serving(store) as url:
+    async with serving(_stored(tmp_path, many_jobs() + decided_examples())) as url:
         yield url
 
 
@@ -104,15 +102,25 @@ async def test_the_filters_narrow_the_list_on_the_server_and_live_in_the_url(
         await expect(page).to_have_url(re.compile(r"#/\?phase=Completed%2CFailed&q=ml%2F$"))
 
 
+def _big_jobs(count: int) -> list[LogEvent]:
+    """The logs of `count` jobs big/job-000... of namespace big, one a second."""
+    return [
+        event
+        for n in range(count)
+        for event in failing_job(key=f"big/job-{n:03}", uid=f"u-{n:03}", start=1_000.0 + n).log
+    ]
+
+
+def _stored(tmp_path: Path, events: list[LogEvent]) -> Store:
+    store = Store(tmp_path / "s.sqlite")
+    load(store, read_file(write_events(tmp_path / "log.jsonl", events)))
+    return store
+
+
 async def test_a_long_list_is_shown_a_page_at_a_time(chromium: Path, tmp_path: Path) -> None:
     """However many jobs there are, the page holds one page of them (100 rows), counted and
     paged by the server, filters included."""
-    events = []
-    for n in range(250):
-        events += failing_job(key=f"big/job-{n:03}", uid=f"u-{n:03}", start=1_000.0 + n).log
-    events += many_jobs()
-    store = Store(tmp_path / "s.sqlite")
-    load(store, read_file(write_events(tmp_path / "log.jsonl", events)))
+    store = _stored(tmp_path, [*_big_jobs(250), *many_jobs()])
     async with serving(store) as url, browser_page(chromium) as page:
         await page.goto(url + "#/?namespace=big")
         await expect(page.locator("#jobs-shown")).to_have_text("1\N{EN DASH}100 of 250 jobs")
@@ -137,11 +145,7 @@ async def test_a_first_page_that_arrives_late_does_not_land_under_the_next_pages
 ) -> None:
     """The live stream's refresh of the first page is still on its way when the next page
     is asked for, and arrives after it: the list keeps showing the page asked last."""
-    events = []
-    for n in range(150):
-        events += failing_job(key=f"big/job-{n:03}", uid=f"u-{n:03}", start=1_000.0 + n).log
-    store = Store(tmp_path / "s.sqlite")
-    load(store, read_file(write_events(tmp_path / "log.jsonl", events)))
+    store = _stored(tmp_path, _big_jobs(150))
     first_pages = 0
     held: asyncio.Future[Route] = asyncio.get_running_loop().create_future()
 
@@ -177,11 +181,17 @@ async def test_a_first_page_that_arrives_late_does_not_land_under_the_next_pages
         assert await page.locator("tr.job-row").count() == 50
 
 
-async def _a_live_refresh(
-    page: Page, store: Store, hub: LiveHub, events: list[LogEvent], log: Path
+async def _click_held_across_a_live_refresh(
+    page: Page, target: Locator, store: Store, hub: LiveHub, events: list[LogEvent], log: Path
 ) -> None:
-    """Store and stream `events` (written to `log` first), and return once the list has been
-    drawn again from the refresh they cause (the live stream's, half a second later)."""
+    """Press the mouse on `target`; store and stream `events` (written to `log` first) and
+    wait until the list has been drawn again from the refresh they cause (the live
+    stream's, half a second later); then release it."""
+    await target.scroll_into_view_if_needed()
+    box = await target.bounding_box()
+    assert box is not None
+    await page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    await page.mouse.down()
     async with page.expect_response(re.compile(r"/api/v1/jobs\?")) as refreshed:
         hub.publish(store.apply(list(read_file(write_events(log, events)))))
     await (await refreshed.value).finished()
@@ -189,15 +199,7 @@ async def _a_live_refresh(
     await page.evaluate(
         "() => new Promise((done) => requestAnimationFrame(() => setTimeout(done)))"
     )
-
-
-async def _press(page: Page, target: Locator) -> None:
-    """The mouse button held down over `target`, not released."""
-    await target.scroll_into_view_if_needed()
-    box = await target.bounding_box()
-    assert box is not None
-    await page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    await page.mouse.down()
+    await page.mouse.up()
 
 
 async def test_a_click_held_across_a_live_refresh_still_turns_the_page(
@@ -206,20 +208,16 @@ async def test_a_click_held_across_a_live_refresh_still_turns_the_page(
     """A refresh from the live stream lands between the press on "next page" and its
     release (on a busy cluster the list is drawn again every half second): the click still
     counts, since the pager's buttons stay the same elements."""
-    events = []
-    for n in range(150):
-        events += failing_job(key=f"big/job-{n:03}", uid=f"u-{n:03}", start=1_000.0 + n).log
-    store = Store(tmp_path / "s.sqlite")
-    load(store, read_file(write_events(tmp_path / "log.jsonl", events)))
+    store = _stored(tmp_path, _big_jobs(150))
     hub = LiveHub()
     async with serving(store, hub) as url, browser_page(chromium) as page:
         await page.goto(url + "#/?namespace=big")
         await expect(page.locator("#jobs-shown")).to_have_text("1\N{EN DASH}100 of 150 jobs")
-        await _press(page, page.get_by_role("button", name="next page"))
+        next_page = page.get_by_role("button", name="next page")
         late = failing_job(key="big/job-late", uid="u-late", start=5_000.0).log
-        await _a_live_refresh(page, store, hub, late, tmp_path / "late.jsonl")
-        await expect(page.locator("#jobs-shown")).to_have_text("1\N{EN DASH}100 of 151 jobs")
-        await page.mouse.up()
+        await _click_held_across_a_live_refresh(
+            page, next_page, store, hub, late, tmp_path / "late.jsonl"
+        )
         await expect(page.locator("#jobs-shown")).to_have_text("101\N{EN DASH}151 of 151 jobs")
 
 
@@ -229,17 +227,14 @@ async def test_a_click_held_on_a_job_across_a_live_refresh_still_opens_it(
     """A refresh that leaves the page's jobs as they were (another namespace's job moved)
     lands between the press on a job's link and its release: the row is the same element,
     so the click opens the job."""
-    events = []
-    for n in range(3):
-        events += failing_job(key=f"big/job-{n:03}", uid=f"u-{n:03}", start=1_000.0 + n).log
-    store = Store(tmp_path / "s.sqlite")
-    load(store, read_file(write_events(tmp_path / "log.jsonl", events)))
+    store = _stored(tmp_path, _big_jobs(3))
     hub = LiveHub()
     async with serving(store, hub) as url, browser_page(chromium) as page:
         await page.goto(url + "#/?namespace=big")
         await expect(page.locator("#jobs-shown")).to_have_text("1\N{EN DASH}3 of 3 jobs")
-        await _press(page, page.get_by_role("link", name="big/job-001"))
+        job = page.get_by_role("link", name="big/job-001")
         elsewhere = failing_job(key="other/job", uid="u-other", start=5_000.0).log
-        await _a_live_refresh(page, store, hub, elsewhere, tmp_path / "elsewhere.jsonl")
-        await page.mouse.up()
+        await _click_held_across_a_live_refresh(
+            page, job, store, hub, elsewhere, tmp_path / "elsewhere.jsonl"
+        )
         await expect(page).to_have_url(re.compile(r"#/jobs/big/job-001$"))

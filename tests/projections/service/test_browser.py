@@ -12,15 +12,17 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from aiohttp import web
-from playwright.async_api import expect
+from playwright.async_api import Locator, Page, expect
 
+from lavalog.controller.auth.middleware import Authenticator
+from lavalog.events.codec import LogEvent
 from lavalog.events.observations import Observation
 from lavalog.projections.core.feed import Sourced
 from lavalog.projections.service.app import create_app, url_of
@@ -105,10 +107,15 @@ async def browser_page(
 
 
 @asynccontextmanager
-async def serving(store: Store, hub: LiveHub | None = None) -> AsyncIterator[str]:
+async def serving(
+    store: Store, hub: LiveHub | None = None, authenticator: Authenticator | None = None
+) -> AsyncIterator[str]:
     """The API and UI over `store` on a free port of 127.0.0.1, their URL."""
     queries = Queries(store.location)
-    runner = web.AppRunner(create_app(queries=queries, hub=hub or LiveHub(), status=Status()))
+    app = create_app(
+        queries=queries, hub=hub or LiveHub(), status=Status(), authenticator=authenticator
+    )
+    runner = web.AppRunner(app)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
@@ -117,6 +124,33 @@ async def serving(store: Store, hub: LiveHub | None = None) -> AsyncIterator[str
     finally:
         await runner.cleanup()
         queries.close()
+
+
+def publishing(store: Store, hub: LiveHub, events: list[LogEvent], log: Path) -> Callable[[], None]:
+    """A call that stores and streams `events` (written to `log` first), as the runner does."""
+    return lambda: hub.publish(store.apply(list(read_file(write_events(log, events)))))
+
+
+async def click_held_across_a_refresh(
+    page: Page, target: Locator, refreshed: re.Pattern[str], publish: Callable[[], None]
+) -> None:
+    """Press the mouse on `target`; `publish` live events and wait until the page has been
+    drawn again from the answer to the request (`refreshed`, its URL) they cause; then
+    release it. The page refreshes half a second after an event, and a press held that
+    long straddles it, as a user's click on a busy cluster's page can."""
+    await target.scroll_into_view_if_needed()
+    box = await target.bounding_box()
+    assert box is not None
+    await page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    await page.mouse.down()
+    async with page.expect_response(refreshed) as answer:
+        publish()
+    await (await answer.value).finished()
+    # the response's continuation (parse, render) runs within a frame of its arrival
+    await page.evaluate(
+        "() => new Promise((done) => requestAnimationFrame(() => setTimeout(done)))"
+    )
+    await page.mouse.up()
 
 
 @pytest.fixture

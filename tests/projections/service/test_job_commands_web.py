@@ -4,11 +4,13 @@ RBAC lets create Commands sees the buttons; a click creates the Command with the
 token, and the controller acts on it (suspend: Aborting, Aborted; resume: running again),
 which the page follows live. A user who may only read sees no button, and a POST they
 forge is refused; so is one forged from another site's page, though the browser sends the
-sign-in cookie with it."""
+sign-in cookie with it. A click held on a button while the live page is drawn again
+still counts (the simulated cluster and the projections alone)."""
 
 from __future__ import annotations
 
 import asyncio
+import re
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -21,16 +23,28 @@ from playwright.async_api import Page, expect
 
 from lavalog.controller.auth.kubernetes import KubernetesAuth
 from lavalog.controller.kafka import ensure_topics
+from lavalog.controller.kube import connect
 from lavalog.projections.service.app import serve
+from lavalog.projections.service.live import LiveHub
+from lavalog.projections.service.sources.file import read_file
 from lavalog.projections.service.sources.kafka import KafkaSource
 from lavalog.projections.service.store.sqlite import SqliteLocation
-from lavalog.projections.service.store.writer import Store
+from lavalog.projections.service.store.writer import Store, load
 from lavalog.simulator import registry
 from lavalog.simulator.access import Access
 from lavalog.simulator.selectors import Selector
+from lavalog.simulator.server import SimulatedCluster
 from tests.e2e.conftest import NAMESPACE, System, make_kafka, running_system
 from tests.e2e.jobs import FOREVER, job, task
-from tests.projections.service.test_browser import ARTIFACTS, browser_page, chromium
+from tests.projections.helpers import tf_job, write_events
+from tests.projections.service.test_browser import (
+    ARTIFACTS,
+    browser_page,
+    chromium,
+    click_held_across_a_refresh,
+    publishing,
+    serving,
+)
 from tests.projections.service.test_job_commands import grant
 
 __all__ = ["chromium"]  # the fixture
@@ -213,3 +227,34 @@ async def test_a_user_not_allowed_sees_no_button_and_a_forged_post_is_refused(
         assert sent is True
     assert running.commands == [] and running.stored_commands() == 0
     assert running.system.log.phase_path(NAME)[-1] == "Running"
+
+
+@pytest.mark.cluster(nodes=0)
+async def test_a_click_held_on_a_command_across_a_live_refresh_still_asks_to_confirm(
+    chromium: Path, tmp_path: Path, sim_cluster: SimulatedCluster
+) -> None:
+    """A live job's page is drawn again on each of its events; one lands between the press
+    on Suspend and its release: the click still asks for confirmation, since the buttons
+    are drawn again only when what they show changes (the worker's failure leaves Suspend
+    as it was)."""
+    story = tf_job(start=1_000.0).log
+    failure = next(i for i, e in enumerate(story) if e.time >= 1_040.0)
+    store = Store(tmp_path / "s.sqlite")
+    load(store, read_file(write_events(tmp_path / "log.jsonl", story[:failure])))
+    grant(sim_cluster)
+    hub = LiveHub()
+
+    the_failure = publishing(store, hub, story[failure : failure + 1], tmp_path / "f.jsonl")
+
+    async with (
+        connect(str(sim_cluster.kubeconfig_path)) as kube,
+        serving(store, hub, KubernetesAuth(kube)) as url,
+        browser_page(chromium) as page,
+    ):
+        await _signed_in(page, url, "alice-token")
+        await page.goto(url + "#/jobs/team-a/tf-mnist")
+        suspend = page.get_by_role("button", name="Suspend")
+        await expect(suspend).to_be_enabled()
+        job = re.compile(r"/api/v1/jobs/team-a/tf-mnist$")
+        await click_held_across_a_refresh(page, suspend, job, the_failure)
+        await expect(page.get_by_role("button", name="Suspend job")).to_be_visible()

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Locator, Page, Route, expect
+from playwright.async_api import Page, Route, expect
 
 from lavalog.events.codec import LogEvent
 from lavalog.projections.service.live import LiveHub
@@ -18,11 +18,21 @@ from lavalog.projections.service.sources.file import read_file
 from lavalog.projections.service.store.writer import Store, load
 from tests.projections.helpers import decided_examples, failing_job, write_events
 from tests.projections.service.test_api import many_jobs
-from tests.projections.service.test_browser import ARTIFACTS, browser_page, chromium, serving
+from tests.projections.service.test_browser import (
+    ARTIFACTS,
+    browser_page,
+    chromium,
+    click_held_across_a_refresh,
+    publishing,
+    serving,
+)
 
 __all__ = ["chromium"]  # the fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
+
+#: the list's request for a page of jobs
+LIST = re.compile(r"/api/v1/jobs\?")
 
 
 @pytest.fixture
@@ -181,27 +191,6 @@ async def test_a_first_page_that_arrives_late_does_not_land_under_the_next_pages
         assert await page.locator("tr.job-row").count() == 50
 
 
-async def _click_held_across_a_live_refresh(
-    page: Page, target: Locator, store: Store, hub: LiveHub, events: list[LogEvent], log: Path
-) -> None:
-    """Press the mouse on `target`; store and stream `events` (written to `log` first) and
-    wait until the list has been drawn again from the refresh they cause (the live
-    stream's, half a second later); then release it."""
-    await target.scroll_into_view_if_needed()
-    box = await target.bounding_box()
-    assert box is not None
-    await page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    await page.mouse.down()
-    async with page.expect_response(re.compile(r"/api/v1/jobs\?")) as refreshed:
-        hub.publish(store.apply(list(read_file(write_events(log, events)))))
-    await (await refreshed.value).finished()
-    # the response's continuation (parse, render) runs within a frame of its arrival
-    await page.evaluate(
-        "() => new Promise((done) => requestAnimationFrame(() => setTimeout(done)))"
-    )
-    await page.mouse.up()
-
-
 async def test_a_click_held_across_a_live_refresh_still_turns_the_page(
     chromium: Path, tmp_path: Path
 ) -> None:
@@ -215,8 +204,8 @@ async def test_a_click_held_across_a_live_refresh_still_turns_the_page(
         await expect(page.locator("#jobs-shown")).to_have_text("1\N{EN DASH}100 of 150 jobs")
         next_page = page.get_by_role("button", name="next page")
         late = failing_job(key="big/job-late", uid="u-late", start=5_000.0).log
-        await _click_held_across_a_live_refresh(
-            page, next_page, store, hub, late, tmp_path / "late.jsonl"
+        await click_held_across_a_refresh(
+            page, next_page, LIST, publishing(store, hub, late, tmp_path / "late.jsonl")
         )
         await expect(page.locator("#jobs-shown")).to_have_text("101\N{EN DASH}151 of 151 jobs")
 
@@ -234,7 +223,7 @@ async def test_a_click_held_on_a_job_across_a_live_refresh_still_opens_it(
         await expect(page.locator("#jobs-shown")).to_have_text("1\N{EN DASH}3 of 3 jobs")
         job = page.get_by_role("link", name="big/job-001")
         elsewhere = failing_job(key="other/job", uid="u-other", start=5_000.0).log
-        await _click_held_across_a_live_refresh(
-            page, job, store, hub, elsewhere, tmp_path / "elsewhere.jsonl"
+        await click_held_across_a_refresh(
+            page, job, LIST, publishing(store, hub, elsewhere, tmp_path / "elsewhere.jsonl")
         )
         await expect(page).to_have_url(re.compile(r"#/jobs/big/job-001$"))

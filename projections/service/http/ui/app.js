@@ -642,7 +642,15 @@ async function jobPage(key, params) {
   const shown = () => title.isConnected || missing.isConnected;  // not another page since
   view.replaceChildren(...page);
 
+  // drawn again only when what the bar shows changes: new buttons under a press would
+  // take its click away (the press and the release on different elements), and a live
+  // job's page is refreshed on each of its events
+  let commandsShown = null;
   const drawCommands = (focus) => {
+    const shows = JSON.stringify([data?.may_command, COMMANDS.map((c) => c.phases.includes(data?.timeline.phase)),
+      state.confirming, state.message]);
+    if (shows === commandsShown) return;
+    commandsShown = shows;
     if (!data?.may_command) { commands.replaceChildren(); return; }
     refill(commands, ...commandBar(key, data.timeline.phase, state, drawCommands));
     if (focus) document.getElementById(focus)?.focus();

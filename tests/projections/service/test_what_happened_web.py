@@ -3,16 +3,25 @@ pod failures and disruptions with each container's end and its last words."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from playwright.async_api import expect
 
+from lavalog.projections.service.live import LiveHub
 from lavalog.projections.service.sources.file import read_file
 from lavalog.projections.service.store.writer import Store, load
-from tests.projections.helpers import decided_examples, sidecar_job, write_events
-from tests.projections.service.test_browser import ARTIFACTS, browser_page, chromium, serving
+from tests.projections.helpers import decided_examples, sidecar_job, tf_job, write_events
+from tests.projections.service.test_browser import (
+    ARTIFACTS,
+    browser_page,
+    chromium,
+    click_held_across_a_refresh,
+    publishing,
+    serving,
+)
 
 __all__ = ["chromium"]  # the fixture
 
@@ -162,3 +171,24 @@ async def test_a_chart_items_detail_stays_while_the_browser_scrolls_it_into_view
         assert tip is not None and marker is not None
         assert 0 <= tip["y"] <= await page.evaluate("innerHeight")
         assert abs(tip["y"] - (marker["y"] + marker["height"])) <= 20 + tip["height"]
+
+
+async def test_a_click_held_on_an_event_marker_across_a_live_refresh_still_picks_it(
+    chromium: Path, tmp_path: Path
+) -> None:
+    """A running job's chart is drawn again on each of its events; one lands between the
+    press on an Event's marker and its release: the chart waits for the click, which picks
+    the marker's rows of the Events table."""
+    story = tf_job(start=1_000.0).log
+    failure = next(i for i, e in enumerate(story) if e.time >= 1_040.0)
+    store = Store(tmp_path / "s.sqlite")
+    load(store, read_file(write_events(tmp_path / "log.jsonl", story[:failure])))
+    hub = LiveHub()
+    the_failure = publishing(store, hub, story[failure : failure + 1], tmp_path / "f.jsonl")
+    async with serving(store, hub) as url, browser_page(chromium) as page:
+        await page.goto(url + "#/jobs/team-a/tf-mnist")
+        marker = page.locator("#gantt g.kube-event").first
+        await expect(marker).to_be_visible()
+        job = re.compile(r"/api/v1/jobs/team-a/tf-mnist$")
+        await click_held_across_a_refresh(page, marker, job, the_failure)
+        await expect(page.locator("#kube-events tr.picked")).not_to_have_count(0)

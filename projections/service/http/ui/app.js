@@ -122,6 +122,25 @@ function follow(query, render) {
   }
 }
 
+// A press in progress (a pointer down, not up yet): a region redrawn under it would take
+// its click away (the press and the release on different elements), so its redraw waits
+// for the click the release makes; the latest one asked for is the one drawn.
+let pressing = false;
+const afterRelease = new Map();
+document.addEventListener("pointerdown", () => { pressing = true; }, true);
+for (const [target, type] of [[document, "pointerup"], [document, "pointercancel"], [window, "blur"]]) {
+  target.addEventListener(type, () => {
+    pressing = false;
+    const draws = [...afterRelease.values()];
+    afterRelease.clear();
+    if (draws.length) setTimeout(() => draws.forEach((draw) => draw()));
+  }, true);
+}
+function unlessPressing(region, draw) {
+  if (pressing) afterRelease.set(region, draw);
+  else draw();
+}
+
 // Replace a region's content keeping the keyboard focus on the element of the same
 // `data-focus` key, so that a live refresh does not throw a keyboard user out.
 function refill(region, ...children) {
@@ -699,7 +718,7 @@ async function jobPage(key, params) {
       ["incarnation", `${t.incarnation} of ${data.incarnations.length}`],
     ].map(([k, v]) => el("span", {}, `${k} `, el("b", { text: String(v) }))));
     const t0 = origin(t);
-    refill(chart, legend(t), gantt(t, data.kube_events, pick));
+    unlessPressing(chart, () => refill(chart, legend(t), gantt(t, data.kube_events, pick)));
     drawEvents();
     ends.replaceChildren(podEnds(t, t0));
     for (const words of ends.querySelectorAll("pre.last-words")) words.scrollTop = words.scrollHeight;  // the end first

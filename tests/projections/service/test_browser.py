@@ -126,6 +126,23 @@ async def serving(
         queries.close()
 
 
+def loaded(tmp_path: Path, events: list[LogEvent]) -> Store:
+    """A store in `tmp_path` holding `events`, read from a log file as `lavalog projections
+    rebuild` reads one."""
+    store = Store(tmp_path / "s.sqlite")
+    load(store, read_file(write_events(tmp_path / "log.jsonl", events)))
+    return store
+
+
+def tf_mnist_until_its_failure(tmp_path: Path) -> tuple[Store, LiveHub, Callable[[], None]]:
+    """tf-mnist stored until its worker 1 fails (the job Running), its hub, and a call that
+    stores and streams the failure."""
+    story = tf_job(start=1_000.0).log
+    failure = next(i for i, e in enumerate(story) if e.time >= 1_040.0)
+    store, hub = loaded(tmp_path, story[:failure]), LiveHub()
+    return store, hub, publishing(store, hub, story[failure : failure + 1], tmp_path / "f.jsonl")
+
+
 def publishing(store: Store, hub: LiveHub, events: list[LogEvent], log: Path) -> Callable[[], None]:
     """A call that stores and streams `events` (written to `log` first), as the runner does."""
     return lambda: hub.publish(store.apply(list(read_file(write_events(log, events)))))
@@ -159,9 +176,7 @@ async def served(tmp_path) -> AsyncIterator[tuple[str, Store, LiveHub, list[Sour
     of tf-mnist is returned for the test to feed live."""
     story = tf_job(start=1_767_225_600.0).log
     split = next(i for i, e in enumerate(story) if e.time >= 1_767_225_640.0)
-    store = Store(tmp_path / "s.sqlite")
-    load(store, read_file(write_events(tmp_path / "log.jsonl", decided_examples() + story[:split])))
-    hub = LiveHub()
+    store, hub = loaded(tmp_path, decided_examples() + story[:split]), LiveHub()
     rest = list(read_file(write_events(tmp_path / "rest.jsonl", story[split:])))
     async with serving(store, hub) as url:
         yield url, store, hub, rest

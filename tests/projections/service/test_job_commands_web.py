@@ -25,25 +25,22 @@ from lavalog.controller.auth.kubernetes import KubernetesAuth
 from lavalog.controller.kafka import ensure_topics
 from lavalog.controller.kube import connect
 from lavalog.projections.service.app import serve
-from lavalog.projections.service.live import LiveHub
-from lavalog.projections.service.sources.file import read_file
 from lavalog.projections.service.sources.kafka import KafkaSource
 from lavalog.projections.service.store.sqlite import SqliteLocation
-from lavalog.projections.service.store.writer import Store, load
+from lavalog.projections.service.store.writer import Store
 from lavalog.simulator import registry
 from lavalog.simulator.access import Access
 from lavalog.simulator.selectors import Selector
 from lavalog.simulator.server import SimulatedCluster
 from tests.e2e.conftest import NAMESPACE, System, make_kafka, running_system
 from tests.e2e.jobs import FOREVER, job, task
-from tests.projections.helpers import tf_job, write_events
 from tests.projections.service.test_browser import (
     ARTIFACTS,
     browser_page,
     chromium,
     click_held_across_a_refresh,
-    publishing,
     serving,
+    tf_mnist_until_its_failure,
 )
 from tests.projections.service.test_job_commands import grant
 
@@ -237,14 +234,8 @@ async def test_a_click_held_on_a_command_across_a_live_refresh_still_asks_to_con
     on Suspend and its release: the click still asks for confirmation, since the buttons
     are drawn again only when what they show changes (the worker's failure leaves Suspend
     as it was)."""
-    story = tf_job(start=1_000.0).log
-    failure = next(i for i, e in enumerate(story) if e.time >= 1_040.0)
-    store = Store(tmp_path / "s.sqlite")
-    load(store, read_file(write_events(tmp_path / "log.jsonl", story[:failure])))
+    store, hub, the_failure = tf_mnist_until_its_failure(tmp_path)
     grant(sim_cluster)
-    hub = LiveHub()
-
-    the_failure = publishing(store, hub, story[failure : failure + 1], tmp_path / "f.jsonl")
 
     async with (
         connect(str(sim_cluster.kubeconfig_path)) as kube,

@@ -14,15 +14,14 @@ from playwright.async_api import Page, Route, expect
 
 from lavalog.events.codec import LogEvent
 from lavalog.projections.service.live import LiveHub
-from lavalog.projections.service.sources.file import read_file
-from lavalog.projections.service.store.writer import Store, load
-from tests.projections.helpers import decided_examples, failing_job, write_events
+from tests.projections.helpers import decided_examples, failing_job
 from tests.projections.service.test_api import many_jobs
 from tests.projections.service.test_browser import (
     ARTIFACTS,
     browser_page,
     chromium,
     click_held_across_a_refresh,
+    loaded,
     publishing,
     serving,
 )
@@ -39,7 +38,7 @@ LIST = re.compile(r"/api/v1/jobs\?")
 async def served(tmp_path: Path) -> AsyncIterator[str]:
     """many_jobs (25 jobs: team-a, team-b, team-c; queues research and batch; Aborted but
     tf-mnist) and the decided examples (ml/ and hpc/, queue default)."""
-    async with serving(_stored(tmp_path, many_jobs() + decided_examples())) as url:
+    async with serving(loaded(tmp_path, many_jobs() + decided_examples())) as url:
         yield url
 
 
@@ -121,16 +120,10 @@ def _big_jobs(count: int) -> list[LogEvent]:
     ]
 
 
-def _stored(tmp_path: Path, events: list[LogEvent]) -> Store:
-    store = Store(tmp_path / "s.sqlite")
-    load(store, read_file(write_events(tmp_path / "log.jsonl", events)))
-    return store
-
-
 async def test_a_long_list_is_shown_a_page_at_a_time(chromium: Path, tmp_path: Path) -> None:
     """However many jobs there are, the page holds one page of them (100 rows), counted and
     paged by the server, filters included."""
-    store = _stored(tmp_path, [*_big_jobs(250), *many_jobs()])
+    store = loaded(tmp_path, [*_big_jobs(250), *many_jobs()])
     async with serving(store) as url, browser_page(chromium) as page:
         await page.goto(url + "#/?namespace=big")
         await expect(page.locator("#jobs-shown")).to_have_text("1\N{EN DASH}100 of 250 jobs")
@@ -155,7 +148,7 @@ async def test_a_first_page_that_arrives_late_does_not_land_under_the_next_pages
 ) -> None:
     """The live stream's refresh of the first page is still on its way when the next page
     is asked for, and arrives after it: the list keeps showing the page asked last."""
-    store = _stored(tmp_path, _big_jobs(150))
+    store = loaded(tmp_path, _big_jobs(150))
     first_pages = 0
     held: asyncio.Future[Route] = asyncio.get_running_loop().create_future()
 
@@ -197,7 +190,7 @@ async def test_a_click_held_across_a_live_refresh_still_turns_the_page(
     """A refresh from the live stream lands between the press on "next page" and its
     release (on a busy cluster the list is drawn again every half second): the click still
     counts, since the pager's buttons stay the same elements."""
-    store = _stored(tmp_path, _big_jobs(150))
+    store = loaded(tmp_path, _big_jobs(150))
     hub = LiveHub()
     async with serving(store, hub) as url, browser_page(chromium) as page:
         await page.goto(url + "#/?namespace=big")
@@ -216,7 +209,7 @@ async def test_a_click_held_on_a_job_across_a_live_refresh_still_opens_it(
     """A refresh that leaves the page's jobs as they were (another namespace's job moved)
     lands between the press on a job's link and its release: the row is the same element,
     so the click opens the job."""
-    store = _stored(tmp_path, _big_jobs(3))
+    store = loaded(tmp_path, _big_jobs(3))
     hub = LiveHub()
     async with serving(store, hub) as url, browser_page(chromium) as page:
         await page.goto(url + "#/?namespace=big")

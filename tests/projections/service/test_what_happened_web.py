@@ -10,17 +10,16 @@ from pathlib import Path
 import pytest
 from playwright.async_api import expect
 
-from lavalog.projections.service.live import LiveHub
 from lavalog.projections.service.sources.file import read_file
 from lavalog.projections.service.store.writer import Store, load
-from tests.projections.helpers import decided_examples, sidecar_job, tf_job, write_events
+from tests.projections.helpers import decided_examples, sidecar_job, write_events
 from tests.projections.service.test_browser import (
     ARTIFACTS,
     browser_page,
     chromium,
     click_held_across_a_refresh,
-    publishing,
     serving,
+    tf_mnist_until_its_failure,
 )
 
 __all__ = ["chromium"]  # the fixture
@@ -179,12 +178,7 @@ async def test_a_click_held_on_an_event_marker_across_a_live_refresh_still_picks
     """A running job's chart is drawn again on each of its events; one lands between the
     press on an Event's marker and its release: the chart waits for the click, which picks
     the marker's rows of the Events table."""
-    story = tf_job(start=1_000.0).log
-    failure = next(i for i, e in enumerate(story) if e.time >= 1_040.0)
-    store = Store(tmp_path / "s.sqlite")
-    load(store, read_file(write_events(tmp_path / "log.jsonl", story[:failure])))
-    hub = LiveHub()
-    the_failure = publishing(store, hub, story[failure : failure + 1], tmp_path / "f.jsonl")
+    store, hub, the_failure = tf_mnist_until_its_failure(tmp_path)
     async with serving(store, hub) as url, browser_page(chromium) as page:
         await page.goto(url + "#/jobs/team-a/tf-mnist")
         marker = page.locator("#gantt g.kube-event").first

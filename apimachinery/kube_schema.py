@@ -12,12 +12,11 @@ free-form objects (`managedFields[].fieldsV1`), which are not int-or-strings.
 
 from __future__ import annotations
 
-import inspect
 import re
 from functools import cache
 from typing import Any
 
-from kubernetes_asyncio.client import models
+from kubernetes_asyncio.client import Configuration, models
 
 Schema = dict[str, Any]
 
@@ -58,6 +57,9 @@ INT_OR_STRING: Schema = {
     "anyOf": [{"type": "integer"}, {"type": "string"}],
     "x-kubernetes-int-or-string": True,
 }
+#: what the model setters check against when `_required` asks them
+_VALIDATING = Configuration()
+_VALIDATING.client_side_validation = True
 _LIST = re.compile(r"^list\[(.+)\]$")
 _DICT = re.compile(r"^dict\(str, (.+)\)$")
 
@@ -87,14 +89,19 @@ def of(model_name: str) -> Schema:
 
 
 def _required(cls: type[Any]) -> list[str]:
-    """The attributes a model's constructor always sets: the generated code assigns an
-    optional one under `if x is not None:` and a required one unconditionally."""
-    source = inspect.getsource(cls.__init__)
-    return [
-        attribute
-        for attribute in cls.openapi_types
-        if re.search(rf"^ {{8}}self\.{attribute} = {attribute}$", source, re.MULTILINE)
-    ]
+    """The attributes a model refuses to hold as None: the generated setters raise
+    ValueError for a required one while client-side validation is on. Asked of the
+    setters, not read from the models' source, which an install may leave out (only
+    the compiled modules)."""
+    probe: Any = object.__new__(cls)  # no constructor: it would refuse the first one unset
+    probe.local_vars_configuration = _VALIDATING
+    required = []
+    for attribute in cls.openapi_types:
+        try:
+            setattr(probe, attribute, None)
+        except ValueError:
+            required.append(attribute)
+    return required
 
 
 def _field(model_name: str, attribute: str, type_name: str) -> Schema:

@@ -110,9 +110,13 @@ class PodGroupCreate(Decision, frozen=True, kw_only=True, tag="PodGroupCreate"):
 
 
 class PodGroupDelete(Decision, frozen=True, kw_only=True, tag="PodGroupDelete"):
-    """Delete the job's PodGroup: the job finished and must stop holding its queue share."""
+    """Delete the job's PodGroup: the job finished and must stop holding its queue share.
+    `podgroup_uid`: the PodGroup's uid once the decider has seen it ("" before), so that
+    the delete, carried out again after a later run made the PodGroup anew under the same
+    name (a resumed job), leaves that one alone."""
 
     podgroup: str
+    podgroup_uid: str = ""
 
 
 class PluginResourcesEnsure(Decision, frozen=True, kw_only=True, tag="PluginResourcesEnsure"):

@@ -268,8 +268,7 @@ class Applier:
     async def _delete_podgroup(self, decision: PodGroupDelete) -> bool:
         namespace, _ = split_job_key(decision.key)
         path = paths.named(PODGROUP_API_VERSION, "PodGroup", namespace, decision.podgroup)
-        await self._api.delete(path)
-        return True
+        return await self._api.delete(path, uid=decision.podgroup_uid)
 
     async def _ensure_plugin_resources(self, decision: PluginResourcesEnsure) -> bool:
         job = self._job_at_generation(decision) or await self._read_job(decision)

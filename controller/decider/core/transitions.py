@@ -65,4 +65,4 @@ def release_podgroup(step: Step) -> None:
     holds a share of its queue, so the gang scheduler admits other jobs less."""
     podgroup = step.state.podgroup
     if podgroup is not None:
-        step.emit(PodGroupDelete, podgroup=podgroup.name)
+        step.emit(PodGroupDelete, podgroup=podgroup.name, podgroup_uid=podgroup.uid)

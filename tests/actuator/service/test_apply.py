@@ -11,6 +11,7 @@ import pytest
 from msgspec.structs import replace
 
 from lavalog.controller.actuator.core import paths
+from lavalog.controller.actuator.core.held_jobs import uid_of
 from lavalog.controller.actuator.service.apply import Applier
 from lavalog.controller.actuator.service.counters import Counters
 from lavalog.controller.actuator.service.job_informer import JobInformer
@@ -134,6 +135,26 @@ async def test_podgroup_is_created_once_then_updated_to_the_new_gang_size(
 
     await twice(applier, decision(PodGroupDelete, job, podgroup="tf-pg"))
     assert await items(kube, PODGROUPS) == []
+
+
+async def test_a_podgroup_delete_carried_out_again_leaves_the_next_runs_podgroup(
+    kube: Kube, applier: Applier
+) -> None:
+    """A resumed job makes its PodGroup anew under the same name; the delete of the run
+    before, carried out again after a crash, names the old uid and leaves it alone."""
+    job = await submit(kube)
+    create_pg = decision(PodGroupCreate, job, podgroup="tf-pg", min_member=3, queue="default")
+    await applier.apply(create_pg)
+    [first] = await items(kube, PODGROUPS)
+    delete = decision(PodGroupDelete, job, podgroup="tf-pg", podgroup_uid=uid_of(first))
+    await applier.apply(delete)
+    await applier.apply(create_pg)  # the resumed run's
+    [second] = await items(kube, PODGROUPS)
+
+    await applier.apply(delete)
+
+    assert [uid_of(pg) for pg in await items(kube, PODGROUPS)] == [uid_of(second)]
+    assert uid_of(second) != uid_of(first)
 
 
 async def test_plugin_resources_are_created_once_and_the_hosts_follow_scaling(

@@ -7,7 +7,7 @@ import pytest
 from msgspec.structs import replace
 
 from lavalog.events.decisions import PodGroupCreate, PodGroupDelete, PodsCreate
-from tests.decider.support import UID, given, nudge, pod, when
+from tests.decider.support import PODGROUP_UID, UID, command, given, nudge, pod, when
 
 
 def test_a_running_jobs_podgroup_deleted_is_made_again_under_the_same_name() -> None:
@@ -37,6 +37,15 @@ def test_a_podgroup_made_again_after_the_run_ended_is_deleted_again(phase: str) 
     again = replace(nudge(phase="Pending"), id="podgroup/pg-uid2", podgroup_uid="pg-uid2")
     after, decisions = when(ended, again)
     [delete] = [d for d in decisions if isinstance(d, PodGroupDelete)]
-    assert delete.podgroup == f"job-{UID}"
+    assert (delete.podgroup, delete.podgroup_uid) == (f"job-{UID}", "pg-uid2")
     assert after.podgroup is None and after.phase == phase
     assert not [d for d in decisions if isinstance(d, PodGroupCreate | PodsCreate)]
+
+
+def test_the_podgroup_a_run_ends_with_is_deleted_by_its_uid() -> None:
+    """A resumed job makes its PodGroup anew under the same name: the delete of the run
+    before, carried out again after a crash, must not take the new one (the actuator
+    sends the uid as the delete's precondition)."""
+    _, decisions = when(given("Running"), command("AbortJob"))  # no pod: Aborted at once
+    [delete] = [d for d in decisions if isinstance(d, PodGroupDelete)]
+    assert (delete.podgroup, delete.podgroup_uid) == (f"job-{UID}", PODGROUP_UID)

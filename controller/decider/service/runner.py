@@ -267,18 +267,18 @@ class DeciderService:
                     await self._checkpoint_awaited.wait()
 
     async def _checkpointed(self) -> None:
-        """Until every checkpoint queued is written (a failure raised here). Shielded: one
-        cut short would leave a snapshot's records unwritten that are no longer dirty."""
-        checkpoint = self._checkpoint
-        if checkpoint is None:
-            return
-        self._checkpoint_awaited.set()
-        try:
-            await asyncio.shield(checkpoint)
-        finally:
-            if checkpoint.done():
-                self._checkpoint = None
-                self._checkpoint_awaited.clear()
+        """Until every checkpoint queued is written, those queued meanwhile too (a failure
+        raised here). Shielded: one cut short would leave a snapshot's records unwritten
+        that are no longer dirty."""
+        while (checkpoint := self._checkpoint) is not None:
+            self._checkpoint_awaited.set()
+            try:
+                await asyncio.shield(checkpoint)
+            finally:
+                # a writer that finished as a fetch queued more started the next one
+                if checkpoint.done() and self._checkpoint is checkpoint:
+                    self._checkpoint = None
+                    self._checkpoint_awaited.clear()
 
     async def _commit_then_snapshot(
         self,
@@ -443,9 +443,14 @@ class DeciderService:
         already hold that fetch, checkpointed at the position before it, would make the
         next owner apply the fetch a second time (in the churn run, a pod's failure
         counted twice: a RestartTask decided again and the job Failed one retry early).
-        The next owner replays from the last snapshot instead."""
-        await self._checkpointed()  # a snapshot of the last fetch lands before this one
+        The next owner replays from the last snapshot instead.
+
+        Each partition waits for the snapshots queued before it is let go: while an
+        earlier one's snapshot is written, a fetch of it may still be decided and its
+        snapshot queued, which clears its dirty jobs. Let go first, that snapshot would
+        be dropped, and this one's checkpoint would stand for jobs it never wrote."""
         for number in revoked:
+            await self._checkpointed()  # its last fetch's snapshot lands before this one
             partition = self._partitions.pop(number, None)
             if partition is None:
                 continue

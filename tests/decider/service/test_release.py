@@ -1,19 +1,39 @@
-"""A partition handed over is snapshotted only at a position its states really reflect.
+"""A partition handed over is snapshotted only at a position its states really reflect,
+and only once every job its checkpoint stands for is written.
 
 Found in the churn run: a revocation came while a fetch's decisions were still being
 delivered; the released partition was snapshotted with states that already held that
 fetch but checkpointed at the position before it, so its next owner applied the fetch
 a second time (a pod's failure counted twice: RestartTask decided again and the job
 Failed one retry early).
+
+Found in the chaos run: while one partition's snapshot was written at a handover, a
+fetch of another one being handed over was decided and its snapshot queued; that
+partition was let go before the snapshot was written, so it was dropped, and the
+handover's own snapshot checkpointed past jobs it did not hold. Its next owner knew
+nothing of those finished jobs and admitted them again when the watchers listed them.
 """
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 from lavalog.controller.decider.core.partition import PartitionDecider
-from lavalog.controller.decider.core.snapshots import Restored
+from lavalog.controller.decider.core.snapshots import (
+    Restored,
+    SnapshotRecord,
+    encode_record,
+    restore,
+)
 from lavalog.controller.decider.service.runner import DeciderService
 from lavalog.controller.kafka import KafkaSettings
-from tests.examples.scripts import tensorflow_restart_task
+from tests.examples.scripts import (
+    evicted_timeout_cancelled,
+    max_retry_exhausted,
+    mpi_exit_code_restart,
+    tensorflow_restart_task,
+)
 
 
 def owning(decided: int, delivered: int) -> tuple[DeciderService, list[int]]:
@@ -46,3 +66,71 @@ async def test_a_partition_released_while_a_fetch_is_delivered_is_not_snapshotte
     await service._release([0])
     assert snapshots == []  # its next owner replays from the last snapshot
     assert service._partitions == {}
+
+
+async def test_a_snapshot_queued_while_another_partition_is_handed_over_is_written() -> None:
+    service = DeciderService(kafka=KafkaSettings())
+    mine = PartitionDecider(Restored(), committed=0)
+    theirs = PartitionDecider(Restored(), committed=0)
+    first, second, third = tensorflow_restart_task(), mpi_exit_code_restart(), max_retry_exhausted()
+    for offset, observation in enumerate(evicted_timeout_cancelled()):
+        mine.apply(offset, observation)
+    for offset, observation in enumerate(first):
+        theirs.apply(offset, observation)
+    service._partitions.update({0: mine, 2: theirs})
+    service._positions.update({0: mine.applied_to, 2: len(first)})
+    written: dict[int, list[tuple[str, bytes | None]]] = {0: [], 2: []}
+
+    async def write(number: int, records: list[tuple[str, SnapshotRecord | None]]) -> None:
+        written[number] += [(k, None if r is None else encode_record(r)) for k, r in records]
+        if number == 0:  # meanwhile the consume task decides two fetches of partition 2
+            decide(second, snapshot_due=True)
+            decide(third, snapshot_due=False)
+
+    def decide(observations: list[Any], *, snapshot_due: bool) -> None:
+        start = service._positions[2]
+        for offset, observation in enumerate(observations, start=start):
+            theirs.apply(offset, observation)
+        service._positions[2] = theirs.applied_to
+        if snapshot_due:  # as `_decide_batches` queues a snapshot that is due
+            taken = service._take_snapshot(2, theirs, theirs.applied_to)
+            service._queue_checkpoint({}, [(2, theirs, taken)])
+
+    service._write_snapshot = write  # type: ignore[method-assign]
+    await service._release([0, 2])
+    await service._checkpointed()  # anything left queued
+
+    restored = restore(written[2])
+    assert restored.checkpoint == len(first) + len(second) + len(third)
+    keys = {events[0].key for events in (first, second, third)}
+    assert set(restored.states) == keys
+
+
+async def test_waiting_for_the_checkpoints_waits_for_one_queued_as_the_last_ended() -> None:
+    """A fetch decided as the checkpoint writer ends starts the next writer: a wait for the
+    first must go on to it, or a partition is let go with that snapshot unwritten."""
+    service = DeciderService(kafka=KafkaSettings())
+    partition = PartitionDecider(Restored(), committed=0)
+    service._partitions[2] = partition
+    written: list[int] = []
+
+    async def write(number: int, records: list[tuple[str, SnapshotRecord | None]]) -> None:
+        await asyncio.sleep(0)  # a write takes a broker round trip
+        checkpoint = records[-1][1]
+        assert checkpoint is not None
+        written.append(checkpoint.offset)
+
+    def queue_snapshot_at(offset: int) -> None:
+        service._queue_checkpoint(
+            {}, [(2, partition, service._take_snapshot(2, partition, offset))]
+        )
+
+    service._write_snapshot = write  # type: ignore[method-assign]
+    queue_snapshot_at(10)
+    first = service._checkpoint
+    assert first is not None
+    first.add_done_callback(lambda _: queue_snapshot_at(20))  # before the wait wakes up
+
+    await service._checkpointed()
+
+    assert written == [10, 20]

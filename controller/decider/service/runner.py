@@ -208,6 +208,12 @@ class DeciderService:
             deliveries += await self._decide_messages(partition, messages, outgoing)
         deliveries += await outgoing.flush()
         await asyncio.gather(*deliveries)
+        # A partition revoked while its decisions were delivered is its next owner's now:
+        # it replays them from the last checkpoint, and a commit naming a partition no
+        # longer assigned would fail, the other partitions' offsets with it.
+        batches = [
+            batch for batch in batches if self._partitions.get(batch[0].partition) is batch[1]
+        ]
         offsets = {tp: messages[-1].offset + 1 for tp, _, messages in batches}
         for tp, next_offset in offsets.items():
             self._positions[tp.partition] = next_offset

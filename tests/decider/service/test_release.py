@@ -12,12 +12,17 @@ fetch of another one being handed over was decided and its snapshot queued; that
 partition was let go before the snapshot was written, so it was dropped, and the
 handover's own snapshot checkpointed past jobs it did not hold. Its next owner knew
 nothing of those finished jobs and admitted them again when the watchers listed them.
+
+A partition revoked while its fetch's decisions are delivered is left out of the commit
+after them, which would otherwise fail for every partition it names.
 """
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
+
+from aiokafka import ConsumerRecord, TopicPartition
 
 from lavalog.controller.decider.core.partition import PartitionDecider
 from lavalog.controller.decider.core.snapshots import (
@@ -28,6 +33,7 @@ from lavalog.controller.decider.core.snapshots import (
 )
 from lavalog.controller.decider.service.runner import DeciderService
 from lavalog.controller.kafka import KafkaSettings
+from lavalog.events.codec import encode
 from tests.examples.scripts import (
     evicted_timeout_cancelled,
     max_retry_exhausted,
@@ -134,3 +140,87 @@ async def test_waiting_for_the_checkpoints_waits_for_one_queued_as_the_last_ende
     await service._checkpointed()
 
     assert written == [10, 20]
+
+
+class _Outgoing:
+    """Decisions produced: the delivery of the last batch is where a revocation comes."""
+
+    def __init__(self, on_flush: Any) -> None:
+        self.on_flush = on_flush
+
+    async def prepare(self) -> None:
+        return None
+
+    def add(self, key: bytes, value: bytes) -> bool:
+        return False
+
+    async def send_full(self) -> list[Any]:
+        return []
+
+    async def flush(self) -> list[Any]:
+        await self.on_flush()
+        return []
+
+
+class _Consumer:
+    def __init__(self) -> None:
+        self.commits: list[dict[TopicPartition, int]] = []
+
+    async def commit(self, offsets: dict[TopicPartition, int]) -> None:
+        self.commits.append(dict(offsets))
+
+
+async def test_a_partition_revoked_while_its_fetch_is_delivered_is_left_out_of_the_commit() -> None:
+    """A commit naming a partition no longer assigned fails whole: the partitions still
+    owned would not be committed either."""
+    service = DeciderService(kafka=KafkaSettings())
+    kept, revoked = (
+        PartitionDecider(Restored(), committed=0),
+        PartitionDecider(Restored(), committed=0),
+    )
+    service._partitions.update({0: kept, 2: revoked})
+    service._positions.update({0: 0, 2: 0})
+    consumer = _Consumer()
+    service._consumer = consumer
+    service._outgoing = _Outgoing(lambda: service._release([2]))  # type: ignore[assignment]
+    snapshotted: list[int] = []
+
+    async def write(number: int, records: list[tuple[str, SnapshotRecord | None]]) -> None:
+        snapshotted.append(number)
+
+    service._write_snapshot = write  # type: ignore[method-assign]
+    observations = {0: tensorflow_restart_task(), 2: mpi_exit_code_restart()}
+    fetch = [
+        (
+            TopicPartition("lavalog.observed", number),
+            partition,
+            _messages(number, observations[number]),
+        )
+        for number, partition in ((0, kept), (2, revoked))
+    ]
+
+    await service._decide_batches(fetch)
+    await service._checkpointed()
+
+    assert consumer.commits == [{TopicPartition("lavalog.observed", 0): len(observations[0])}]
+    assert service._positions == {0: len(observations[0])}
+    assert snapshotted == [0]
+
+
+def _messages(partition: int, observations: list[Any]) -> list[ConsumerRecord[bytes, bytes]]:
+    return [
+        ConsumerRecord(
+            topic="lavalog.observed",
+            partition=partition,
+            offset=offset,
+            timestamp=0,
+            timestamp_type=0,
+            key=observation.key.encode(),
+            value=encode(observation),
+            checksum=None,
+            serialized_key_size=0,
+            serialized_value_size=0,
+            headers=(),
+        )
+        for offset, observation in enumerate(observations)
+    ]

@@ -140,8 +140,15 @@ async def simulator_process(
             line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
             yield Cluster(line.split(" at ")[1].split()[0], kubeconfig, proc.pid)
         finally:
-            proc.terminate()
-            await proc.wait()
+            await stop_child(proc)
+
+
+async def stop_child(proc: asyncio.subprocess.Process) -> None:
+    """Terminate a child process unless it has ended already: a child that died during the
+    run then leaves its own failure as the news, not a ProcessLookupError of the cleanup."""
+    if proc.returncode is None:
+        proc.terminate()
+    await proc.wait()
 
 
 @dataclass(frozen=True)

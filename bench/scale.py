@@ -62,6 +62,7 @@ from bench.harness import (
     run_benchmark,
     say,
     simulator_process,
+    stop_child,
     table,
 )
 from lavalog.controller.broker import DevelopmentBroker, free_port
@@ -425,8 +426,7 @@ async def projections_process(bootstrap: str) -> AsyncIterator[tuple[str, int]]:
                     await asyncio.sleep(0.2)
             yield f"{base}/metrics", proc.pid
         finally:
-            proc.terminate()
-            await proc.wait()
+            await stop_child(proc)
 
 
 async def projections_lag(metrics: str) -> int:

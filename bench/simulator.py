@@ -30,7 +30,7 @@ import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.harness import cpu_seconds, run_benchmark
+from bench.harness import cpu_seconds, run_benchmark, stop_child
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMESPACE = "bench"
@@ -85,8 +85,7 @@ async def cluster(history: int) -> AsyncIterator[tuple[str, int]]:
             line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
             yield line.split(" at ")[1].split()[0], proc.pid
         finally:
-            proc.terminate()
-            await proc.wait()
+            await stop_child(proc)
 
 
 async def count_events(session: aiohttp.ClientSession, url: str, expected: int) -> float:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.harness import stop_child
 from tests.processes import alive
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,7 +22,7 @@ BENCHMARK = textwrap.dedent(
     """
     import asyncio, contextlib, sys
     sys.path.insert(0, sys.argv[1])
-    from bench.harness import run_benchmark
+    from bench.harness import run_benchmark, stop_child
 
     @contextlib.asynccontextmanager
     async def child():
@@ -28,8 +30,7 @@ BENCHMARK = textwrap.dedent(
         try:
             yield proc
         finally:
-            proc.terminate()
-            await proc.wait()
+            await stop_child(proc)
 
     async def main():
         async with child() as proc:
@@ -60,3 +61,13 @@ def test_a_benchmark_sent_sigterm_stops_its_child_processes_and_says_so(tmp_path
     finally:
         if alive(child):
             os.kill(child, signal.SIGKILL)
+
+
+async def test_stopping_a_child_that_died_leaves_its_failure_as_the_news() -> None:
+    """A simulated cluster that crashed mid-run: the cleanup must not raise over why."""
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-c", "raise SystemExit(3)")
+    await proc.wait()
+
+    await stop_child(proc)
+
+    assert proc.returncode == 3

@@ -10,7 +10,10 @@ deployment; this process submits the Jobs (32 in flight) and watches pods and Jo
 printing when every pod exists and when every Job is Running. The controller's actuator
 rate limit is raised (`ControllerConfig(qps=, burst=)`; at the default qps=50, 10,000
 pod creates alone take 200 s). Baseline from the same run: the same number of bare pods
-POSTed directly with the actuator's concurrency (32) after the controller has stopped.
+POSTed directly with the actuator's concurrency (32) after the controller has stopped;
+and the cluster's floor: the same Jobs on a new simulated cluster, this process making
+their PodGroups and pods as the controller would (`cluster_floor.py`), which no
+controller's run of the shape beats on this cluster.
 Each process's CPU time says what limits the run where: on these cores, all of theirs
 together; with a free core for each, the busiest one's (`--processes components` runs
 the controller's watchers, decider and actuator in a process each, to see which of them).
@@ -47,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from aiokafka import TopicPartition
 
+from bench.cluster_floor import make_gangs
 from bench.harness import (
     ENV,
     LAYOUTS,
@@ -77,6 +81,7 @@ from lavalog.events.topics import DECISIONS, OBSERVED, STATE, split_job_key
 T = TypeVar("T")
 NAMESPACE = "scale"
 RAW_NAMESPACE = "raw"
+FLOOR_NAMESPACE = "floor"
 CONCURRENCY = 32
 JOBS_PATH = f"/apis/batch.volcano.sh/v1alpha1/namespaces/{NAMESPACE}/jobs"
 PODS_PATH = f"/api/v1/namespaces/{NAMESPACE}/pods"
@@ -93,11 +98,11 @@ def container(finish: float | None) -> dict[str, Any]:
     }
 
 
-def job(index: int, pods: int, finish: float | None) -> dict[str, Any]:
+def job(index: int, pods: int, finish: float | None, namespace: str = NAMESPACE) -> dict[str, Any]:
     return {
         "apiVersion": "batch.volcano.sh/v1alpha1",
         "kind": "Job",
-        "metadata": {"name": f"job-{index}", "namespace": NAMESPACE},
+        "metadata": {"name": f"job-{index}", "namespace": namespace},
         "spec": {
             "minAvailable": pods,
             "schedulerName": "volcano",
@@ -509,6 +514,10 @@ class Cpu:
         now["(machine busy)"] = _machine_busy()
         return now
 
+    def restart(self) -> None:
+        """Count from now on."""
+        self._start = self._now()
+
     def sample(self, when: str) -> None:
         now = self._now()
         self.at[when] = {name: now[name] - self._start[name] for name in now}
@@ -611,12 +620,37 @@ async def main(args: argparse.Namespace) -> None:
                 )
                 raw = await create_bare_pods(kube, pods)
                 baseline_cpu.sample("pods")
-    report(args, times, raw, calls, memory, (held, state_bytes), (lag, catching_up))
+    floor, floor_cpu = await cluster_floor(args, nodes)
+    report(args, times, (raw, floor), calls, memory, (held, state_bytes), (lag, catching_up))
     report_phases(progress, decided, timeline)
     report_status_writes(args, progress.status_writes)
     report_events(args, reasons, refused)
-    report_cpu(args, cpu, baseline_cpu, step_downs)
+    report_cpu(args, cpu, (baseline_cpu, floor_cpu), step_downs)
     report_work(args, writes, logged)
+
+
+async def cluster_floor(args: argparse.Namespace, nodes: int) -> tuple[float, Cpu]:
+    """The same Jobs on a new simulated cluster of the same nodes, their PodGroups and pods
+    made by this benchmark (`cluster_floor`): seconds until every pod exists, and the CPU."""
+    say(f"the cluster's floor: {args.jobs:,} Jobs, their PodGroups and pods made directly")
+    pods = args.jobs * args.pods_per_job
+    async with (
+        simulator_process(
+            nodes=nodes,
+            pods_per_node=args.pods_per_node,
+            time_scale=args.time_scale,
+            history=max(100_000, 10 * (pods + args.jobs)),
+        ) as cluster,
+        connect(str(cluster.kubeconfig)) as kube,
+    ):
+        cpu = Cpu({"simulated cluster": cluster.pid, "this benchmark": os.getpid()})
+        jobs = [
+            job(index, args.pods_per_job, args.finish, FLOOR_NAMESPACE)
+            for index in range(args.jobs)
+        ]
+        seconds = await make_gangs(kube, FLOOR_NAMESPACE, jobs, CONCURRENCY, cpu.restart)
+        cpu.sample("pods")
+    return seconds, cpu
 
 
 def _sample_at(memory: Memory, cpu: Cpu) -> Callable[[str], None]:
@@ -635,13 +669,14 @@ def _sample_at(memory: Memory, cpu: Cpu) -> Callable[[str], None]:
 def report(
     args: argparse.Namespace,
     times: dict[str, float],
-    raw: float,
+    baselines: tuple[float, float],
     calls: Counter[str],
     memory: Memory,
     state: tuple[int, float],
     lag: tuple[int, float | None],
 ) -> None:
     jobs, pods = args.jobs, args.jobs * args.pods_per_job
+    raw, floor = baselines
     shape = f"{jobs:,} x {args.pods_per_job}"
     rows = [
         ["all Jobs submitted (32 in flight)", "submitted", jobs],
@@ -664,6 +699,12 @@ def report(
                 f"{pods / raw:,.0f}",
             ],
             [
+                "the cluster's floor: Jobs, PodGroups, pods made directly, new simulator",
+                f"{pods:,}",
+                f"{floor:.1f}",
+                f"{pods / floor:,.0f}",
+            ],
+            [
                 "reference: Volcano, real cluster, 10,000 x 1 (published)",
                 "10,000",
                 "180-250",
@@ -675,6 +716,8 @@ def report(
     say(
         f"\nall pods in {ratio:.1f}x the bare-pod time (target <= 3x: "
         f"{'met' if ratio <= 3 else 'not met'}; 10,000 x 1 also < 15 s)"
+        f"\nthe cluster's floor is {floor / raw:.1f}x the bare-pod time: no controller's run of "
+        f"this shape is quicker on this cluster; this run took {times['pods'] / floor:.1f}x it"
     )
     table(
         [
@@ -804,7 +847,9 @@ def report_events(args: argparse.Namespace, reasons: Counter[str], refused: Coun
     )
 
 
-def report_cpu(args: argparse.Namespace, cpu: Cpu, baseline: Cpu, step_downs: int) -> None:
+def report_cpu(
+    args: argparse.Namespace, cpu: Cpu, baselines: tuple[Cpu, Cpu], step_downs: int
+) -> None:
     """CPU seconds per process from the first submission until each goal, beside the cores'
     capacity over the same wall time and what the whole machine was busy with."""
     jobs = args.jobs
@@ -835,7 +880,7 @@ def report_cpu(args: argparse.Namespace, cpu: Cpu, baseline: Cpu, step_downs: in
     if len(cpu.controller) > 1:
         controller, controller_alone = busiest_process(pods, cpu.controller)
         split = f" (the controller's busiest: the {controller}, {controller_alone:.1f} s)"
-    bare = baseline.at["pods"]
+    bare, cluster_floor = (baseline.at["pods"] for baseline in baselines)
     say(
         f"\nall pods: {pods['(wall)']:.1f} s of wall time; the run's processes used "
         f"{floor * cpu.cores:,.1f} CPU s, at least {floor:.1f} s on {cpu.cores} cores; the "
@@ -847,6 +892,9 @@ def report_cpu(args: argparse.Namespace, cpu: Cpu, baseline: Cpu, step_downs: in
         f"process, the {busiest}{split}"
         f"\nbaseline: {bare['(wall)']:.1f} s, the simulated cluster "
         f"{bare['simulated cluster']:.1f} CPU s, this benchmark {bare['this benchmark']:.1f}"
+        f"\nthe cluster's floor: {cluster_floor['(wall)']:.1f} s, the simulated cluster "
+        f"{cluster_floor['simulated cluster']:.1f} CPU s, this benchmark "
+        f"{cluster_floor['this benchmark']:.1f}"
         f"\nleader step-downs during the run (each followed by a full list): {step_downs}"
     )
 

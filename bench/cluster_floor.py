@@ -48,16 +48,18 @@ class _GroupEvent(msgspec.Struct):
 _decode_group_event = msgspec.json.Decoder(_GroupEvent).decode
 
 
+def _envelope(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """A decision's envelope about the Job of `metadata`: no decider made it."""
+    key = f"{metadata['namespace']}/{metadata['name']}"
+    return {"id": "floor", "key": key, "job_uid": metadata["uid"], "time": 0.0, "cause": "floor"}
+
+
 def podgroup_of(job: Mapping[str, Any]) -> tuple[str, PodGroupCreate]:
     """The PodGroup the controller makes for `job` (as created: it has its uid), by name."""
     metadata, spec = job["metadata"], job["spec"]
     name = f"{metadata['name']}-{metadata['uid']}"
     decision = PodGroupCreate(
-        id="floor",
-        key=f"{metadata['namespace']}/{metadata['name']}",
-        job_uid=metadata["uid"],
-        time=0.0,
-        cause="floor",
+        **_envelope(metadata),
         podgroup=name,
         min_member=spec.get("minAvailable", 0),
         queue=spec.get("queue", "default"),
@@ -74,11 +76,7 @@ def pods_of(job: Mapping[str, Any], podgroup: str) -> list[Manifest]:
         for index in range(task.get("replicas", 1))
     )
     decision = PodsCreate(
-        id="floor",
-        key=f"{metadata['namespace']}/{metadata['name']}",
-        job_uid=metadata["uid"],
-        time=0.0,
-        cause="floor",
+        **_envelope(metadata),
         job_version=0,
         podgroup=podgroup,
         pods=refs,

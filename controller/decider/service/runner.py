@@ -46,6 +46,8 @@ from lavalog.events.observations import TimerFired
 log = structlog.get_logger("lavalog.decider")
 
 GROUP_ID = "lavalog-decider"
+#: a partition's snapshot: its number and the records to write (`PartitionDecider.snapshot`)
+PartitionSnapshot = tuple[int, list[tuple[str, SnapshotRecord | None]]]
 #: the least time between two commits (and the snapshots written with them)
 CHECKPOINT_SECONDS = 0.2
 
@@ -95,9 +97,7 @@ class DeciderService:
         self._checkpointed_at = 0.0
         #: a handover or the stop waits for the checkpoints queued: they go at once
         self._checkpoint_awaited = asyncio.Event()
-        self._pending_snapshots: list[
-            tuple[int, PartitionDecider, list[tuple[str, SnapshotRecord | None]]]
-        ] = []
+        self._pending_snapshots: list[PartitionSnapshot] = []
         self.ready = False
         #: `delivered_here`: observations decided without a fetch (`local_delivery`)
         self.counters = {
@@ -209,8 +209,10 @@ class DeciderService:
         deliveries += await outgoing.flush()
         await asyncio.gather(*deliveries)
         # A partition revoked while its decisions were delivered is its next owner's now:
-        # it replays them from the last checkpoint, and a commit naming a partition no
-        # longer assigned would fail, the other partitions' offsets with it.
+        # it replays them from the last checkpoint. Nothing of it is queued: a commit
+        # naming a partition no longer assigned would fail, the other partitions' offsets
+        # with it, and its next owner may be reading its snapshots already. (What was
+        # queued before is written before it is let go: `_release`.)
         batches = [
             batch for batch in batches if self._partitions.get(batch[0].partition) is batch[1]
         ]
@@ -225,7 +227,7 @@ class DeciderService:
         # Taken now, while the states hold exactly what was delivered (the next fetch
         # changes them); written once the commit is made, as before.
         snapshots = [
-            (tp.partition, partition, self._take_snapshot(tp.partition, partition, offsets[tp]))
+            (tp.partition, self._take_snapshot(tp.partition, partition, offsets[tp]))
             for tp, partition, _ in batches
             if partition.dirty >= self.snapshot_every
             or time.monotonic() - self._snapshot_at.get(tp.partition, 0.0) >= self.snapshot_interval
@@ -235,7 +237,7 @@ class DeciderService:
     def _queue_checkpoint(
         self,
         ahead: dict[TopicPartition, int],
-        snapshots: list[tuple[int, PartitionDecider, list[tuple[str, SnapshotRecord | None]]]],
+        snapshots: list[PartitionSnapshot],
     ) -> None:
         """Have the commit and snapshots written after those queued before, by one writer:
         commits stay in order, and a fetch decided while one is written joins the next
@@ -289,7 +291,7 @@ class DeciderService:
     async def _commit_then_snapshot(
         self,
         ahead: dict[TopicPartition, int],
-        snapshots: list[tuple[int, PartitionDecider, list[tuple[str, SnapshotRecord | None]]]],
+        snapshots: list[PartitionSnapshot],
     ) -> None:
         """Commit a fetch whose decisions are delivered, then write the snapshots taken
         after it, off the path of the next fetch: the observations it brings are decided
@@ -303,11 +305,8 @@ class DeciderService:
             # partitions' next owner replays from the last commit, whose decisions are
             # the same ones with the same ids. Dying here would stop the whole process.
             log.warning("offset commit failed", error=str(exc))
-        for number, partition, records in snapshots:
-            # not if it was handed over meanwhile (a revocation while this fetch was
-            # delivered): its next owner may be reading its snapshots already
-            if self._partitions.get(number) is partition:
-                await self._write_snapshot(number, records)
+        for number, records in snapshots:
+            await self._write_snapshot(number, records)
 
     async def _decide_messages(
         self, partition: PartitionDecider, messages: list[Any], outgoing: PartitionBatches

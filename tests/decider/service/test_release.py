@@ -100,7 +100,7 @@ async def test_a_snapshot_queued_while_another_partition_is_handed_over_is_writt
         service._positions[2] = theirs.applied_to
         if snapshot_due:  # as `_decide_batches` queues a snapshot that is due
             taken = service._take_snapshot(2, theirs, theirs.applied_to)
-            service._queue_checkpoint({}, [(2, theirs, taken)])
+            service._queue_checkpoint({}, [(2, taken)])
 
     service._write_snapshot = write  # type: ignore[method-assign]
     await service._release([0, 2])
@@ -127,9 +127,7 @@ async def test_waiting_for_the_checkpoints_waits_for_one_queued_as_the_last_ende
         written.append(checkpoint.offset)
 
     def queue_snapshot_at(offset: int) -> None:
-        service._queue_checkpoint(
-            {}, [(2, partition, service._take_snapshot(2, partition, offset))]
-        )
+        service._queue_checkpoint({}, [(2, service._take_snapshot(2, partition, offset))])
 
     service._write_snapshot = write  # type: ignore[method-assign]
     queue_snapshot_at(10)
